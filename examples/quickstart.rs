@@ -1,0 +1,46 @@
+//! Allocate, upload, run a kernel, read back, release, and print the counters.
+//!
+//! `cargo run --release --example quickstart`
+
+use vramkit::{shaders, AllocDesc, Context, ContextDesc};
+
+fn main() -> anyhow::Result<()> {
+    env_logger::init();
+    let ctx = Context::new(ContextDesc {
+        budget: Some(64 << 20),
+        ..Default::default()
+    })?;
+    println!("device: {}", ctx.adapter_info());
+
+    let n: u32 = 1 << 20;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let bytes = u64::from(n) * 4;
+    let xs = ctx.alloc(AllocDesc::new("x", bytes))?;
+    let ys = ctx.alloc(AllocDesc::new("y", bytes).uninit())?;
+    ctx.upload(xs, bytemuck::cast_slice(&x))?;
+
+    // y = 2 x + 1
+    let params: [u32; 4] = [2.0f32.to_bits(), 1.0f32.to_bits(), n, 0];
+    ctx.dispatch(
+        &shaders::SCALE,
+        &[xs, ys],
+        bytemuck::cast_slice(&params),
+        [n.div_ceil(256), 1, 1],
+    )?;
+    let y_bytes = ctx.download(ys)?;
+    let y: &[f32] = bytemuck::cast_slice(&y_bytes);
+    let wrong = y
+        .iter()
+        .zip(&x)
+        .filter(|(y, x)| **y != 2.0 * **x + 1.0)
+        .count();
+    println!("y = 2x + 1 over {n} values: {wrong} wrong (y[3] = {})", y[3]);
+    println!("after the kernel:\n{}", ctx.stats());
+
+    ctx.release(xs)?;
+    ctx.release(ys)?;
+    ctx.wait()?;
+    println!("after release:\n{}", ctx.stats());
+    anyhow::ensure!(wrong == 0, "{wrong} values differ from the CPU result");
+    Ok(())
+}

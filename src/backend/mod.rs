@@ -1,0 +1,175 @@
+//! The seam between the memory manager and a GPU API.
+//!
+//! A [`Backend`] makes raw blocks, copies bytes and launches kernels; it does no validation and
+//! no accounting. Everything above it (sub-allocation, budgets, handles, staging, statistics) is
+//! written once in [`crate::memory`] and works for every backend.
+
+pub mod host;
+pub mod wgpu;
+
+use crate::error::Result;
+
+/// Where a block lives and how it can be reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryKind {
+    /// Device-local memory: kernels read and write it; the host reaches it only through staging.
+    Device,
+    /// Host-visible memory the host writes and the device copies from (staging for uploads).
+    Upload,
+    /// Host-visible memory the device copies into and the host reads (staging for readbacks).
+    Readback,
+    /// Memory both the host and kernels use directly: CUDA managed memory, or host-visible
+    /// device memory on wgpu adapters that offer it.
+    Unified,
+}
+
+impl MemoryKind {
+    /// All kinds, in index order.
+    pub const ALL: [MemoryKind; 4] = [
+        MemoryKind::Device,
+        MemoryKind::Upload,
+        MemoryKind::Readback,
+        MemoryKind::Unified,
+    ];
+
+    /// A dense index, `0..4`.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the host reads or writes this kind directly.
+    pub const fn host_visible(self) -> bool {
+        !matches!(self, MemoryKind::Device)
+    }
+}
+
+/// Identifies one submission of recorded GPU work. Indices grow by one per submission; work
+/// recorded but not yet submitted belongs to the next index.
+pub type SubmissionIndex = u64;
+
+/// What a backend can allocate and bind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendLimits {
+    /// Largest single block (buffer) the API can create.
+    pub max_block_size: u64,
+    /// Largest range one kernel binding may cover.
+    pub max_binding_size: u64,
+    /// Alignment of binding offsets; sub-allocations are aligned to it.
+    pub offset_alignment: u64,
+    /// Copies must start at, and have sizes that are, multiples of this.
+    pub copy_alignment: u64,
+}
+
+/// Total and free memory of the device, where the API tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryInfo {
+    /// Bytes of memory the device has.
+    pub total: u64,
+    /// Bytes free now (for every process).
+    pub free: u64,
+}
+
+/// A description of the device a backend runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The backend API, e.g. `"Vulkan"`, `"host"`.
+    pub api: String,
+    /// The device name, e.g. `"llvmpipe (LLVM 15.0.6, 256 bits)"`.
+    pub name: String,
+    /// Driver name and version, where known.
+    pub driver: String,
+    /// `"cpu"`, `"discrete"`, `"integrated"`, `"virtual"` or `"other"`.
+    pub device_type: String,
+}
+
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on {} ({}, {})", self.name, self.api, self.device_type, self.driver)
+    }
+}
+
+/// A compute kernel in source form. Backends compile it once; the context caches the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSource {
+    /// A unique name, used for caching and in error messages.
+    pub label: &'static str,
+    /// WGSL source (see [`crate::shaders`]).
+    pub wgsl: &'static str,
+    /// Entry point.
+    pub entry: &'static str,
+}
+
+/// One storage binding of a dispatch: a range of a block.
+#[derive(Debug)]
+pub struct BlockRange<'a, Blk> {
+    /// The block.
+    pub block: &'a Blk,
+    /// Start of the range, a multiple of [`BackendLimits::offset_alignment`].
+    pub offset: u64,
+    /// Length of the range, at most [`BackendLimits::max_binding_size`].
+    pub size: u64,
+}
+
+/// A GPU API under the memory manager.
+///
+/// Recording methods ([`copy`](Backend::copy), [`clear`](Backend::clear),
+/// [`dispatch`](Backend::dispatch)) add work to the open submission and return its index; the
+/// work runs after [`submit`](Backend::submit). Host access ([`write_host`](Backend::write_host),
+/// [`read_host`](Backend::read_host)) is immediate: the caller waits first for submissions that
+/// use the block. Implementations are internally synchronised: every method takes `&self`.
+pub trait Backend: Send + Sync + 'static {
+    /// A raw block of memory.
+    type Block: Send + Sync + 'static;
+    /// A compiled kernel.
+    type Kernel: Send + Sync + 'static;
+
+    /// The device this backend runs on.
+    fn device_info(&self) -> DeviceInfo;
+    /// Allocation and binding limits.
+    fn limits(&self) -> &BackendLimits;
+    /// Total and free device memory, where the API tells.
+    fn memory_info(&self) -> Option<MemoryInfo>;
+    /// `Ok` if blocks of `kind` can be made, else [`crate::Error::Unsupported`] with the reason.
+    fn supports(&self, kind: MemoryKind) -> Result<()>;
+
+    /// Makes a block of `size` bytes. New blocks read as zeros.
+    fn alloc_block(&self, size: u64, kind: MemoryKind) -> Result<Self::Block>;
+    /// Frees a block. The caller guarantees no pending submission uses it.
+    fn free_block(&self, block: Self::Block);
+
+    /// Writes `data` at `offset` of a host-visible block.
+    fn write_host(&self, block: &Self::Block, offset: u64, data: &[u8]) -> Result<()>;
+    /// Reads `out.len()` bytes at `offset` of a host-visible block.
+    fn read_host(&self, block: &Self::Block, offset: u64, out: &mut [u8]) -> Result<()>;
+
+    /// Records a copy of `size` bytes between blocks.
+    fn copy(
+        &self,
+        src: &Self::Block,
+        src_offset: u64,
+        dst: &Self::Block,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<SubmissionIndex>;
+    /// Records a fill of `size` bytes at `offset` with zeros.
+    fn clear(&self, block: &Self::Block, offset: u64, size: u64) -> Result<SubmissionIndex>;
+
+    /// Compiles a kernel.
+    fn compile(&self, source: &KernelSource) -> Result<Self::Kernel>;
+    /// Records a kernel launch: `bindings` are storage buffers `0..n` of group 0, `params` (if
+    /// not empty) a uniform buffer at binding `n`.
+    fn dispatch(
+        &self,
+        kernel: &Self::Kernel,
+        bindings: &[BlockRange<'_, Self::Block>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex>;
+
+    /// Submits recorded work, returning its index (the last index if nothing was recorded).
+    fn submit(&self) -> Result<SubmissionIndex>;
+    /// Whether the submission `index` has finished (polls without blocking).
+    fn is_done(&self, index: SubmissionIndex) -> Result<bool>;
+    /// Blocks until submission `index` has finished, submitting it first if it is still open.
+    fn wait(&self, index: SubmissionIndex) -> Result<()>;
+}

@@ -1,0 +1,92 @@
+//! Compiling WGSL kernels and binding their buffers.
+
+use std::num::NonZeroU64;
+
+use wgpu::util::DeviceExt;
+
+use super::{WgpuBackend, WgpuBlock};
+use crate::backend::{BlockRange, KernelSource};
+use crate::error::{Error, Result};
+
+/// A compiled compute pipeline.
+#[derive(Debug)]
+pub struct WgpuKernel {
+    pub(super) label: &'static str,
+    pub(super) pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+pub(super) fn compile(backend: &WgpuBackend, source: &KernelSource) -> Result<WgpuKernel> {
+    log::debug!("vramkit: building pipeline `{}`", source.label);
+    let (pipeline, error) = backend.scoped(|| {
+        let module = backend
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(source.label),
+                source: wgpu::ShaderSource::Wgsl(source.wgsl.into()),
+            });
+        backend
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(source.label),
+                layout: None,
+                module: &module,
+                entry_point: Some(source.entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+    });
+    if let Some(e) = error {
+        backend.check_lost()?;
+        return Err(Error::Shader {
+            label: source.label.into(),
+            message: e.to_string(),
+        });
+    }
+    let layout = pipeline.get_bind_group_layout(0);
+    Ok(WgpuKernel {
+        label: source.label,
+        pipeline,
+        layout,
+    })
+}
+
+pub(super) fn bind_group(
+    device: &wgpu::Device,
+    kernel: &WgpuKernel,
+    bindings: &[BlockRange<'_, WgpuBlock>],
+    params: &[u8],
+) -> wgpu::BindGroup {
+    let uniform = (!params.is_empty()).then(|| {
+        let mut padded = params.to_vec();
+        padded.resize(params.len().next_multiple_of(16), 0);
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("vramkit params"),
+            contents: &padded,
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+    });
+    let mut entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
+        .iter()
+        .zip(0u32..)
+        .map(|(b, i)| wgpu::BindGroupEntry {
+            binding: i,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &b.block.buffer,
+                offset: b.offset,
+                size: NonZeroU64::new(b.size),
+            }),
+        })
+        .collect();
+    if let Some(u) = &uniform {
+        entries.push(wgpu::BindGroupEntry {
+            binding: bindings.len() as u32,
+            resource: u.as_entire_binding(),
+        });
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(kernel.label),
+        layout: &kernel.layout,
+        entries: &entries,
+    })
+}

@@ -1,0 +1,406 @@
+//! The wgpu backend: Vulkan, Metal and DX12 (and Mesa's lavapipe, headless).
+//!
+//! wgpu reports out-of-memory and validation failures through error scopes and a device-lost
+//! callback, not return values: buffer creation and kernel compilation run inside scopes, and a
+//! lost device turns every later call into [`Error::DeviceLost`].
+
+mod adapter;
+mod block;
+mod kernel;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use block::WgpuBlock;
+pub use kernel::WgpuKernel;
+
+use super::{
+    Backend, BackendLimits, BlockRange, DeviceInfo, KernelSource, MemoryInfo, MemoryKind,
+    SubmissionIndex,
+};
+use crate::error::{Error, Result};
+use crate::lock;
+
+struct Recorder {
+    encoder: Option<wgpu::CommandEncoder>,
+    /// Index the open (not yet submitted) work will get.
+    open: SubmissionIndex,
+}
+
+/// The wgpu backend. See the [module docs](self).
+pub struct WgpuBackend {
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    limits: BackendLimits,
+    info: DeviceInfo,
+    recorder: Mutex<Recorder>,
+    submitted: Mutex<VecDeque<(SubmissionIndex, wgpu::SubmissionIndex)>>,
+    completed: Arc<AtomicU64>,
+    lost: Arc<OnceLock<String>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuBackend").field("info", &self.info).finish()
+    }
+}
+
+pub(crate) fn poll_error(e: wgpu::PollError) -> Error {
+    Error::Backend {
+        message: format!("polling the device failed: {e}"),
+    }
+}
+
+impl WgpuBackend {
+    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` (or the default one).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when no adapter (driver) is present or none matches the environment.
+    pub fn new() -> Result<Self> {
+        let (adapter, device, queue) = adapter::open()?;
+        let l = device.limits();
+        let limits = BackendLimits {
+            max_block_size: l.max_buffer_size,
+            max_binding_size: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
+            offset_alignment: u64::from(l.min_storage_buffer_offset_alignment)
+                .max(wgpu::MAP_ALIGNMENT),
+            copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
+        };
+        let a = adapter.get_info();
+        let info = DeviceInfo {
+            api: format!("{:?}", a.backend),
+            name: a.name.clone(),
+            driver: format!("{} {}", a.driver, a.driver_info).trim().to_string(),
+            device_type: adapter::device_type_name(a.device_type).to_string(),
+        };
+        let lost = Arc::new(OnceLock::new());
+        let lost_cb = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            log::error!("vramkit: device lost ({reason:?}): {message}");
+            // Only the first loss matters; later ones repeat it.
+            let _ = lost_cb.set(format!("{reason:?}: {message}"));
+        });
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&uncaptured);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            log::error!("vramkit: uncaptured wgpu error: {e}");
+            lock(&sink).push(e.to_string());
+        }));
+        Ok(Self {
+            adapter,
+            device,
+            queue,
+            limits,
+            info,
+            recorder: Mutex::new(Recorder {
+                encoder: None,
+                open: 1,
+            }),
+            submitted: Mutex::new(VecDeque::new()),
+            completed: Arc::new(AtomicU64::new(0)),
+            lost,
+            uncaptured,
+        })
+    }
+
+    /// The wgpu device, for interop with code that uses wgpu directly.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The wgpu queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The wgpu adapter's own description.
+    pub fn adapter_info(&self) -> wgpu::AdapterInfo {
+        self.adapter.get_info()
+    }
+
+    fn check_lost(&self) -> Result<()> {
+        match self.lost.get() {
+            Some(reason) => Err(Error::DeviceLost {
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn take_uncaptured(&self) -> Result<()> {
+        let mut errors = lock(&self.uncaptured);
+        if errors.is_empty() {
+            return Ok(());
+        }
+        let message = errors.join("; ");
+        errors.clear();
+        drop(errors);
+        self.check_lost()?;
+        Err(Error::Backend { message })
+    }
+
+    /// Runs `f` with the open command encoder and returns the index its work will get.
+    fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<SubmissionIndex> {
+        self.check_lost()?;
+        let mut rec = lock(&self.recorder);
+        let encoder = rec.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("vramkit"),
+                })
+        });
+        f(encoder);
+        Ok(rec.open)
+    }
+
+    /// Runs `f` inside out-of-memory, validation and internal error scopes.
+    fn scoped<T>(&self, f: impl FnOnce() -> T) -> (T, Option<wgpu::Error>) {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let internal = self.device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let value = f();
+        let v = pollster::block_on(validation.pop());
+        let i = pollster::block_on(internal.pop());
+        let o = pollster::block_on(oom.pop());
+        (value, o.or(i).or(v))
+    }
+
+    /// Recorded work may use a block that is about to be mapped, and mapped buffers can not be
+    /// submitted: submit it first (mapping then waits for it).
+    fn submit_before_map(&self, block: &WgpuBlock, write: bool) -> Result<()> {
+        if !block.is_mapped(write) && lock(&self.recorder).encoder.is_some() {
+            self.submit()?;
+        }
+        Ok(())
+    }
+
+    fn prune_submitted(&self) {
+        let done = self.completed.load(Ordering::Acquire);
+        let mut q = lock(&self.submitted);
+        while q.front().is_some_and(|(n, _)| *n <= done) {
+            q.pop_front();
+        }
+    }
+}
+
+impl Backend for WgpuBackend {
+    type Block = WgpuBlock;
+    type Kernel = WgpuKernel;
+
+    fn device_info(&self) -> DeviceInfo {
+        self.info.clone()
+    }
+
+    fn limits(&self) -> &BackendLimits {
+        &self.limits
+    }
+
+    fn memory_info(&self) -> Option<MemoryInfo> {
+        // WebGPU exposes no memory totals.
+        None
+    }
+
+    fn supports(&self, kind: MemoryKind) -> Result<()> {
+        if kind == MemoryKind::Unified
+            && !self
+                .device
+                .features()
+                .contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS)
+        {
+            return Err(Error::Unsupported {
+                what: "MemoryKind::Unified".into(),
+                reason: format!(
+                    "adapter `{}` offers no host-visible storage buffers \
+                     (MAPPABLE_PRIMARY_BUFFERS); use MemoryKind::Device with upload/download",
+                    self.info.name
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn alloc_block(&self, size: u64, kind: MemoryKind) -> Result<WgpuBlock> {
+        self.check_lost()?;
+        self.supports(kind)?;
+        let mapped_at_creation = kind == MemoryKind::Upload;
+        let (buffer, error) = self.scoped(|| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(match kind {
+                    MemoryKind::Device => "vramkit device block",
+                    MemoryKind::Upload => "vramkit upload block",
+                    MemoryKind::Readback => "vramkit readback block",
+                    MemoryKind::Unified => "vramkit unified block",
+                }),
+                size,
+                usage: block::usages(kind),
+                mapped_at_creation,
+            })
+        });
+        match error {
+            None => Ok(WgpuBlock::new(buffer, mapped_at_creation)),
+            Some(e) => {
+                self.check_lost()?;
+                Err(match e {
+                    wgpu::Error::OutOfMemory { .. } | wgpu::Error::Internal { .. } => {
+                        Error::OutOfMemory {
+                            requested: size,
+                            kind,
+                            detail: e.to_string(),
+                        }
+                    }
+                    wgpu::Error::Validation { description, .. } => Error::Backend {
+                        message: format!("creating a {size}-byte {kind:?} buffer: {description}"),
+                    },
+                })
+            }
+        }
+    }
+
+    fn free_block(&self, block: WgpuBlock) {
+        block.buffer.destroy();
+    }
+
+    fn write_host(&self, block: &WgpuBlock, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_lost()?;
+        self.submit_before_map(block, true)?;
+        block.with_mapped(
+            &self.device,
+            true,
+            offset,
+            data.len() as u64,
+            |buffer, range, at| {
+                let mut view =
+                    buffer
+                        .get_mapped_range_mut(range)
+                        .map_err(|e| Error::Backend {
+                            message: format!("mapped write: {e}"),
+                        })?;
+                view.slice(at..at + data.len()).copy_from_slice(data);
+                Ok(())
+            },
+        )
+    }
+
+    fn read_host(&self, block: &WgpuBlock, offset: u64, out: &mut [u8]) -> Result<()> {
+        self.check_lost()?;
+        self.submit_before_map(block, false)?;
+        block.with_mapped(
+            &self.device,
+            false,
+            offset,
+            out.len() as u64,
+            |buffer, range, at| {
+                let view = buffer.get_mapped_range(range).map_err(|e| Error::Backend {
+                    message: format!("mapped read: {e}"),
+                })?;
+                out.copy_from_slice(&view[at..at + out.len()]);
+                Ok(())
+            },
+        )
+    }
+
+    fn copy(
+        &self,
+        src: &WgpuBlock,
+        src_offset: u64,
+        dst: &WgpuBlock,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<SubmissionIndex> {
+        src.unmap_for_gpu();
+        dst.unmap_for_gpu();
+        self.record(|e| {
+            e.copy_buffer_to_buffer(&src.buffer, src_offset, &dst.buffer, dst_offset, size)
+        })
+    }
+
+    fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+        block.unmap_for_gpu();
+        self.record(|e| e.clear_buffer(&block.buffer, offset, Some(size)))
+    }
+
+    fn compile(&self, source: &KernelSource) -> Result<WgpuKernel> {
+        self.check_lost()?;
+        kernel::compile(self, source)
+    }
+
+    fn dispatch(
+        &self,
+        kernel: &WgpuKernel,
+        bindings: &[BlockRange<'_, WgpuBlock>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        for b in bindings {
+            b.block.unmap_for_gpu();
+        }
+        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
+        self.record(|e| {
+            let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.label),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+        })
+    }
+
+    fn submit(&self) -> Result<SubmissionIndex> {
+        self.check_lost()?;
+        let mut rec = lock(&self.recorder);
+        let Some(encoder) = rec.encoder.take() else {
+            return Ok(rec.open - 1);
+        };
+        let n = rec.open;
+        rec.open += 1;
+        let index = self.queue.submit([encoder.finish()]);
+        lock(&self.submitted).push_back((n, index));
+        let completed = Arc::clone(&self.completed);
+        self.queue.on_submitted_work_done(move || {
+            completed.fetch_max(n, Ordering::AcqRel);
+        });
+        drop(rec);
+        self.prune_submitted();
+        self.take_uncaptured()?;
+        Ok(n)
+    }
+
+    fn is_done(&self, index: SubmissionIndex) -> Result<bool> {
+        if self.completed.load(Ordering::Acquire) >= index {
+            return Ok(true);
+        }
+        self.check_lost()?;
+        self.device
+            .poll(wgpu::PollType::Poll)
+            .map_err(poll_error)?;
+        Ok(self.completed.load(Ordering::Acquire) >= index)
+    }
+
+    fn wait(&self, index: SubmissionIndex) -> Result<()> {
+        if self.completed.load(Ordering::Acquire) >= index {
+            return Ok(());
+        }
+        self.check_lost()?;
+        if lock(&self.recorder).open <= index {
+            self.submit()?;
+        }
+        let target = lock(&self.submitted)
+            .iter()
+            .find(|(n, _)| *n >= index)
+            .map(|(_, i)| i.clone());
+        let poll = wgpu::PollType::Wait {
+            submission_index: target,
+            timeout: None,
+        };
+        self.device.poll(poll).map_err(|e| {
+            self.check_lost().err().unwrap_or_else(|| poll_error(e))
+        })?;
+        self.completed.fetch_max(index, Ordering::AcqRel);
+        self.prune_submitted();
+        self.check_lost()
+    }
+}

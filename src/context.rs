@@ -1,0 +1,366 @@
+//! [`Context`]: the entry point. It owns one backend and one memory manager over it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::backend::host::HostBackend;
+use crate::backend::wgpu::WgpuBackend;
+use crate::backend::{Backend, BlockRange, DeviceInfo, KernelSource, MemoryKind, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::lock;
+use crate::memory::manager::{Geometry, Manager};
+use crate::memory::staging::Staging;
+use crate::memory::transfer::Transfer;
+use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
+
+/// How a context manages memory.
+///
+/// ```
+/// let desc = vramkit::ContextDesc { budget: Some(256 << 20), ..Default::default() };
+/// # let _ = desc;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextDesc {
+    /// Hard limit on the bytes the context holds from the device (blocks and staging buffers).
+    /// `None`: no limit but the device's.
+    pub budget: Option<u64>,
+    /// Size of the shared blocks allocations are carved from (default 64 MiB, at most the
+    /// device's largest binding). Requests above half of it get blocks of their own.
+    pub block_size: Option<u64>,
+    /// Size of one staging buffer (default 4 MiB); larger transfers stream through in chunks.
+    pub staging_chunk: u64,
+    /// Staging buffers per direction at most (default 4).
+    pub staging_slots: usize,
+}
+
+impl Default for ContextDesc {
+    fn default() -> Self {
+        Self {
+            budget: None,
+            block_size: None,
+            staging_chunk: 4 << 20,
+            staging_slots: 4,
+        }
+    }
+}
+
+type KernelCache<K> = Mutex<HashMap<(&'static str, &'static str), Arc<K>>>;
+
+/// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
+///
+/// `Context` is `Send + Sync`; share it between threads behind an `Arc` or by reference.
+///
+/// ```no_run
+/// use vramkit::{AllocDesc, Context, ContextDesc};
+/// let ctx = Context::new(ContextDesc { budget: Some(512 << 20), ..Default::default() })?;
+/// let buf = ctx.alloc(AllocDesc::new("input", 1024))?;
+/// ctx.upload(buf, &[7u8; 1024])?;
+/// assert_eq!(ctx.download(buf)?, vec![7u8; 1024]);
+/// ctx.release(buf)?;
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+pub struct Context<B: Backend = WgpuBackend> {
+    id: u32,
+    backend: B,
+    mem: Mutex<Manager<B>>,
+    staging: Mutex<Staging<B::Block>>,
+    kernels: KernelCache<B::Kernel>,
+}
+
+impl<B: Backend> std::fmt::Debug for Context<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("device", &self.backend.device_info())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context<WgpuBackend> {
+    /// A context on the wgpu adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`, or the
+    /// default one.
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when there is no GPU or driver (or none matches the environment).
+    pub fn new(desc: ContextDesc) -> Result<Self> {
+        Ok(Self::with_backend(WgpuBackend::new()?, desc))
+    }
+}
+
+impl Context<HostBackend> {
+    /// A context over plain host memory: no GPU needed, no kernels.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 16)).unwrap();
+    /// assert_eq!(ctx.download(h).unwrap(), vec![0u8; 16]);
+    /// ```
+    pub fn host(desc: ContextDesc) -> Self {
+        Self::with_backend(HostBackend::default(), desc)
+    }
+}
+
+impl<B: Backend> Context<B> {
+    /// A context over any backend.
+    pub fn with_backend(backend: B, desc: ContextDesc) -> Self {
+        let limits = backend.limits().clone();
+        let unit = limits.offset_alignment.max(limits.copy_alignment);
+        let cap = limits.max_binding_size.min(limits.max_block_size);
+        let block_size = (desc.block_size.unwrap_or(64 << 20).min(cap) / unit * unit).max(unit);
+        let geometry = Geometry {
+            unit,
+            block_size,
+            dedicated: block_size / 2,
+        };
+        let chunk = desc
+            .staging_chunk
+            .clamp(4, limits.max_block_size)
+            .next_multiple_of(unit);
+        let id = crate::memory::next_context_id();
+        log::info!("vramkit: context {id} on {}", backend.device_info());
+        Self {
+            id,
+            mem: Mutex::new(Manager::new(id, geometry, desc.budget)),
+            staging: Mutex::new(Staging::new(chunk, desc.staging_slots)),
+            kernels: Mutex::new(HashMap::new()),
+            backend,
+        }
+    }
+
+    /// The backend, for interop (e.g. [`WgpuBackend::device`]).
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The device this context runs on.
+    pub fn adapter_info(&self) -> DeviceInfo {
+        self.backend.device_info()
+    }
+
+    /// Allocates memory. Reused memory is cleared first unless `desc` opts out.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`], [`Error::TooLarge`] (never fits), [`Error::OverBudget`] (past the
+    /// budget), [`Error::OutOfMemory`] (the driver refused), [`Error::Unsupported`] (a kind the
+    /// backend lacks).
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("frame", 33_177_600))?;
+    /// assert_eq!(ctx.size_of(h)?, 33_177_600);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn alloc(&self, desc: AllocDesc<'_>) -> Result<BufferHandle> {
+        lock(&self.mem).alloc(&self.backend, &desc)
+    }
+
+    /// Releases an allocation. Memory that submitted work still uses returns to the pool when
+    /// that work completes.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`] for a released or foreign handle.
+    pub fn release(&self, handle: BufferHandle) -> Result<()> {
+        lock(&self.mem).release(&self.backend, handle)
+    }
+
+    /// The requested size of an allocation.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`].
+    pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
+        Ok(lock(&self.mem).get(handle)?.requested)
+    }
+
+    fn transfer<R>(&self, f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>) -> Result<R> {
+        let mut staging = lock(&self.staging);
+        f(&mut Transfer {
+            backend: &self.backend,
+            mem: &self.mem,
+            staging: &mut staging,
+        })
+    }
+
+    /// Writes `data` at the start of an allocation, through the staging ring.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] if `data` is longer than the allocation; [`Error::StaleHandle`].
+    pub fn upload(&self, handle: BufferHandle, data: &[u8]) -> Result<()> {
+        self.upload_at(handle, 0, data)
+    }
+
+    /// Writes `data` at byte `offset` of an allocation. Bytes outside the range are kept.
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload).
+    pub fn upload_at(&self, handle: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        self.transfer(|t| t.upload(handle, offset, data))
+    }
+
+    /// Streams `reader` (a file, a socket) into an allocation from its start, chunk by chunk,
+    /// without holding the whole input in memory. Returns the bytes written.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if reading fails; [`Error::InvalidRange`] if the input is longer than the
+    /// allocation.
+    pub fn upload_from_reader(&self, handle: BufferHandle, mut reader: impl std::io::Read) -> Result<u64> {
+        self.transfer(|t| t.upload_from_reader(handle, &mut reader))
+    }
+
+    /// Reads a whole allocation back. Waits for the device.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`]; [`Error::DeviceLost`].
+    pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.size_of(handle)? as usize];
+        self.download_into(handle, 0, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads `out.len()` bytes at byte `offset` of an allocation. Waits for the device.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] if the range passes the allocation's end; [`Error::StaleHandle`].
+    pub fn download_into(&self, handle: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
+        self.transfer(|t| t.download(handle, offset, out))
+    }
+
+    fn kernel(&self, source: &KernelSource) -> Result<Arc<B::Kernel>> {
+        let key = (source.label, source.entry);
+        if let Some(k) = lock(&self.kernels).get(&key) {
+            return Ok(Arc::clone(k));
+        }
+        let k = Arc::new(self.backend.compile(source)?);
+        lock(&self.kernels).insert(key, Arc::clone(&k));
+        Ok(k)
+    }
+
+    /// Records a kernel launch over allocations: `bindings` become storage buffers `0..n` of
+    /// group 0 and `params` (if not empty) a uniform buffer at binding `n`. The pipeline is
+    /// built once and cached. Returns the submission the launch belongs to.
+    ///
+    /// # Errors
+    /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes
+    /// the device's binding limit; [`Error::StaleHandle`]; [`Error::Unsupported`] on the host.
+    pub fn dispatch(
+        &self,
+        kernel: &KernelSource,
+        bindings: &[BufferHandle],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let k = self.kernel(kernel)?;
+        let max = self.backend.limits().max_binding_size;
+        let mut m = lock(&self.mem);
+        let index = {
+            let mut ranges = Vec::with_capacity(bindings.len());
+            for &h in bindings {
+                let a = m.get(h)?;
+                let size = a.requested.next_multiple_of(4);
+                if size > max {
+                    return Err(Error::TooLarge {
+                        label: a.label.clone(),
+                        requested: size,
+                        max,
+                        what: "largest range one kernel binding may cover",
+                    });
+                }
+                ranges.push(BlockRange {
+                    block: m.raw(a)?,
+                    offset: a.placement.offset,
+                    size,
+                });
+            }
+            self.backend.dispatch(&k, &ranges, params, workgroups)?
+        };
+        for &h in bindings {
+            m.touch(h, index);
+        }
+        Ok(index)
+    }
+
+    /// Submits recorded work. Returns its index.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`]; [`Error::Backend`] if the API rejected recorded work.
+    pub fn submit(&self) -> Result<SubmissionIndex> {
+        self.backend.submit()
+    }
+
+    /// Submits recorded work and waits until the device has finished everything; then returns
+    /// released memory to the pools.
+    ///
+    /// # Errors
+    /// As [`submit`](Self::submit).
+    pub fn wait(&self) -> Result<()> {
+        let last = self.backend.submit()?;
+        self.backend.wait(last)?;
+        lock(&self.mem).collect(&self.backend)
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> MemoryStats {
+        lock(&self.mem).stats()
+    }
+
+    /// Where an allocation sits.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`].
+    pub fn allocation_info(&self, handle: BufferHandle) -> Result<AllocationInfo> {
+        lock(&self.mem).info(handle)
+    }
+
+    /// Every live allocation, largest first.
+    pub fn allocations(&self) -> Vec<AllocationInfo> {
+        lock(&self.mem).allocations()
+    }
+
+    /// How many more device allocations of `bytes_per_item` bytes fit now, within the budget
+    /// and the free space of existing blocks.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] for 0.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() });
+    /// assert_eq!(ctx.max_batch(33_177_600)?, 3);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
+        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device)
+    }
+
+    /// Waits for pending releases, then frees empty blocks and idle staging buffers. Returns
+    /// the bytes given back to the device.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`].
+    pub fn trim(&self) -> Result<u64> {
+        let mut staging = lock(&self.staging);
+        let mut mem = lock(&self.mem);
+        let mut freed = staging.upload.clear(&self.backend, &mut mem)?;
+        freed += staging.readback.clear(&self.backend, &mut mem)?;
+        Ok(freed + mem.trim(&self.backend)?)
+    }
+}
+
+impl<B: Backend> Drop for Context<B> {
+    fn drop(&mut self) {
+        // Errors here mean the device is gone; its memory went with it.
+        if let Ok(last) = self.backend.submit() {
+            let _ = self.backend.wait(last);
+        }
+        let mut staging = lock(&self.staging);
+        let mut mem = lock(&self.mem);
+        let _ = staging.upload.clear(&self.backend, &mut mem);
+        let _ = staging.readback.clear(&self.backend, &mut mem);
+        for leak in mem.shutdown(&self.backend) {
+            log::warn!(
+                "vramkit: context {} dropped with `{}` alive: {} B of {:?} memory",
+                self.id,
+                leak.label,
+                leak.size,
+                leak.kind
+            );
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The one error type of vramkit.
+//!
+//! Variants tell apart what can never work ([`Error::TooLarge`]), what does not work *now*
+//! ([`Error::OutOfMemory`]) and what the user's own limit forbids ([`Error::OverBudget`]).
+//! Every message says what to do next.
+
+use crate::backend::MemoryKind;
+
+/// Why a handle was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StaleReason {
+    /// The allocation was released (or the handle was released twice).
+    Released,
+    /// The handle was made by another [`Context`](crate::Context).
+    ForeignContext,
+}
+
+/// Everything that can go wrong in vramkit.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A zero-byte allocation or transfer was asked for.
+    #[error("`{label}`: a size of 0 bytes was requested; ask for at least 1 byte")]
+    ZeroSize {
+        /// Label of the allocation or operation.
+        label: String,
+    },
+
+    /// The request can never fit on this device, whatever is released.
+    #[error(
+        "`{label}`: {requested} bytes can never fit: the device's limit is {max} bytes ({what}); \
+         split the data into parts of at most {max} bytes"
+    )]
+    TooLarge {
+        /// Label of the allocation.
+        label: String,
+        /// Bytes asked for.
+        requested: u64,
+        /// The hard limit.
+        max: u64,
+        /// Which limit this is.
+        what: &'static str,
+    },
+
+    /// The driver has no memory for this request right now.
+    #[error(
+        "the driver is out of {kind:?} memory allocating {requested} bytes ({detail}); \
+         release allocations, call `trim()`, or set a budget below the device's capacity"
+    )]
+    OutOfMemory {
+        /// Bytes asked for (the block the pool tried to reserve).
+        requested: u64,
+        /// Memory kind asked for.
+        kind: MemoryKind,
+        /// What the driver said.
+        detail: String,
+    },
+
+    /// The allocation would pass the context's budget.
+    #[error(
+        "allocating {requested} bytes would pass the budget of {limit} bytes \
+         ({reserved} reserved, {in_use} in use, largest free range {largest_free} bytes); \
+         at most {fits_now} bytes fit now: release allocations, call `trim()`, or raise the budget"
+    )]
+    OverBudget {
+        /// Bytes asked for.
+        requested: u64,
+        /// The budget.
+        limit: u64,
+        /// Bytes handed out in live allocations (with alignment padding).
+        in_use: u64,
+        /// Bytes held in blocks and staging buffers.
+        reserved: u64,
+        /// The largest free range in the pool of the requested kind.
+        largest_free: u64,
+        /// The largest single request that would succeed now.
+        fits_now: u64,
+    },
+
+    /// The handle refers to nothing live in this context.
+    #[error("stale handle: {}", match .reason {
+        StaleReason::Released => "the allocation was already released; keep using only live handles",
+        StaleReason::ForeignContext => "the handle belongs to another context; use it with the context that made it",
+    })]
+    StaleHandle {
+        /// Why the handle was refused.
+        reason: StaleReason,
+    },
+
+    /// A byte range lies outside an allocation or breaks the copy alignment.
+    #[error("`{label}`: bytes {offset}..{offset}+{len} are invalid for an allocation of {size} bytes: {reason}")]
+    InvalidRange {
+        /// Label of the allocation.
+        label: String,
+        /// Start of the range.
+        offset: u64,
+        /// Length of the range.
+        len: u64,
+        /// Size of the allocation.
+        size: u64,
+        /// What is wrong and how to fix it.
+        reason: &'static str,
+    },
+
+    /// Shapes or sizes of the operands do not agree.
+    #[error("shape mismatch: expected {expected}, got {actual}")]
+    ShapeMismatch {
+        /// What was expected.
+        expected: String,
+        /// What was given.
+        actual: String,
+    },
+
+    /// A shader failed to compile or validate.
+    #[error("shader `{label}` is invalid: {message}")]
+    Shader {
+        /// Kernel label.
+        label: String,
+        /// The compiler's message.
+        message: String,
+    },
+
+    /// No usable GPU adapter (or driver) was found.
+    #[error("no GPU adapter: {reason}")]
+    NoAdapter {
+        /// What was looked for and what was found.
+        reason: String,
+    },
+
+    /// The device was lost (driver reset, device destroyed); the context can not be used further.
+    #[error("the GPU device was lost ({reason}); create a new context")]
+    DeviceLost {
+        /// What the driver said.
+        reason: String,
+    },
+
+    /// The backend cannot do this.
+    #[error("unsupported: {what}: {reason}")]
+    Unsupported {
+        /// What was asked for.
+        what: String,
+        /// Why it cannot be done here, and what to use instead.
+        reason: String,
+    },
+
+    /// The GPU API rejected an operation. This is a bug in vramkit or in the caller's shader or
+    /// bindings: please report it with the message.
+    #[error("the GPU API rejected an operation: {message}")]
+    Backend {
+        /// The API's message.
+        message: String,
+    },
+
+    /// Reading the input of a streamed upload failed.
+    #[error("reading the upload source failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Shorthand for results of vramkit.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,43 @@
+//! # vramkit
+//!
+//! GPU memory as a budgeted, observable, portable resource, with real compute on top.
+//!
+//! A [`Context`] owns one [`Backend`](backend::Backend) (wgpu, or plain host memory for tests)
+//! and one memory manager written once over it: large blocks sub-allocated behind generational
+//! handles, a hard budget with errors that say what would fit, uploads and readbacks through a
+//! reusable staging ring, deferred release after the GPU is done, and counters.
+//!
+//! ```no_run
+//! use vramkit::{AllocDesc, Context, ContextDesc};
+//! let ctx = Context::new(ContextDesc { budget: Some(256 << 20), ..Default::default() })?;
+//! let x = ctx.alloc(AllocDesc::new("x", 4 * 1024))?;
+//! ctx.upload(x, bytemuck::cast_slice(&[1.0f32; 1024]))?;
+//! let back: Vec<u8> = ctx.download(x)?;
+//! assert_eq!(bytemuck::cast_slice::<u8, f32>(&back)[0], 1.0);
+//! ctx.release(x)?;
+//! println!("{}", ctx.stats());
+//! # Ok::<(), vramkit::Error>(())
+//! ```
+//!
+//! See `DESIGN.md` beside the repository for the architecture.
+
+#![deny(clippy::unwrap_used)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod backend;
+mod context;
+mod error;
+pub mod memory;
+pub mod shaders;
+
+pub use backend::MemoryKind;
+pub use context::{Context, ContextDesc};
+pub use error::{Error, Result, StaleReason};
+pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, MemoryStats};
+
+/// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid
+/// between statements, so a panic elsewhere does not make it unusable.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

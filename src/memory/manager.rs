@@ -1,0 +1,438 @@
+//! The memory manager: pools, handles, budget, deferred release and counters, written once over
+//! any [`Backend`].
+
+use slotmap::SlotMap;
+
+use super::budget::Budget;
+use super::handle::{BufferHandle, BufferKey};
+use super::pool::{Placement, Pool, PoolBlock};
+use super::release::{Deferred, PendingFree};
+use super::stats::{KindStats, MemoryStats};
+use super::{AllocDesc, AllocationInfo};
+use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::error::{Error, Result, StaleReason};
+
+pub(crate) struct Allocation {
+    pub kind: MemoryKind,
+    pub placement: Placement,
+    pub requested: u64,
+    pub label: String,
+    /// The last submission that uses this allocation (0: none).
+    pub last_use: SubmissionIndex,
+}
+
+#[derive(Default)]
+struct Counters {
+    requested: u64,
+    in_use: u64,
+    reserved: u64,
+    peak_in_use: u64,
+    peak_reserved: u64,
+    allocations: u64,
+    releases: u64,
+    over_budget: u64,
+    out_of_memory: u64,
+    /// Staging bytes and buffers per kind.
+    staging: [(u64, usize); 4],
+}
+
+/// Pool geometry, derived from the backend's limits and the context's settings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    /// Bytes per sub-allocation unit (the offset alignment).
+    pub unit: u64,
+    /// Size of a shared block.
+    pub block_size: u64,
+    /// Requests above this get a dedicated block.
+    pub dedicated: u64,
+}
+
+pub(crate) struct Manager<B: Backend> {
+    context: u32,
+    pools: [Pool<B::Block>; 4],
+    allocs: SlotMap<BufferKey, Allocation>,
+    deferred: Deferred,
+    budget: Budget,
+    pub geometry: Geometry,
+    counters: Counters,
+}
+
+impl<B: Backend> Manager<B> {
+    pub fn new(context: u32, geometry: Geometry, budget: Option<u64>) -> Self {
+        Self {
+            context,
+            pools: std::array::from_fn(|_| Pool::new(geometry.unit)),
+            allocs: SlotMap::with_key(),
+            deferred: Deferred::default(),
+            budget: Budget::new(budget),
+            geometry,
+            counters: Counters::default(),
+        }
+    }
+
+    /// The live allocation behind a handle.
+    pub fn get(&self, h: BufferHandle) -> Result<&Allocation> {
+        if h.context != self.context {
+            return Err(Error::StaleHandle {
+                reason: StaleReason::ForeignContext,
+            });
+        }
+        self.allocs.get(h.key).ok_or(Error::StaleHandle {
+            reason: StaleReason::Released,
+        })
+    }
+
+    /// The raw block an allocation lives in.
+    pub fn raw(&self, a: &Allocation) -> Result<&B::Block> {
+        self.pools[a.kind.index()]
+            .blocks
+            .get(a.placement.block)
+            .map(|b| &b.raw)
+            .ok_or_else(|| Error::Backend {
+                message: format!("allocation `{}` lost its block (a vramkit bug)", a.label),
+            })
+    }
+
+    /// Records that submission `index` uses the allocation.
+    pub fn touch(&mut self, h: BufferHandle, index: SubmissionIndex) {
+        if let Some(a) = self.allocs.get_mut(h.key) {
+            a.last_use = a.last_use.max(index);
+        }
+    }
+
+    pub fn alloc(&mut self, backend: &B, desc: &AllocDesc<'_>) -> Result<BufferHandle> {
+        let label = desc.label;
+        if desc.size == 0 {
+            return Err(Error::ZeroSize {
+                label: label.into(),
+            });
+        }
+        if matches!(desc.kind, MemoryKind::Upload | MemoryKind::Readback) {
+            return Err(Error::Unsupported {
+                what: format!("`{label}`: allocating {:?} memory", desc.kind),
+                reason: "staging memory is managed by the context; allocate Device or Unified \
+                         memory and use upload/download"
+                    .into(),
+            });
+        }
+        backend.supports(desc.kind)?;
+        let max = backend.limits().max_block_size;
+        let size = desc.size.next_multiple_of(self.geometry.unit);
+        if desc.size > max || size > max {
+            return Err(Error::TooLarge {
+                label: label.into(),
+                requested: desc.size,
+                max,
+                what: "largest buffer the device can create",
+            });
+        }
+        self.collect(backend)?;
+        let placement = match self.place(backend, desc.kind, desc.size, size) {
+            Ok(p) => p,
+            Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) if self.reclaim(backend)? => {
+                self.place(backend, desc.kind, desc.size, size)
+                    .inspect_err(|e| self.count_error(e))?
+            }
+            Err(e) => {
+                self.count_error(&e);
+                return Err(e);
+            }
+        };
+        let pool = &mut self.pools[desc.kind.index()];
+        let dirty = pool.take_dirty(&placement);
+        let mut last_use = 0;
+        if desc.zeroed {
+            if let Some(b) = pool.blocks.get(placement.block) {
+                for r in dirty {
+                    last_use = backend.clear(&b.raw, r.start, r.end - r.start)?;
+                }
+            }
+        }
+        log::trace!(
+            "vramkit: alloc `{label}` {} B ({:?}) at {}",
+            desc.size,
+            desc.kind,
+            placement.offset
+        );
+        let c = &mut self.counters;
+        c.requested += desc.size;
+        c.in_use += size;
+        c.peak_in_use = c.peak_in_use.max(c.in_use);
+        c.allocations += 1;
+        let key = self.allocs.insert(Allocation {
+            kind: desc.kind,
+            placement,
+            requested: desc.size,
+            label: label.into(),
+            last_use,
+        });
+        Ok(BufferHandle {
+            key,
+            context: self.context,
+        })
+    }
+
+    fn count_error(&mut self, e: &Error) {
+        match e {
+            Error::OverBudget { .. } => self.counters.over_budget += 1,
+            Error::OutOfMemory { .. } => self.counters.out_of_memory += 1,
+            _ => {}
+        }
+    }
+
+    /// Finds room for `size` (aligned) bytes, growing the pool within the budget.
+    fn place(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        requested: u64,
+        size: u64,
+    ) -> Result<Placement> {
+        let g = self.geometry;
+        let shareable = size <= g.dedicated;
+        if shareable {
+            if let Some(p) = self.pools[kind.index()].try_place(size) {
+                return Ok(p);
+            }
+        }
+        let headroom = self.budget.headroom(self.counters.reserved);
+        if size > headroom {
+            return Err(self.over_budget(kind, requested));
+        }
+        // A shared block of the configured size, or half the room the budget leaves (so one pool
+        // never takes the whole budget from the others and from staging); a dedicated block when
+        // the request would fill most of that.
+        let block = (headroom / 2 / g.unit * g.unit).min(g.block_size);
+        let (block, shared) = if shareable && block >= 2 * size {
+            (block, true)
+        } else {
+            (size, false)
+        };
+        let raw = backend.alloc_block(block, kind)?;
+        log::debug!("vramkit: new {kind:?} block of {block} B (shared: {shared})");
+        self.add_reserved(block);
+        let pool = &mut self.pools[kind.index()];
+        let key = pool.add_block(raw, block, shared);
+        pool.place_in(key, size).ok_or_else(|| Error::Backend {
+            message: format!("a fresh {block}-byte block refused {size} bytes (a vramkit bug)"),
+        })
+    }
+
+    fn over_budget(&self, kind: MemoryKind, requested: u64) -> Error {
+        let (_, largest_free) = self.pools[kind.index()].free_space();
+        let headroom = self.budget.headroom(self.counters.reserved);
+        Error::OverBudget {
+            requested,
+            limit: self.budget.limit,
+            in_use: self.counters.in_use,
+            reserved: self.counters.reserved,
+            largest_free,
+            fits_now: largest_free.max(headroom / self.geometry.unit * self.geometry.unit),
+        }
+    }
+
+    fn add_reserved(&mut self, bytes: u64) {
+        let c = &mut self.counters;
+        c.reserved += bytes;
+        c.peak_reserved = c.peak_reserved.max(c.reserved);
+    }
+
+    fn free_block(&mut self, backend: &B, block: PoolBlock<B::Block>) {
+        self.counters.reserved -= block.size;
+        backend.free_block(block.raw);
+    }
+
+    /// Returns a placement to its pool, freeing a dedicated block and all but one empty block.
+    fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
+        let pool = &mut self.pools[kind.index()];
+        let mut freed: Vec<_> = pool.free(p).into_iter().collect();
+        freed.extend(pool.take_empty(1));
+        for b in freed {
+            self.free_block(backend, b);
+        }
+    }
+
+    pub fn release(&mut self, backend: &B, h: BufferHandle) -> Result<()> {
+        self.get(h)?;
+        let Some(a) = self.allocs.remove(h.key) else {
+            return Err(Error::StaleHandle {
+                reason: StaleReason::Released,
+            });
+        };
+        log::trace!("vramkit: release `{}` {} B", a.label, a.requested);
+        let c = &mut self.counters;
+        c.requested -= a.requested;
+        c.in_use -= a.placement.size;
+        c.releases += 1;
+        if a.last_use == 0 || backend.is_done(a.last_use)? {
+            self.free_placement(backend, a.kind, a.placement);
+        } else {
+            self.deferred.push(PendingFree {
+                after: a.last_use,
+                kind: a.kind,
+                placement: a.placement,
+            });
+        }
+        Ok(())
+    }
+
+    /// Returns released memory whose submissions have completed to the pools.
+    pub fn collect(&mut self, backend: &B) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        for p in self.deferred.take_done(backend)? {
+            self.free_placement(backend, p.kind, p.placement);
+        }
+        Ok(())
+    }
+
+    /// Waits for pending releases and frees empty blocks. Returns whether memory came back.
+    fn reclaim(&mut self, backend: &B) -> Result<bool> {
+        let before = self.counters.reserved;
+        let had_pending = !self.deferred.is_empty();
+        if let Some(last) = self.deferred.last() {
+            backend.wait(last)?;
+            self.collect(backend)?;
+        }
+        self.trim_pools(backend);
+        Ok(had_pending || self.counters.reserved < before)
+    }
+
+    fn trim_pools(&mut self, backend: &B) {
+        for kind in MemoryKind::ALL {
+            for b in self.pools[kind.index()].take_empty(0) {
+                self.free_block(backend, b);
+            }
+        }
+    }
+
+    /// Frees every empty block after waiting for pending releases. Returns the bytes freed.
+    pub fn trim(&mut self, backend: &B) -> Result<u64> {
+        let before = self.counters.reserved;
+        self.reclaim(backend)?;
+        Ok(before - self.counters.reserved)
+    }
+
+    /// Reserves a staging buffer within the budget.
+    pub fn reserve_staging(&mut self, backend: &B, size: u64, kind: MemoryKind) -> Result<B::Block> {
+        if size > self.budget.headroom(self.counters.reserved) {
+            self.reclaim(backend)?;
+            if size > self.budget.headroom(self.counters.reserved) {
+                let e = self.over_budget(kind, size);
+                self.count_error(&e);
+                return Err(e);
+            }
+        }
+        let raw = backend.alloc_block(size, kind).inspect_err(|e| self.count_error(e))?;
+        self.add_reserved(size);
+        let s = &mut self.counters.staging[kind.index()];
+        s.0 += size;
+        s.1 += 1;
+        Ok(raw)
+    }
+
+    /// Returns a staging buffer's bytes to the budget (the caller frees the block).
+    pub fn unreserve_staging(&mut self, size: u64, kind: MemoryKind) {
+        self.counters.reserved -= size;
+        let s = &mut self.counters.staging[kind.index()];
+        s.0 -= size;
+        s.1 -= 1;
+    }
+
+    /// How many more allocations of `item` bytes of `kind` would succeed now.
+    pub fn max_batch(&mut self, backend: &B, item: u64, kind: MemoryKind) -> Result<u64> {
+        if item == 0 {
+            return Err(Error::ZeroSize {
+                label: "max_batch".into(),
+            });
+        }
+        self.collect(backend)?;
+        let g = self.geometry;
+        let size = item.next_multiple_of(g.unit);
+        let headroom = self.budget.headroom(self.counters.reserved);
+        let in_new = Budget::items_in_new_blocks(headroom, size, g.unit, g.block_size, g.dedicated);
+        let in_pool = if size <= g.dedicated {
+            self.pools[kind.index()].count_fits(size, 1 << 20)
+        } else {
+            0
+        };
+        Ok(in_new.saturating_add(in_pool))
+    }
+
+    pub fn info(&self, h: BufferHandle) -> Result<AllocationInfo> {
+        let a = self.get(h)?;
+        Ok(self.info_of(a))
+    }
+
+    fn info_of(&self, a: &Allocation) -> AllocationInfo {
+        AllocationInfo {
+            label: a.label.clone(),
+            kind: a.kind,
+            size: a.requested,
+            reserved: a.placement.size,
+            block: slotmap::Key::data(&a.placement.block).as_ffi(),
+            offset: a.placement.offset,
+            dedicated: a.placement.sub.is_none(),
+        }
+    }
+
+    /// Every live allocation, largest first.
+    pub fn allocations(&self) -> Vec<AllocationInfo> {
+        let mut v: Vec<_> = self.allocs.values().map(|a| self.info_of(a)).collect();
+        v.sort_by(|a, b| b.reserved.cmp(&a.reserved).then(a.label.cmp(&b.label)));
+        v
+    }
+
+    pub fn stats(&self) -> MemoryStats {
+        let c = &self.counters;
+        let mut kinds: [KindStats; 4] = Default::default();
+        for kind in MemoryKind::ALL {
+            let k = &mut kinds[kind.index()];
+            let pool = &self.pools[kind.index()];
+            let (free, largest) = pool.free_space();
+            let (staging, staging_blocks) = c.staging[kind.index()];
+            k.reserved = pool.reserved() + staging;
+            k.blocks = pool.blocks.len() + staging_blocks;
+            k.free = free;
+            k.largest_free = largest;
+        }
+        for a in self.allocs.values() {
+            let k = &mut kinds[a.kind.index()];
+            k.requested += a.requested;
+            k.in_use += a.placement.size;
+            k.allocations += 1;
+        }
+        MemoryStats {
+            budget: self.budget.as_option(),
+            requested: c.requested,
+            in_use: c.in_use,
+            reserved: c.reserved,
+            staging: c.staging.iter().map(|s| s.0).sum(),
+            pending_release: self.deferred.bytes,
+            peak_in_use: c.peak_in_use,
+            peak_reserved: c.peak_reserved,
+            allocations: c.allocations,
+            releases: c.releases,
+            live: self.allocs.len(),
+            over_budget_errors: c.over_budget,
+            out_of_memory_errors: c.out_of_memory,
+            kinds,
+        }
+    }
+
+    /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.
+    pub fn shutdown(&mut self, backend: &B) -> Vec<AllocationInfo> {
+        let leaks = self.allocations();
+        self.allocs.clear();
+        for kind in MemoryKind::ALL {
+            let keys: Vec<_> = self.pools[kind.index()].blocks.keys().collect();
+            for k in keys {
+                if let Some(b) = self.pools[kind.index()].blocks.remove(k) {
+                    self.free_block(backend, b);
+                }
+            }
+        }
+        leaks
+    }
+}

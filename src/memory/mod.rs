@@ -1,0 +1,82 @@
+//! The memory manager, written once over any [`Backend`](crate::backend::Backend): pools of
+//! blocks sub-allocated with generational handles, budgets, deferred release, staging and
+//! statistics. Users reach it through [`Context`](crate::Context).
+
+mod budget;
+mod handle;
+pub(crate) mod manager;
+mod pool;
+mod release;
+pub(crate) mod staging;
+pub(crate) mod transfer;
+mod stats;
+
+pub use handle::BufferHandle;
+pub use stats::{KindStats, MemoryStats};
+pub(crate) use handle::next_context_id;
+
+use crate::backend::MemoryKind;
+
+/// What to allocate.
+///
+/// ```
+/// use vramkit::{AllocDesc, MemoryKind};
+/// let desc = AllocDesc::new("weights", 1 << 20).kind(MemoryKind::Device).uninit();
+/// assert!(!desc.zeroed);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocDesc<'a> {
+    /// A label for reports and errors.
+    pub label: &'a str,
+    /// Bytes to allocate (at least 1).
+    pub size: u64,
+    /// Where the memory lives: [`MemoryKind::Device`] (default) or [`MemoryKind::Unified`].
+    pub kind: MemoryKind,
+    /// Whether the memory must read as zeros (default). Reused memory is then cleared on the
+    /// device before it is handed out.
+    pub zeroed: bool,
+}
+
+impl<'a> AllocDesc<'a> {
+    /// `size` bytes of zeroed device memory.
+    pub fn new(label: &'a str, size: u64) -> Self {
+        Self {
+            label,
+            size,
+            kind: MemoryKind::Device,
+            zeroed: true,
+        }
+    }
+
+    /// Sets the memory kind.
+    pub fn kind(mut self, kind: MemoryKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Skips clearing reused memory: its first contents are undefined. Use it only when every
+    /// byte is written before it is read.
+    pub fn uninit(mut self) -> Self {
+        self.zeroed = false;
+        self
+    }
+}
+
+/// Where a live allocation sits. See [`Context::allocation_info`](crate::Context::allocation_info).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocationInfo {
+    /// Its label.
+    pub label: String,
+    /// Its memory kind.
+    pub kind: MemoryKind,
+    /// Bytes asked for.
+    pub size: u64,
+    /// Bytes held (rounded up to the offset alignment).
+    pub reserved: u64,
+    /// An id of the block it lives in, unique among the context's live blocks of that kind.
+    pub block: u64,
+    /// Byte offset inside the block.
+    pub offset: u64,
+    /// Whether the block is its own.
+    pub dedicated: bool,
+}

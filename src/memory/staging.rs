@@ -1,0 +1,113 @@
+//! A reusable ring of mapped staging buffers for uploads and readbacks.
+//!
+//! Slots are made lazily, counted in the budget, and reused round-robin: a slot is written again
+//! only after the submission that read it completes, so the host fills one slot while the device
+//! copies from another. Transfers larger than the ring stream through it in slot-sized chunks.
+
+use std::sync::Mutex;
+
+use super::manager::Manager;
+use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::lock;
+
+pub(crate) struct Slot<Blk> {
+    pub block: Blk,
+    /// The submission that last used the slot (0: none).
+    pub in_flight: SubmissionIndex,
+}
+
+/// One direction's ring.
+pub(crate) struct Ring<Blk> {
+    kind: MemoryKind,
+    pub slot_size: u64,
+    max_slots: usize,
+    pub slots: Vec<Slot<Blk>>,
+    next: usize,
+}
+
+impl<Blk> Ring<Blk> {
+    pub fn new(kind: MemoryKind, slot_size: u64, max_slots: usize) -> Self {
+        Self {
+            kind,
+            slot_size,
+            max_slots: max_slots.max(1),
+            slots: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// The index of the slot to use next: a new one while the next in turn is busy and the ring
+    /// and the budget allow, else the next in turn once its submission has completed.
+    pub fn acquire<B: Backend<Block = Blk>>(
+        &mut self,
+        backend: &B,
+        mem: &Mutex<Manager<B>>,
+    ) -> Result<usize> {
+        let busy = match self.slots.get(self.next) {
+            Some(s) => s.in_flight != 0 && !backend.is_done(s.in_flight)?,
+            None => true,
+        };
+        if busy && self.slots.len() < self.max_slots {
+            match lock(mem).reserve_staging(backend, self.slot_size, self.kind) {
+                Ok(block) => {
+                    // The new slot is used now; `next` still names the oldest busy one.
+                    self.slots.push(Slot {
+                        block,
+                        in_flight: 0,
+                    });
+                    return Ok(self.slots.len() - 1);
+                }
+                Err(e @ (Error::OverBudget { .. } | Error::OutOfMemory { .. }))
+                    if self.slots.is_empty() =>
+                {
+                    return Err(e)
+                }
+                Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let at = self.next;
+        let slot = &mut self.slots[at];
+        if slot.in_flight != 0 {
+            backend.wait(slot.in_flight)?;
+            slot.in_flight = 0;
+        }
+        self.next = (at + 1) % self.slots.len();
+        Ok(at)
+    }
+
+    /// Frees every slot (waiting for their submissions). Returns the bytes freed.
+    pub fn clear<B: Backend<Block = Blk>>(
+        &mut self,
+        backend: &B,
+        mem: &mut Manager<B>,
+    ) -> Result<u64> {
+        let mut freed = 0;
+        for slot in self.slots.drain(..) {
+            if slot.in_flight != 0 {
+                backend.wait(slot.in_flight)?;
+            }
+            mem.unreserve_staging(self.slot_size, self.kind);
+            backend.free_block(slot.block);
+            freed += self.slot_size;
+        }
+        self.next = 0;
+        Ok(freed)
+    }
+}
+
+/// Both directions' rings.
+pub(crate) struct Staging<Blk> {
+    pub upload: Ring<Blk>,
+    pub readback: Ring<Blk>,
+}
+
+impl<Blk> Staging<Blk> {
+    pub fn new(slot_size: u64, max_slots: usize) -> Self {
+        Self {
+            upload: Ring::new(MemoryKind::Upload, slot_size, max_slots),
+            readback: Ring::new(MemoryKind::Readback, slot_size, max_slots),
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! Uploads and readbacks: direct for host-visible memory, through the staging ring otherwise.
+//!
+//! Copies on the device move whole 4-byte words. A transfer whose ends are not word-aligned reads
+//! the partial words first (read-modify-write), so no byte outside the range changes.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Mutex;
+
+use super::manager::Manager;
+use super::staging::Staging;
+use super::BufferHandle;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::lock;
+
+const WORD: u64 = 4;
+
+/// The parts of a context a transfer uses.
+pub(crate) struct Transfer<'a, B: Backend> {
+    pub backend: &'a B,
+    pub mem: &'a Mutex<Manager<B>>,
+    pub staging: &'a mut Staging<B::Block>,
+}
+
+struct Meta {
+    size: u64,
+    reserved: u64,
+    host_visible: bool,
+    label: String,
+}
+
+fn meta<B: Backend>(mem: &Mutex<Manager<B>>, h: BufferHandle) -> Result<Meta> {
+    let m = lock(mem);
+    let a = m.get(h)?;
+    Ok(Meta {
+        size: a.requested,
+        reserved: a.placement.size,
+        host_visible: a.kind.host_visible(),
+        label: a.label.clone(),
+    })
+}
+
+fn check_range(meta: &Meta, offset: u64, len: usize) -> Result<()> {
+    let len = len as u64;
+    if offset.checked_add(len).is_none_or(|end| end > meta.size) {
+        return Err(Error::InvalidRange {
+            label: meta.label.clone(),
+            offset,
+            len,
+            size: meta.size,
+            reason: "the range ends past the allocation; transfer fewer bytes or allocate more",
+        });
+    }
+    Ok(())
+}
+
+impl<B: Backend> Transfer<'_, B> {
+    /// Writes `data` at `offset` of the allocation.
+    pub fn upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        let meta = meta(self.mem, h)?;
+        check_range(&meta, offset, data.len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        if meta.host_visible {
+            return self.direct(h, offset, |b, raw, at| b.write_host(raw, at, data));
+        }
+        let end = offset + data.len() as u64;
+        let start = offset / WORD * WORD;
+        // Bytes past `size` up to the next word are padding: they may be overwritten.
+        let tail_ok = end % WORD == 0 || end == meta.size;
+        if start == offset && tail_ok {
+            return self.staged_upload(h, offset, data);
+        }
+        let stop = end.next_multiple_of(WORD);
+        let mut window = vec![0u8; (stop - start) as usize];
+        let head = (offset - start) as usize;
+        if head != 0 {
+            self.staged_download(h, start, &mut window[..WORD as usize])?;
+        }
+        if !tail_ok {
+            let last = window.len() - WORD as usize;
+            self.staged_download(h, stop - WORD, &mut window[last..])?;
+        }
+        window[head..head + data.len()].copy_from_slice(data);
+        debug_assert!(stop <= meta.reserved);
+        self.staged_upload(h, start, &window)
+    }
+
+    /// Reads `out.len()` bytes at `offset` of the allocation.
+    pub fn download(&mut self, h: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
+        let meta = meta(self.mem, h)?;
+        check_range(&meta, offset, out.len())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        if meta.host_visible {
+            return self.direct(h, offset, |b, raw, at| b.read_host(raw, at, out));
+        }
+        let start = offset / WORD * WORD;
+        if start == offset {
+            return self.staged_download(h, offset, out);
+        }
+        let head = (offset - start) as usize;
+        let mut window = vec![0u8; head + out.len()];
+        self.staged_download(h, start, &mut window)?;
+        out.copy_from_slice(&window[head..]);
+        Ok(())
+    }
+
+    /// Host access to host-visible memory, after the device is done with it.
+    fn direct(
+        &self,
+        h: BufferHandle,
+        offset: u64,
+        f: impl FnOnce(&B, &B::Block, u64) -> Result<()>,
+    ) -> Result<()> {
+        let m = lock(self.mem);
+        let a = m.get(h)?;
+        if a.last_use != 0 {
+            self.backend.wait(a.last_use)?;
+        }
+        f(self.backend, m.raw(a)?, a.placement.offset + offset)
+    }
+
+    /// Upload of a word-aligned start; the end is word-aligned or the allocation's end.
+    fn staged_upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        let ring = &mut self.staging.upload;
+        let slot_size = ring.slot_size as usize;
+        for (i, chunk) in data.chunks(slot_size).enumerate() {
+            let s = ring.acquire(self.backend, self.mem)?;
+            let block = &ring.slots[s].block;
+            self.backend.write_host(block, 0, chunk)?;
+            let len = (chunk.len() as u64).next_multiple_of(WORD);
+            let pad = (len - chunk.len() as u64) as usize;
+            if pad != 0 {
+                self.backend
+                    .write_host(block, chunk.len() as u64, &[0; WORD as usize][..pad])?;
+            }
+            let at = offset + (i * slot_size) as u64;
+            let index = {
+                let mut m = lock(self.mem);
+                let a = m.get(h)?;
+                let index =
+                    self.backend
+                        .copy(block, 0, m.raw(a)?, a.placement.offset + at, len)?;
+                m.touch(h, index);
+                index
+            };
+            ring.slots[s].in_flight = index;
+            self.backend.submit()?;
+        }
+        Ok(())
+    }
+
+    /// Download of a word-aligned start, pipelined over the ring's slots.
+    fn staged_download(&mut self, h: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
+        struct Pending {
+            slot: usize,
+            out: Range<usize>,
+            index: u64,
+        }
+        let backend = self.backend;
+        let ring = &mut self.staging.readback;
+        let slot_size = ring.slot_size as usize;
+        let mut pending: VecDeque<Pending> = VecDeque::new();
+        let finish = |p: Pending, ring: &super::staging::Ring<B::Block>, out: &mut [u8]| {
+            backend.wait(p.index)?;
+            backend.read_host(&ring.slots[p.slot].block, 0, &mut out[p.out])
+        };
+        let mut at = 0usize;
+        while at < out.len() {
+            let n = slot_size.min(out.len() - at);
+            let s = ring.acquire(backend, self.mem)?;
+            if let Some(pos) = pending.iter().position(|p| p.slot == s) {
+                for p in pending.drain(..=pos).collect::<Vec<_>>() {
+                    finish(p, ring, out)?;
+                }
+            }
+            let len = (n as u64).next_multiple_of(WORD);
+            let src = offset + at as u64;
+            let index = {
+                let mut m = lock(self.mem);
+                let a = m.get(h)?;
+                let block = &ring.slots[s].block;
+                let index = backend.copy(m.raw(a)?, a.placement.offset + src, block, 0, len)?;
+                m.touch(h, index);
+                index
+            };
+            ring.slots[s].in_flight = index;
+            backend.submit()?;
+            pending.push_back(Pending {
+                slot: s,
+                out: at..at + n,
+                index,
+            });
+            at += n;
+        }
+        for p in pending {
+            finish(p, ring, out)?;
+        }
+        Ok(())
+    }
+
+    /// Streams `reader` into the allocation from offset 0; returns the bytes written.
+    pub fn upload_from_reader(&mut self, h: BufferHandle, reader: &mut dyn std::io::Read) -> Result<u64> {
+        let meta = meta(self.mem, h)?;
+        let mut chunk = vec![0u8; self.staging.upload.slot_size.min(meta.size) as usize];
+        let mut total = 0u64;
+        loop {
+            let n = read_full(reader, &mut chunk)?;
+            if n == 0 {
+                return Ok(total);
+            }
+            if total + n as u64 > meta.size {
+                return Err(Error::InvalidRange {
+                    label: meta.label,
+                    offset: total,
+                    len: n as u64,
+                    size: meta.size,
+                    reason: "the input is longer than the allocation (the bytes that fit were \
+                             written); allocate as much as the input holds",
+                });
+            }
+            self.upload(h, total, &chunk[..n])?;
+            total += n as u64;
+        }
+    }
+}
+
+fn read_full(reader: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
