@@ -34,7 +34,10 @@ fn main() -> anyhow::Result<()> {
         .zip(&x)
         .filter(|(y, x)| **y != 2.0 * **x + 1.0)
         .count();
-    println!("y = 2x + 1 over {n} values: {wrong} wrong (y[3] = {})", y[3]);
+    println!(
+        "y = 2x + 1 over {n} values: {wrong} wrong (y[3] = {})",
+        y[3]
+    );
     println!("after the kernel:\n{}", ctx.stats());
 
     ctx.release(xs)?;

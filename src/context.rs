@@ -201,7 +201,11 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::Io`] if reading fails; [`Error::InvalidRange`] if the input is longer than the
     /// allocation.
-    pub fn upload_from_reader(&self, handle: BufferHandle, mut reader: impl std::io::Read) -> Result<u64> {
+    pub fn upload_from_reader(
+        &self,
+        handle: BufferHandle,
+        mut reader: impl std::io::Read,
+    ) -> Result<u64> {
         self.transfer(|t| t.upload_from_reader(handle, &mut reader))
     }
 

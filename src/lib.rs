@@ -35,6 +35,8 @@ pub use backend::MemoryKind;
 pub use context::{Context, ContextDesc};
 pub use error::{Error, Result, StaleReason};
 pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, MemoryStats};
+/// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
+pub use wgpu;
 
 /// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid
 /// between statements, so a panic elsewhere does not make it unusable.

@@ -111,6 +111,10 @@ impl Backend for HostBackend {
         })
     }
 
+    fn check_device(&self) -> Result<()> {
+        Ok(())
+    }
+
     fn supports(&self, _kind: MemoryKind) -> Result<()> {
         Ok(())
     }

@@ -84,7 +84,11 @@ pub struct DeviceInfo {
 
 impl std::fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} on {} ({}, {})", self.name, self.api, self.device_type, self.driver)
+        write!(
+            f,
+            "{} on {} ({}, {})",
+            self.name, self.api, self.device_type, self.driver
+        )
     }
 }
 
@@ -129,6 +133,8 @@ pub trait Backend: Send + Sync + 'static {
     fn limits(&self) -> &BackendLimits;
     /// Total and free device memory, where the API tells.
     fn memory_info(&self) -> Option<MemoryInfo>;
+    /// `Err(`[`crate::Error::DeviceLost`]`)` once the device is gone, else `Ok`.
+    fn check_device(&self) -> Result<()>;
     /// `Ok` if blocks of `kind` can be made, else [`crate::Error::Unsupported`] with the reason.
     fn supports(&self, kind: MemoryKind) -> Result<()>;
 

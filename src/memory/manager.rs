@@ -115,6 +115,7 @@ impl<B: Backend> Manager<B> {
                     .into(),
             });
         }
+        backend.check_device()?;
         backend.supports(desc.kind)?;
         let max = backend.limits().max_block_size;
         let size = desc.size.next_multiple_of(self.geometry.unit);
@@ -129,7 +130,9 @@ impl<B: Backend> Manager<B> {
         self.collect(backend)?;
         let placement = match self.place(backend, desc.kind, desc.size, size) {
             Ok(p) => p,
-            Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) if self.reclaim(backend)? => {
+            Err(Error::OverBudget { .. } | Error::OutOfMemory { .. })
+                if self.reclaim(backend)? =>
+            {
                 self.place(backend, desc.kind, desc.size, size)
                     .inspect_err(|e| self.count_error(e))?
             }
@@ -139,11 +142,18 @@ impl<B: Backend> Manager<B> {
             }
         };
         let pool = &mut self.pools[desc.kind.index()];
-        let dirty = pool.take_dirty(&placement);
+        let mut dirty: [Option<std::ops::Range<u64>>; 2] = [None, None];
+        let mut more = Vec::new();
+        pool.take_dirty(&placement, |r| {
+            match dirty.iter_mut().find(|d| d.is_none()) {
+                Some(slot) => *slot = Some(r),
+                None => more.push(r),
+            }
+        });
         let mut last_use = 0;
         if desc.zeroed {
             if let Some(b) = pool.blocks.get(placement.block) {
-                for r in dirty {
+                for r in dirty.into_iter().flatten().chain(more) {
                     last_use = backend.clear(&b.raw, r.start, r.end - r.start)?;
                 }
             }
@@ -245,10 +255,14 @@ impl<B: Backend> Manager<B> {
     /// Returns a placement to its pool, freeing a dedicated block and all but one empty block.
     fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
         let pool = &mut self.pools[kind.index()];
-        let mut freed: Vec<_> = pool.free(p).into_iter().collect();
-        freed.extend(pool.take_empty(1));
-        for b in freed {
+        let (dedicated, emptied) = pool.free(p);
+        if let Some(b) = dedicated {
             self.free_block(backend, b);
+        }
+        if emptied {
+            for b in self.pools[kind.index()].take_empty(1) {
+                self.free_block(backend, b);
+            }
         }
     }
 
@@ -315,7 +329,12 @@ impl<B: Backend> Manager<B> {
     }
 
     /// Reserves a staging buffer within the budget.
-    pub fn reserve_staging(&mut self, backend: &B, size: u64, kind: MemoryKind) -> Result<B::Block> {
+    pub fn reserve_staging(
+        &mut self,
+        backend: &B,
+        size: u64,
+        kind: MemoryKind,
+    ) -> Result<B::Block> {
         if size > self.budget.headroom(self.counters.reserved) {
             self.reclaim(backend)?;
             if size > self.budget.headroom(self.counters.reserved) {
@@ -324,7 +343,9 @@ impl<B: Backend> Manager<B> {
                 return Err(e);
             }
         }
-        let raw = backend.alloc_block(size, kind).inspect_err(|e| self.count_error(e))?;
+        let raw = backend
+            .alloc_block(size, kind)
+            .inspect_err(|e| self.count_error(e))?;
         self.add_reserved(size);
         let s = &mut self.counters.staging[kind.index()];
         s.0 += size;
@@ -426,6 +447,7 @@ impl<B: Backend> Manager<B> {
         let leaks = self.allocations();
         self.allocs.clear();
         for kind in MemoryKind::ALL {
+            self.pools[kind.index()].flush();
             let keys: Vec<_> = self.pools[kind.index()].blocks.keys().collect();
             for k in keys {
                 if let Some(b) = self.pools[kind.index()].blocks.remove(k) {

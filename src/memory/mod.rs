@@ -8,12 +8,12 @@ pub(crate) mod manager;
 mod pool;
 mod release;
 pub(crate) mod staging;
-pub(crate) mod transfer;
 mod stats;
+pub(crate) mod transfer;
 
+pub(crate) use handle::next_context_id;
 pub use handle::BufferHandle;
 pub use stats::{KindStats, MemoryStats};
-pub(crate) use handle::next_context_id;
 
 use crate::backend::MemoryKind;
 

@@ -38,18 +38,28 @@ impl<Blk> Ring<Blk> {
     }
 
     /// The index of the slot to use next: a new one while the next in turn is busy and the ring
-    /// and the budget allow, else the next in turn once its submission has completed.
+    /// and the budget allow, else the next in turn once its submission has completed. When the
+    /// budget leaves no room for a first slot, the other direction's ring (`spare`) gives its
+    /// slots back first.
     pub fn acquire<B: Backend<Block = Blk>>(
         &mut self,
         backend: &B,
         mem: &Mutex<Manager<B>>,
+        spare: &mut Ring<Blk>,
     ) -> Result<usize> {
         let busy = match self.slots.get(self.next) {
             Some(s) => s.in_flight != 0 && !backend.is_done(s.in_flight)?,
             None => true,
         };
         if busy && self.slots.len() < self.max_slots {
-            match lock(mem).reserve_staging(backend, self.slot_size, self.kind) {
+            let mut reserved = lock(mem).reserve_staging(backend, self.slot_size, self.kind);
+            if self.slots.is_empty() && matches!(reserved, Err(Error::OverBudget { .. })) {
+                let mut m = lock(mem);
+                if spare.clear(backend, &mut m)? > 0 {
+                    reserved = m.reserve_staging(backend, self.slot_size, self.kind);
+                }
+            }
+            match reserved {
                 Ok(block) => {
                     // The new slot is used now; `next` still names the oldest busy one.
                     self.slots.push(Slot {

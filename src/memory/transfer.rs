@@ -69,7 +69,7 @@ impl<B: Backend> Transfer<'_, B> {
         let end = offset + data.len() as u64;
         let start = offset / WORD * WORD;
         // Bytes past `size` up to the next word are padding: they may be overwritten.
-        let tail_ok = end % WORD == 0 || end == meta.size;
+        let tail_ok = end.is_multiple_of(WORD) || end == meta.size;
         if start == offset && tail_ok {
             return self.staged_upload(h, offset, data);
         }
@@ -126,10 +126,13 @@ impl<B: Backend> Transfer<'_, B> {
 
     /// Upload of a word-aligned start; the end is word-aligned or the allocation's end.
     fn staged_upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let ring = &mut self.staging.upload;
+        let Staging {
+            upload: ring,
+            readback: spare,
+        } = &mut *self.staging;
         let slot_size = ring.slot_size as usize;
         for (i, chunk) in data.chunks(slot_size).enumerate() {
-            let s = ring.acquire(self.backend, self.mem)?;
+            let s = ring.acquire(self.backend, self.mem, spare)?;
             let block = &ring.slots[s].block;
             self.backend.write_host(block, 0, chunk)?;
             let len = (chunk.len() as u64).next_multiple_of(WORD);
@@ -142,9 +145,9 @@ impl<B: Backend> Transfer<'_, B> {
             let index = {
                 let mut m = lock(self.mem);
                 let a = m.get(h)?;
-                let index =
-                    self.backend
-                        .copy(block, 0, m.raw(a)?, a.placement.offset + at, len)?;
+                let index = self
+                    .backend
+                    .copy(block, 0, m.raw(a)?, a.placement.offset + at, len)?;
                 m.touch(h, index);
                 index
             };
@@ -162,7 +165,10 @@ impl<B: Backend> Transfer<'_, B> {
             index: u64,
         }
         let backend = self.backend;
-        let ring = &mut self.staging.readback;
+        let Staging {
+            readback: ring,
+            upload: spare,
+        } = &mut *self.staging;
         let slot_size = ring.slot_size as usize;
         let mut pending: VecDeque<Pending> = VecDeque::new();
         let finish = |p: Pending, ring: &super::staging::Ring<B::Block>, out: &mut [u8]| {
@@ -172,7 +178,7 @@ impl<B: Backend> Transfer<'_, B> {
         let mut at = 0usize;
         while at < out.len() {
             let n = slot_size.min(out.len() - at);
-            let s = ring.acquire(backend, self.mem)?;
+            let s = ring.acquire(backend, self.mem, spare)?;
             if let Some(pos) = pending.iter().position(|p| p.slot == s) {
                 for p in pending.drain(..=pos).collect::<Vec<_>>() {
                     finish(p, ring, out)?;
@@ -204,7 +210,11 @@ impl<B: Backend> Transfer<'_, B> {
     }
 
     /// Streams `reader` into the allocation from offset 0; returns the bytes written.
-    pub fn upload_from_reader(&mut self, h: BufferHandle, reader: &mut dyn std::io::Read) -> Result<u64> {
+    pub fn upload_from_reader(
+        &mut self,
+        h: BufferHandle,
+        reader: &mut dyn std::io::Read,
+    ) -> Result<u64> {
         let meta = meta(self.mem, h)?;
         let mut chunk = vec![0u8; self.staging.upload.slot_size.min(meta.size) as usize];
         let mut total = 0u64;

@@ -29,9 +29,7 @@ pub(super) fn usages(kind: MemoryKind) -> wgpu::BufferUsages {
         MemoryKind::Device => U::STORAGE | U::COPY_SRC | U::COPY_DST,
         MemoryKind::Upload => U::MAP_WRITE | U::COPY_SRC,
         MemoryKind::Readback => U::MAP_READ | U::COPY_DST,
-        MemoryKind::Unified => {
-            U::STORAGE | U::COPY_SRC | U::COPY_DST | U::MAP_READ | U::MAP_WRITE
-        }
+        MemoryKind::Unified => U::STORAGE | U::COPY_SRC | U::COPY_DST | U::MAP_READ | U::MAP_WRITE,
     }
 }
 

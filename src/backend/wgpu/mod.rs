@@ -44,7 +44,9 @@ pub struct WgpuBackend {
 
 impl std::fmt::Debug for WgpuBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WgpuBackend").field("info", &self.info).finish()
+        f.debug_struct("WgpuBackend")
+            .field("info", &self.info)
+            .finish()
     }
 }
 
@@ -203,6 +205,10 @@ impl Backend for WgpuBackend {
         None
     }
 
+    fn check_device(&self) -> Result<()> {
+        self.check_lost()
+    }
+
     fn supports(&self, kind: MemoryKind) -> Result<()> {
         if kind == MemoryKind::Unified
             && !self
@@ -272,12 +278,11 @@ impl Backend for WgpuBackend {
             offset,
             data.len() as u64,
             |buffer, range, at| {
-                let mut view =
-                    buffer
-                        .get_mapped_range_mut(range)
-                        .map_err(|e| Error::Backend {
-                            message: format!("mapped write: {e}"),
-                        })?;
+                let mut view = buffer
+                    .get_mapped_range_mut(range)
+                    .map_err(|e| Error::Backend {
+                        message: format!("mapped write: {e}"),
+                    })?;
                 view.slice(at..at + data.len()).copy_from_slice(data);
                 Ok(())
             },
@@ -374,9 +379,7 @@ impl Backend for WgpuBackend {
             return Ok(true);
         }
         self.check_lost()?;
-        self.device
-            .poll(wgpu::PollType::Poll)
-            .map_err(poll_error)?;
+        self.device.poll(wgpu::PollType::Poll).map_err(poll_error)?;
         Ok(self.completed.load(Ordering::Acquire) >= index)
     }
 
@@ -396,9 +399,9 @@ impl Backend for WgpuBackend {
             submission_index: target,
             timeout: None,
         };
-        self.device.poll(poll).map_err(|e| {
-            self.check_lost().err().unwrap_or_else(|| poll_error(e))
-        })?;
+        self.device
+            .poll(poll)
+            .map_err(|e| self.check_lost().err().unwrap_or_else(|| poll_error(e)))?;
         self.completed.fetch_max(index, Ordering::AcqRel);
         self.prune_submitted();
         self.check_lost()

@@ -1,0 +1,29 @@
+# vramkit: the two commands of the README, and their helpers.
+#   make demo   runs the main example on the GPU (lavapipe if there is none)
+#   make test   runs every test (GPU tests on lavapipe if there is no GPU)
+# Both install the Vulkan loader and lavapipe when no Vulkan driver is present (Debian/Ubuntu).
+
+SHELL := /bin/bash
+export XDG_RUNTIME_DIR ?= /tmp
+CARGO ?= cargo
+
+.PHONY: demo test bench deps
+
+deps:
+	@if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
+	    || ! ldconfig -p | grep -q libvulkan.so.1; then \
+	  echo "installing the Vulkan loader and lavapipe (mesa-vulkan-drivers libvulkan1)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; \
+	fi
+
+demo: deps
+	$(CARGO) run --release --example quickstart
+
+test: deps
+	$(CARGO) test --release --all-targets
+	$(CARGO) test --release --doc
+
+bench: deps
+	$(CARGO) bench

@@ -1,0 +1,307 @@
+//! What only a real device shows: deferred release against pending work, driver out-of-memory,
+//! unified memory, kernels, a lost device.
+
+mod common;
+
+use common::{is_lavapipe, random_bytes, try_gpu};
+use vramkit::backend::{Backend, KernelSource};
+use vramkit::{shaders, AllocDesc, ContextDesc, Error, MemoryKind};
+
+const MIB: u64 = 1 << 20;
+
+fn scale_params(a: f32, b: f32, n: u32) -> [u32; 4] {
+    [a.to_bits(), b.to_bits(), n, 0]
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytemuck::cast_slice(bytes).to_vec()
+}
+
+fn random_floats(n: usize, seed: u64) -> Vec<f32> {
+    random_bytes(n * 4, seed)
+        .chunks_exact(4)
+        .map(|c| (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) >> 8) as f32 / 65536.0 - 128.0)
+        .collect()
+}
+
+/// `a * x + b` in f64, rounded once: the GPU may fuse or not, so allow one rounding step.
+fn check_scale(y: &[f32], x: &[f32], a: f32, b: f32) {
+    for (i, (&y, &x)) in y.iter().zip(x).enumerate() {
+        let exact = f64::from(a) * f64::from(x) + f64::from(b);
+        let tol = 2.0 * f64::from(f32::EPSILON) * (exact.abs() + f64::from(b).abs() + 1.0);
+        assert!(
+            (f64::from(y) - exact).abs() <= tol,
+            "y[{i}] = {y}, expected {exact}"
+        );
+    }
+}
+
+#[test]
+fn kernel_matches_cpu() {
+    let Some(ctx) = try_gpu("kernel_matches_cpu", ContextDesc::default()) else {
+        return;
+    };
+    for n in [1u32, 255, 256, 257, 100_003] {
+        let x = random_floats(n as usize, u64::from(n));
+        let xs = ctx
+            .alloc(AllocDesc::new("x", u64::from(n) * 4))
+            .expect("alloc");
+        let ys = ctx
+            .alloc(AllocDesc::new("y", u64::from(n) * 4))
+            .expect("alloc");
+        ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
+        let p = scale_params(1.5, -2.25, n);
+        ctx.dispatch(
+            &shaders::SCALE,
+            &[xs, ys],
+            bytemuck::cast_slice(&p),
+            [n.div_ceil(256), 1, 1],
+        )
+        .expect("dispatch");
+        check_scale(
+            &floats(&ctx.download(ys).expect("download")),
+            &x,
+            1.5,
+            -2.25,
+        );
+        ctx.release(xs).expect("release");
+        ctx.release(ys).expect("release");
+    }
+}
+
+#[test]
+fn deferred_release_keeps_memory_for_pending_work() {
+    let Some(ctx) = try_gpu("deferred_release", ContextDesc::default()) else {
+        return;
+    };
+    let n = 1u32 << 18;
+    let bytes = u64::from(n) * 4;
+    let x = random_floats(n as usize, 1);
+    let xs = ctx.alloc(AllocDesc::new("x", bytes)).expect("alloc");
+    let ys = ctx.alloc(AllocDesc::new("y", bytes)).expect("alloc");
+    ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
+    ctx.wait().expect("wait");
+    let x_at = ctx.allocation_info(xs).expect("info");
+    // Record a kernel that reads x, release x before the kernel is even submitted.
+    let p = scale_params(2.0, 1.0, n);
+    ctx.dispatch(
+        &shaders::SCALE,
+        &[xs, ys],
+        bytemuck::cast_slice(&p),
+        [n.div_ceil(256), 1, 1],
+    )
+    .expect("dispatch");
+    ctx.release(xs).expect("release");
+    assert_eq!(
+        ctx.stats().pending_release,
+        x_at.reserved,
+        "x must wait for the kernel"
+    );
+    // New allocations must not get x's memory while the kernel may still read it. (Nothing here
+    // submits, so the kernel has not run.)
+    let mut later = Vec::new();
+    for i in 0..8 {
+        let h = ctx.alloc(AllocDesc::new("later", bytes)).expect("alloc");
+        let at = ctx.allocation_info(h).expect("info");
+        let overlaps = at.block == x_at.block
+            && at.offset < x_at.offset + x_at.reserved
+            && x_at.offset < at.offset + at.reserved;
+        assert!(
+            !overlaps,
+            "allocation {i} reuses memory a pending kernel reads"
+        );
+        later.push(h);
+    }
+    assert_eq!(ctx.stats().pending_release, x_at.reserved);
+    check_scale(&floats(&ctx.download(ys).expect("download")), &x, 2.0, 1.0);
+    ctx.wait().expect("wait");
+    assert_eq!(ctx.stats().pending_release, 0);
+    for h in later.into_iter().chain([ys]) {
+        ctx.release(h).expect("release");
+    }
+}
+
+/// lavapipe's device memory is host memory, and it does not enforce its advertised 2 GiB heap.
+/// The test runs itself again in a child process whose address space is limited (`ulimit -v`),
+/// so the driver's allocations really fail there.
+#[test]
+fn driver_out_of_memory_is_an_error_and_the_context_survives() {
+    const CHILD: &str = "VRAMKIT_OOM_CHILD";
+    let name = "driver_out_of_memory_is_an_error_and_the_context_survives";
+    if std::env::var_os(CHILD).is_some() {
+        return oom_child();
+    }
+    let Some(ctx) = try_gpu(name, ContextDesc::default()) else {
+        return;
+    };
+    if !is_lavapipe(&ctx) {
+        eprintln!("SKIPPED {name}: the address-space limit makes only lavapipe's memory run out");
+        return;
+    }
+    drop(ctx);
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v $((6 * 1024 * 1024)) && exec \"$0\" \"$@\"")
+        .arg(exe)
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("run the child");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    assert!(out.status.success(), "child failed: {}", out.status);
+    assert!(
+        text.contains("OOM-CHILD-OK"),
+        "the child did not run the check"
+    );
+}
+
+fn oom_child() {
+    let Some(ctx) = try_gpu("driver_out_of_memory (child)", ContextDesc::default()) else {
+        return;
+    };
+    let block = 1 << 30;
+    let mut held = Vec::new();
+    let error = loop {
+        match ctx.alloc(AllocDesc::new("fill", block)) {
+            Ok(h) => held.push(h),
+            Err(e) => break e,
+        }
+        assert!(
+            held.len() < 16,
+            "6 GiB of address space held 16 GiB of buffers"
+        );
+    };
+    match error {
+        Error::OutOfMemory {
+            requested, kind, ..
+        } => {
+            assert_eq!((requested, kind), (block, MemoryKind::Device));
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    assert_eq!(ctx.stats().out_of_memory_errors, 1);
+    assert_eq!(ctx.stats().reserved, held.len() as u64 * block);
+    for h in held {
+        ctx.release(h).expect("release");
+    }
+    let data = random_bytes(MIB as usize, 9);
+    let h = ctx
+        .alloc(AllocDesc::new("after", MIB))
+        .expect("alloc after OOM");
+    ctx.upload(h, &data).expect("upload");
+    assert!(ctx.download(h).expect("download") == data);
+    ctx.release(h).expect("release");
+    println!("OOM-CHILD-OK after {} GiB", ctx.stats().peak_reserved >> 30);
+}
+
+#[test]
+fn unified_memory_is_host_and_kernel_visible() {
+    let Some(ctx) = try_gpu("unified_memory", ContextDesc::default()) else {
+        return;
+    };
+    let n = 50_000u32;
+    let bytes = u64::from(n) * 4;
+    let xs = match ctx.alloc(AllocDesc::new("x", bytes).kind(MemoryKind::Unified)) {
+        Ok(h) => h,
+        Err(Error::Unsupported { reason, .. }) if !is_lavapipe(&ctx) => {
+            eprintln!("SKIPPED unified_memory: {reason}");
+            return;
+        }
+        Err(e) => panic!("lavapipe offers mappable storage buffers: {e}"),
+    };
+    let ys = ctx
+        .alloc(AllocDesc::new("y", bytes).kind(MemoryKind::Unified))
+        .expect("alloc");
+    let x = random_floats(n as usize, 4);
+    ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
+    assert_eq!(ctx.stats().staging, 0, "unified memory needs no staging");
+    let p = scale_params(-3.0, 0.5, n);
+    ctx.dispatch(
+        &shaders::SCALE,
+        &[xs, ys],
+        bytemuck::cast_slice(&p),
+        [n.div_ceil(256), 1, 1],
+    )
+    .expect("dispatch");
+    check_scale(&floats(&ctx.download(ys).expect("download")), &x, -3.0, 0.5);
+    // Host writes after a kernel, then another kernel, keep order.
+    ctx.upload_at(xs, 4, &2.0f32.to_le_bytes()).expect("upload");
+    ctx.dispatch(
+        &shaders::SCALE,
+        &[xs, ys],
+        bytemuck::cast_slice(&p),
+        [n.div_ceil(256), 1, 1],
+    )
+    .expect("dispatch");
+    let y = floats(&ctx.download(ys).expect("download"));
+    assert_eq!(y[1], -5.5);
+    assert_eq!(ctx.stats().kind(MemoryKind::Unified).allocations, 2);
+    ctx.release(xs).expect("release");
+    ctx.release(ys).expect("release");
+}
+
+#[test]
+fn invalid_shader_and_oversized_binding_are_typed_errors() {
+    let Some(ctx) = try_gpu("invalid_shader", ContextDesc::default()) else {
+        return;
+    };
+    let bad = KernelSource {
+        label: "broken",
+        wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
+        entry: "main",
+    };
+    let h = ctx.alloc(AllocDesc::new("h", 16)).expect("alloc");
+    match ctx.dispatch(&bad, &[h], &[], [1, 1, 1]) {
+        Err(Error::Shader { label, message }) => {
+            assert_eq!(label, "broken");
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected Shader, got {other:?}"),
+    }
+    let max = ctx.backend().limits().max_binding_size;
+    let big = ctx
+        .alloc(AllocDesc::new("big", max + 4).uninit())
+        .expect("alloc");
+    assert!(matches!(
+        ctx.dispatch(&shaders::SCALE, &[big, h], &[0; 16], [1, 1, 1]),
+        Err(Error::TooLarge { .. })
+    ));
+    ctx.submit().expect("nothing bad was recorded");
+    for x in [h, big] {
+        ctx.release(x).expect("release");
+    }
+}
+
+#[test]
+fn a_lost_device_turns_calls_into_device_lost() {
+    let Some(ctx) = try_gpu("device_lost", ContextDesc::default()) else {
+        return;
+    };
+    let h = ctx.alloc(AllocDesc::new("h", 1024)).expect("alloc");
+    ctx.backend().device().destroy();
+    // The loss is reported through a callback, run while the device is polled.
+    let _ = ctx.backend().device().poll(vramkit::wgpu::PollType::Poll);
+    assert!(matches!(
+        ctx.alloc(AllocDesc::new("x", 64)),
+        Err(Error::DeviceLost { .. })
+    ));
+    assert!(matches!(
+        ctx.upload(h, &[1; 8]),
+        Err(Error::DeviceLost { .. })
+    ));
+    assert!(matches!(ctx.download(h), Err(Error::DeviceLost { .. })));
+    let e = ctx.wait().expect_err("lost");
+    assert!(e.to_string().contains("create a new context"), "{e}");
+    // Dropping the context afterwards does not panic.
+    drop(ctx);
+    let Some(fresh) = try_gpu("device_lost (fresh context)", ContextDesc::default()) else {
+        return;
+    };
+    let h = fresh
+        .alloc(AllocDesc::new("h", 8))
+        .expect("a new context works");
+    fresh.release(h).expect("release");
+}
