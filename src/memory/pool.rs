@@ -114,7 +114,7 @@ impl<Blk> Pool<Blk> {
             raw,
             size,
             sub,
-            clean: CleanRanges(vec![0..size]),
+            clean: CleanRanges::whole(size),
             live: 0,
         })
     }
@@ -256,6 +256,13 @@ impl<Blk> Pool<Blk> {
 struct CleanRanges(Vec<Range<u64>>);
 
 impl CleanRanges {
+    /// A block of `size` bytes, all clean.
+    fn whole(size: u64) -> Self {
+        let mut ranges = Vec::with_capacity(2);
+        ranges.push(0..size);
+        Self(ranges)
+    }
+
     /// Removes `range` from the set, calling `dirty` on each part of it that was not in the set.
     fn take(&mut self, range: Range<u64>, mut dirty: impl FnMut(Range<u64>)) {
         let first = self.0.partition_point(|c| c.end <= range.start);
@@ -313,7 +320,7 @@ mod tests {
         };
         for _ in 0..200 {
             let size = 1 + next(300);
-            let mut set = CleanRanges(vec![0..size]);
+            let mut set = CleanRanges::whole(size);
             let mut clean = vec![true; size as usize];
             for _ in 0..20 {
                 let a = next(size);
