@@ -38,7 +38,9 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(size));
         g.sample_size(10);
         g.measurement_time(Duration::from_secs(if common::quick() { 2 } else { 8 }));
-        let data: Vec<u8> = (0..size).map(|i| ((i * 2_654_435_761) >> 13) as u8).collect();
+        let data: Vec<u8> = (0..size)
+            .map(|i| ((i * 2_654_435_761) >> 13) as u8)
+            .collect();
         let mut out = vec![0u8; size as usize];
 
         g.bench_function("host_memcpy", |b| {

@@ -149,8 +149,8 @@ impl<B: Backend> Context<B> {
     /// assert_eq!(ctx.size_of(h)?, 33_177_600);
     /// # Ok::<(), vramkit::Error>(())
     /// ```
-    pub fn alloc(&self, desc: AllocDesc<'_>) -> Result<BufferHandle> {
-        lock(&self.mem).alloc(&self.backend, &desc)
+    pub fn alloc(&self, desc: AllocDesc) -> Result<BufferHandle> {
+        lock(&self.mem).alloc(&self.backend, desc)
     }
 
     /// Releases an allocation. Memory that submitted work still uses returns to the pool when
@@ -261,7 +261,7 @@ impl<B: Backend> Context<B> {
                 let size = a.requested.next_multiple_of(4);
                 if size > max {
                     return Err(Error::TooLarge {
-                        label: a.label.clone(),
+                        label: a.label.to_string(),
                         requested: size,
                         max,
                         what: "largest range one kernel binding may cover",

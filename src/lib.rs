@@ -34,7 +34,7 @@ pub mod shaders;
 pub use backend::MemoryKind;
 pub use context::{Context, ContextDesc};
 pub use error::{Error, Result, StaleReason};
-pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, MemoryStats};
+pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, Label, MemoryStats};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
 

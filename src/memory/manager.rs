@@ -8,7 +8,7 @@ use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
 use super::stats::{KindStats, MemoryStats};
-use super::{AllocDesc, AllocationInfo};
+use super::{AllocDesc, AllocationInfo, Label};
 use crate::backend::{Backend, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
@@ -16,7 +16,7 @@ pub(crate) struct Allocation {
     pub kind: MemoryKind,
     pub placement: Placement,
     pub requested: u64,
-    pub label: String,
+    pub label: Label,
     /// The last submission that uses this allocation (0: none).
     pub last_use: SubmissionIndex,
 }
@@ -100,11 +100,11 @@ impl<B: Backend> Manager<B> {
         }
     }
 
-    pub fn alloc(&mut self, backend: &B, desc: &AllocDesc<'_>) -> Result<BufferHandle> {
-        let label = desc.label;
+    pub fn alloc(&mut self, backend: &B, desc: AllocDesc) -> Result<BufferHandle> {
+        let label = &desc.label;
         if desc.size == 0 {
             return Err(Error::ZeroSize {
-                label: label.into(),
+                label: label.to_string(),
             });
         }
         if matches!(desc.kind, MemoryKind::Upload | MemoryKind::Readback) {
@@ -121,7 +121,7 @@ impl<B: Backend> Manager<B> {
         let size = desc.size.next_multiple_of(self.geometry.unit);
         if desc.size > max || size > max {
             return Err(Error::TooLarge {
-                label: label.into(),
+                label: label.to_string(),
                 requested: desc.size,
                 max,
                 what: "largest buffer the device can create",
@@ -173,7 +173,7 @@ impl<B: Backend> Manager<B> {
             kind: desc.kind,
             placement,
             requested: desc.size,
-            label: label.into(),
+            label: desc.label,
             last_use,
         });
         Ok(BufferHandle {

@@ -24,10 +24,10 @@ use crate::backend::MemoryKind;
 /// let desc = AllocDesc::new("weights", 1 << 20).kind(MemoryKind::Device).uninit();
 /// assert!(!desc.zeroed);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AllocDesc<'a> {
-    /// A label for reports and errors.
-    pub label: &'a str,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocDesc {
+    /// A label for reports and errors. A `&'static str` is stored without a copy.
+    pub label: Label,
     /// Bytes to allocate (at least 1).
     pub size: u64,
     /// Where the memory lives: [`MemoryKind::Device`] (default) or [`MemoryKind::Unified`].
@@ -37,11 +37,14 @@ pub struct AllocDesc<'a> {
     pub zeroed: bool,
 }
 
-impl<'a> AllocDesc<'a> {
+/// An allocation's label: borrowed when static, owned otherwise.
+pub type Label = std::borrow::Cow<'static, str>;
+
+impl AllocDesc {
     /// `size` bytes of zeroed device memory.
-    pub fn new(label: &'a str, size: u64) -> Self {
+    pub fn new(label: impl Into<Label>, size: u64) -> Self {
         Self {
-            label,
+            label: label.into(),
             size,
             kind: MemoryKind::Device,
             zeroed: true,
@@ -66,7 +69,7 @@ impl<'a> AllocDesc<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocationInfo {
     /// Its label.
-    pub label: String,
+    pub label: Label,
     /// Its memory kind.
     pub kind: MemoryKind,
     /// Bytes asked for.

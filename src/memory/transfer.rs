@@ -37,7 +37,7 @@ fn meta<B: Backend>(mem: &Mutex<Manager<B>>, h: BufferHandle) -> Result<Meta> {
         size: a.requested,
         reserved: a.placement.size,
         host_visible: a.kind.host_visible(),
-        label: a.label.clone(),
+        label: a.label.to_string(),
     })
 }
 
