@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release --example quickstart`
 
-use vramkit::{shaders, AllocDesc, Context, ContextDesc};
+use vramkit::{AllocDesc, Context, ContextDesc};
 
 fn main() -> anyhow::Result<()> {
     env_logger::init();
@@ -19,21 +19,12 @@ fn main() -> anyhow::Result<()> {
     let ys = ctx.alloc(AllocDesc::new("y", bytes).uninit())?;
     ctx.upload(xs, bytemuck::cast_slice(&x))?;
 
-    // y = 2 x + 1
-    let params: [u32; 4] = [2.0f32.to_bits(), 1.0f32.to_bits(), n, 0];
-    ctx.dispatch(
-        &shaders::SCALE,
-        &[xs, ys],
-        bytemuck::cast_slice(&params),
-        [n.div_ceil(256), 1, 1],
-    )?;
+    // y = 2 x + 1 on the device, checked against the CPU twin.
+    vramkit::kernels::scale(&ctx, xs, ys, 2.0, 1.0)?;
     let y_bytes = ctx.download(ys)?;
     let y: &[f32] = bytemuck::cast_slice(&y_bytes);
-    let wrong = y
-        .iter()
-        .zip(&x)
-        .filter(|(y, x)| **y != 2.0 * **x + 1.0)
-        .count();
+    let expected = vramkit::kernels::scale_cpu(&x, 2.0, 1.0);
+    let wrong = y.iter().zip(&expected).filter(|(y, e)| y != e).count();
     println!(
         "y = 2x + 1 over {n} values: {wrong} wrong (y[3] = {})",
         y[3]

@@ -15,8 +15,12 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 @compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
+fn main(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    // Past 65,535 workgroups the dispatch is two-dimensional.
+    let i = id.x + id.y * groups.x * 256u;
     if (i < params.n) {
         y[i] = params.a * x[i] + params.b;
     }

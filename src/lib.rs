@@ -28,6 +28,7 @@
 pub mod backend;
 mod context;
 mod error;
+pub mod kernels;
 pub mod memory;
 pub mod shaders;
 
@@ -37,6 +38,11 @@ pub use error::{Error, Result, StaleReason};
 pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, Label, MemoryStats};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
+
+/// The README's example compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid
 /// between statements, so a panic elsewhere does not make it unusable.

@@ -5,13 +5,9 @@ mod common;
 
 use common::{is_lavapipe, random_bytes, try_gpu};
 use vramkit::backend::{Backend, KernelSource};
-use vramkit::{shaders, AllocDesc, ContextDesc, Error, MemoryKind};
+use vramkit::{kernels, shaders, AllocDesc, ContextDesc, Error, MemoryKind};
 
 const MIB: u64 = 1 << 20;
-
-fn scale_params(a: f32, b: f32, n: u32) -> [u32; 4] {
-    [a.to_bits(), b.to_bits(), n, 0]
-}
 
 fn floats(bytes: &[u8]) -> Vec<f32> {
     bytemuck::cast_slice(bytes).to_vec()
@@ -41,7 +37,8 @@ fn kernel_matches_cpu() {
     let Some(ctx) = try_gpu("kernel_matches_cpu", ContextDesc::default()) else {
         return;
     };
-    for n in [1u32, 255, 256, 257, 100_003] {
+    // The last size needs more than 65,535 workgroups: a two-dimensional dispatch.
+    for n in [1u32, 255, 256, 257, 100_003, (1 << 24) + 1000] {
         let x = random_floats(n as usize, u64::from(n));
         let xs = ctx
             .alloc(AllocDesc::new("x", u64::from(n) * 4))
@@ -50,14 +47,7 @@ fn kernel_matches_cpu() {
             .alloc(AllocDesc::new("y", u64::from(n) * 4))
             .expect("alloc");
         ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
-        let p = scale_params(1.5, -2.25, n);
-        ctx.dispatch(
-            &shaders::SCALE,
-            &[xs, ys],
-            bytemuck::cast_slice(&p),
-            [n.div_ceil(256), 1, 1],
-        )
-        .expect("dispatch");
+        kernels::scale(&ctx, xs, ys, 1.5, -2.25).expect("dispatch");
         check_scale(
             &floats(&ctx.download(ys).expect("download")),
             &x,
@@ -83,14 +73,7 @@ fn deferred_release_keeps_memory_for_pending_work() {
     ctx.wait().expect("wait");
     let x_at = ctx.allocation_info(xs).expect("info");
     // Record a kernel that reads x, release x before the kernel is even submitted.
-    let p = scale_params(2.0, 1.0, n);
-    ctx.dispatch(
-        &shaders::SCALE,
-        &[xs, ys],
-        bytemuck::cast_slice(&p),
-        [n.div_ceil(256), 1, 1],
-    )
-    .expect("dispatch");
+    kernels::scale(&ctx, xs, ys, 2.0, 1.0).expect("dispatch");
     ctx.release(xs).expect("release");
     assert_eq!(
         ctx.stats().pending_release,
@@ -218,24 +201,11 @@ fn unified_memory_is_host_and_kernel_visible() {
     let x = random_floats(n as usize, 4);
     ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
     assert_eq!(ctx.stats().staging, 0, "unified memory needs no staging");
-    let p = scale_params(-3.0, 0.5, n);
-    ctx.dispatch(
-        &shaders::SCALE,
-        &[xs, ys],
-        bytemuck::cast_slice(&p),
-        [n.div_ceil(256), 1, 1],
-    )
-    .expect("dispatch");
+    kernels::scale(&ctx, xs, ys, -3.0, 0.5).expect("dispatch");
     check_scale(&floats(&ctx.download(ys).expect("download")), &x, -3.0, 0.5);
     // Host writes after a kernel, then another kernel, keep order.
     ctx.upload_at(xs, 4, &2.0f32.to_le_bytes()).expect("upload");
-    ctx.dispatch(
-        &shaders::SCALE,
-        &[xs, ys],
-        bytemuck::cast_slice(&p),
-        [n.div_ceil(256), 1, 1],
-    )
-    .expect("dispatch");
+    kernels::scale(&ctx, xs, ys, -3.0, 0.5).expect("dispatch");
     let y = floats(&ctx.download(ys).expect("download"));
     assert_eq!(y[1], -5.5);
     assert_eq!(ctx.stats().kind(MemoryKind::Unified).allocations, 2);
@@ -261,6 +231,12 @@ fn invalid_shader_and_oversized_binding_are_typed_errors() {
         }
         other => panic!("expected Shader, got {other:?}"),
     }
+    let odd = ctx.alloc(AllocDesc::new("odd", 12)).expect("alloc");
+    assert!(matches!(
+        kernels::scale(&ctx, h, odd, 1.0, 0.0),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    ctx.release(odd).expect("release");
     let max = ctx.backend().limits().max_binding_size;
     let big = ctx
         .alloc(AllocDesc::new("big", max + 4).uninit())

@@ -27,6 +27,14 @@ backend_tests!(
     trim_returns_everything,
 );
 
+#[test]
+fn contexts_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Context<vramkit::backend::host::HostBackend>>();
+    send_sync::<Context<vramkit::backend::wgpu::WgpuBackend>>();
+    send_sync::<vramkit::BufferHandle>();
+}
+
 fn round_trips_of_many_sizes<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let chunk = 4 * MIB;

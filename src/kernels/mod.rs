@@ -1,0 +1,6 @@
+//! Kernels: each a WGSL file in `shaders/`, a CPU twin used by the tests, and one dispatch
+//! function that takes handles and checks shapes.
+
+mod elementwise;
+
+pub use elementwise::{scale, scale_cpu};
