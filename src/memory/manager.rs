@@ -154,7 +154,14 @@ impl<B: Backend> Manager<B> {
         if desc.zeroed {
             if let Some(b) = pool.blocks.get(placement.block) {
                 for r in dirty.into_iter().flatten().chain(more) {
-                    last_use = backend.clear(&b.raw, r.start, r.end - r.start)?;
+                    match backend.clear(&b.raw, r.start, r.end - r.start) {
+                        Ok(index) => last_use = index,
+                        Err(e) => {
+                            // The range goes back; the clear may be recorded in part.
+                            self.deferred_or_free(backend, desc.kind, placement, last_use)?;
+                            return Err(e);
+                        }
+                    }
                 }
             }
         }
@@ -278,13 +285,24 @@ impl<B: Backend> Manager<B> {
         c.requested -= a.requested;
         c.in_use -= a.placement.size;
         c.releases += 1;
-        if a.last_use == 0 || backend.is_done(a.last_use)? {
-            self.free_placement(backend, a.kind, a.placement);
+        self.deferred_or_free(backend, a.kind, a.placement, a.last_use)
+    }
+
+    /// Frees a placement now if no pending submission uses it, else after that submission.
+    fn deferred_or_free(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        placement: Placement,
+        last_use: SubmissionIndex,
+    ) -> Result<()> {
+        if last_use == 0 || backend.is_done(last_use)? {
+            self.free_placement(backend, kind, placement);
         } else {
             self.deferred.push(PendingFree {
-                after: a.last_use,
-                kind: a.kind,
-                placement: a.placement,
+                after: last_use,
+                kind,
+                placement,
             });
         }
         Ok(())
@@ -405,7 +423,12 @@ impl<B: Backend> Manager<B> {
         v
     }
 
-    pub fn stats(&self) -> MemoryStats {
+    /// The counters. Recycled ranges are returned to their blocks first, so free space and
+    /// fragmentation describe the blocks as they really are.
+    pub fn stats(&mut self) -> MemoryStats {
+        for pool in &mut self.pools {
+            pool.flush();
+        }
         let c = &self.counters;
         let mut kinds: [KindStats; 4] = Default::default();
         for kind in MemoryKind::ALL {
