@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::{Backend, BlockRange, DeviceInfo, KernelSource, MemoryKind, SubmissionIndex};
-use crate::error::{Error, Result};
+use crate::backend::{Backend, DeviceInfo, MemoryKind, SubmissionIndex};
+use crate::error::Result;
 use crate::lock;
 use crate::memory::manager::{Geometry, Manager};
 use crate::memory::staging::Staging;
@@ -44,7 +44,9 @@ impl Default for ContextDesc {
     }
 }
 
-type KernelCache<K> = Mutex<HashMap<(&'static str, &'static str), Arc<K>>>;
+/// Pipelines by kernel label, entry point and override values (as bits).
+pub(crate) type KernelKey = (&'static str, &'static str, Vec<(&'static str, u64)>);
+pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<K>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
 ///
@@ -61,10 +63,10 @@ type KernelCache<K> = Mutex<HashMap<(&'static str, &'static str), Arc<K>>>;
 /// ```
 pub struct Context<B: Backend = WgpuBackend> {
     id: u32,
-    backend: B,
-    mem: Mutex<Manager<B>>,
+    pub(crate) backend: B,
+    pub(crate) mem: Mutex<Manager<B>>,
     staging: Mutex<Staging<B::Block>>,
-    kernels: KernelCache<B::Kernel>,
+    pub(crate) kernels: KernelCache<B::Kernel>,
 }
 
 impl<B: Backend> std::fmt::Debug for Context<B> {
@@ -225,60 +227,6 @@ impl<B: Backend> Context<B> {
     /// [`Error::InvalidRange`] if the range passes the allocation's end; [`Error::StaleHandle`].
     pub fn download_into(&self, handle: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
         self.transfer(|t| t.download(handle, offset, out))
-    }
-
-    fn kernel(&self, source: &KernelSource) -> Result<Arc<B::Kernel>> {
-        let key = (source.label, source.entry);
-        if let Some(k) = lock(&self.kernels).get(&key) {
-            return Ok(Arc::clone(k));
-        }
-        let k = Arc::new(self.backend.compile(source)?);
-        lock(&self.kernels).insert(key, Arc::clone(&k));
-        Ok(k)
-    }
-
-    /// Records a kernel launch over allocations: `bindings` become storage buffers `0..n` of
-    /// group 0 and `params` (if not empty) a uniform buffer at binding `n`. The pipeline is
-    /// built once and cached. Returns the submission the launch belongs to.
-    ///
-    /// # Errors
-    /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes
-    /// the device's binding limit; [`Error::StaleHandle`]; [`Error::Unsupported`] on the host.
-    pub fn dispatch(
-        &self,
-        kernel: &KernelSource,
-        bindings: &[BufferHandle],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        let k = self.kernel(kernel)?;
-        let max = self.backend.limits().max_binding_size;
-        let mut m = lock(&self.mem);
-        let index = {
-            let mut ranges = Vec::with_capacity(bindings.len());
-            for &h in bindings {
-                let a = m.get(h)?;
-                let size = a.requested.next_multiple_of(4);
-                if size > max {
-                    return Err(Error::TooLarge {
-                        label: a.label.to_string(),
-                        requested: size,
-                        max,
-                        what: "largest range one kernel binding may cover",
-                    });
-                }
-                ranges.push(BlockRange {
-                    block: m.raw(a)?,
-                    offset: a.placement.offset,
-                    size,
-                });
-            }
-            self.backend.dispatch(&k, &ranges, params, workgroups)?
-        };
-        for &h in bindings {
-            m.touch(h, index);
-        }
-        Ok(index)
     }
 
     /// Submits recorded work. Returns its index.

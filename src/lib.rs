@@ -27,6 +27,7 @@
 
 pub mod backend;
 mod context;
+mod dispatch;
 mod error;
 pub mod kernels;
 pub mod memory;
@@ -34,6 +35,7 @@ pub mod shaders;
 
 pub use backend::MemoryKind;
 pub use context::{Context, ContextDesc};
+pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, Label, MemoryStats};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].

@@ -222,6 +222,7 @@ fn invalid_shader_and_oversized_binding_are_typed_errors() {
         label: "broken",
         wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
         entry: "main",
+        guarded: false,
     };
     let h = ctx.alloc(AllocDesc::new("h", 16)).expect("alloc");
     match ctx.dispatch(&bad, &[h], &[], [1, 1, 1]) {

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::{
-    Backend, BackendLimits, BlockRange, DeviceInfo, KernelSource, MemoryInfo, MemoryKind,
-    SubmissionIndex,
+    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryInfo,
+    MemoryKind, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 
@@ -184,7 +184,7 @@ impl Backend for HostBackend {
         Ok(self.record())
     }
 
-    fn compile(&self, source: &KernelSource) -> Result<()> {
+    fn compile(&self, source: &KernelSource, _constants: Constants<'_>) -> Result<()> {
         Err(Error::Unsupported {
             what: format!("kernel `{}`", source.label),
             reason: "the host backend runs no shaders; use a wgpu context, or the kernel's CPU \

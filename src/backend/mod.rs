@@ -101,7 +101,15 @@ pub struct KernelSource {
     pub wgsl: &'static str,
     /// Entry point.
     pub entry: &'static str,
+    /// The shader guards every buffer access with sizes its dispatch function has checked
+    /// against the bound buffers, so the backend may compile it without runtime bounds checks
+    /// (which cost a compare and a clamp per access).
+    pub guarded: bool,
 }
+
+/// Values for a kernel's `override` constants, by name. The context builds one pipeline per
+/// kernel and set of values, and caches it.
+pub type Constants<'a> = &'a [(&'static str, f64)];
 
 /// One storage binding of a dispatch: a range of a block.
 #[derive(Debug)]
@@ -160,8 +168,8 @@ pub trait Backend: Send + Sync + 'static {
     /// Records a fill of `size` bytes at `offset` with zeros.
     fn clear(&self, block: &Self::Block, offset: u64, size: u64) -> Result<SubmissionIndex>;
 
-    /// Compiles a kernel.
-    fn compile(&self, source: &KernelSource) -> Result<Self::Kernel>;
+    /// Compiles a kernel with values for its `override` constants.
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Self::Kernel>;
     /// Records a kernel launch: `bindings` are storage buffers `0..n` of group 0, `params` (if
     /// not empty) a uniform buffer at binding `n`.
     fn dispatch(

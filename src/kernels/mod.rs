@@ -2,5 +2,7 @@
 //! function that takes handles and checks shapes.
 
 mod elementwise;
+mod matmul;
 
 pub use elementwise::{scale, scale_cpu};
+pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};

@@ -5,7 +5,7 @@ use std::num::NonZeroU64;
 use wgpu::util::DeviceExt;
 
 use super::{WgpuBackend, WgpuBlock};
-use crate::backend::{BlockRange, KernelSource};
+use crate::backend::{BlockRange, Constants, KernelSource};
 use crate::error::{Error, Result};
 
 /// A compiled compute pipeline.
@@ -16,15 +16,32 @@ pub struct WgpuKernel {
     layout: wgpu::BindGroupLayout,
 }
 
-pub(super) fn compile(backend: &WgpuBackend, source: &KernelSource) -> Result<WgpuKernel> {
-    log::debug!("vramkit: building pipeline `{}`", source.label);
+pub(super) fn compile(
+    backend: &WgpuBackend,
+    source: &KernelSource,
+    constants: Constants<'_>,
+) -> Result<WgpuKernel> {
+    log::debug!(
+        "vramkit: building pipeline `{}` {constants:?}",
+        source.label
+    );
     let (pipeline, error) = backend.scoped(|| {
-        let module = backend
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(source.label),
-                source: wgpu::ShaderSource::Wgsl(source.wgsl.into()),
-            });
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(source.label),
+            source: wgpu::ShaderSource::Wgsl(source.wgsl.into()),
+        };
+        let module = if source.guarded {
+            // SAFETY: `guarded` kernels index buffers only below sizes their dispatch functions
+            // validated against the bound buffers (see `KernelSource::guarded`), so the runtime
+            // bounds checks this skips could never trigger.
+            unsafe {
+                backend
+                    .device
+                    .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        } else {
+            backend.device.create_shader_module(desc)
+        };
         backend
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -32,7 +49,10 @@ pub(super) fn compile(backend: &WgpuBackend, source: &KernelSource) -> Result<Wg
                 layout: None,
                 module: &module,
                 entry_point: Some(source.entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    ..Default::default()
+                },
                 cache: None,
             })
     });

@@ -16,8 +16,8 @@ pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 
 use super::{
-    Backend, BackendLimits, BlockRange, DeviceInfo, KernelSource, MemoryInfo, MemoryKind,
-    SubmissionIndex,
+    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryInfo,
+    MemoryKind, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -327,9 +327,9 @@ impl Backend for WgpuBackend {
         self.record(|e| e.clear_buffer(&block.buffer, offset, Some(size)))
     }
 
-    fn compile(&self, source: &KernelSource) -> Result<WgpuKernel> {
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<WgpuKernel> {
         self.check_lost()?;
-        kernel::compile(self, source)
+        kernel::compile(self, source, constants)
     }
 
     fn dispatch(

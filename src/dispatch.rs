@@ -1,0 +1,143 @@
+//! Kernel launches over allocations: bindings, override constants and the pipeline cache.
+
+use std::sync::Arc;
+
+use crate::backend::{Backend, BlockRange, Constants, KernelSource, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::{lock, BufferHandle, Context};
+
+/// A storage binding: a whole allocation, or a range of one.
+///
+/// ```
+/// # let ctx = vramkit::Context::host(Default::default());
+/// # let h = ctx.alloc(vramkit::AllocDesc::new("h", 1024)).unwrap();
+/// let whole = vramkit::Binding::from(h);
+/// let band = vramkit::Binding::range(h, 256, 512);
+/// # let _ = (whole, band);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The allocation.
+    pub handle: BufferHandle,
+    /// Byte offset into it, a multiple of the device's offset alignment (256 on most GPUs).
+    pub offset: u64,
+    /// Bytes bound; `None` binds to the allocation's end.
+    pub size: Option<u64>,
+}
+
+impl Binding {
+    /// `size` bytes at `offset` of an allocation.
+    pub fn range(handle: BufferHandle, offset: u64, size: u64) -> Self {
+        Self {
+            handle,
+            offset,
+            size: Some(size),
+        }
+    }
+}
+
+impl From<BufferHandle> for Binding {
+    fn from(handle: BufferHandle) -> Self {
+        Self {
+            handle,
+            offset: 0,
+            size: None,
+        }
+    }
+}
+
+impl<B: Backend> Context<B> {
+    fn kernel(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Arc<B::Kernel>> {
+        let key = (
+            source.label,
+            source.entry,
+            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+        );
+        if let Some(k) = lock(&self.kernels).get(&key) {
+            return Ok(Arc::clone(k));
+        }
+        let k = Arc::new(self.backend.compile(source, constants)?);
+        lock(&self.kernels).insert(key, Arc::clone(&k));
+        Ok(k)
+    }
+
+    /// Records a kernel launch over whole allocations: `bindings` become storage buffers `0..n`
+    /// of group 0 and `params` (if not empty) a uniform buffer at binding `n`. The pipeline is
+    /// built once and cached. Returns the submission the launch belongs to.
+    ///
+    /// # Errors
+    /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes
+    /// the device's binding limit; [`Error::StaleHandle`]; [`Error::Unsupported`] on the host.
+    pub fn dispatch(
+        &self,
+        kernel: &KernelSource,
+        bindings: &[BufferHandle],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
+        self.dispatch_with(kernel, &[], &bindings, params, workgroups)
+    }
+
+    /// [`dispatch`](Self::dispatch) with values for the kernel's `override` constants and
+    /// bindings that may be ranges of allocations.
+    ///
+    /// # Errors
+    /// As [`dispatch`](Self::dispatch), and [`Error::InvalidRange`] for a range past the
+    /// allocation's end, an unaligned offset or a size that is not a multiple of 4.
+    pub fn dispatch_with(
+        &self,
+        kernel: &KernelSource,
+        constants: Constants<'_>,
+        bindings: &[Binding],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let k = self.kernel(kernel, constants)?;
+        let limits = self.backend.limits();
+        let mut m = lock(&self.mem);
+        let index = {
+            let mut ranges = Vec::with_capacity(bindings.len());
+            for b in bindings {
+                let a = m.get(b.handle)?;
+                let end = a.requested.next_multiple_of(4);
+                let size = b.size.unwrap_or(end.saturating_sub(b.offset));
+                let bad = |reason| Error::InvalidRange {
+                    label: a.label.to_string(),
+                    offset: b.offset,
+                    len: size,
+                    size: a.requested,
+                    reason,
+                };
+                if !b.offset.is_multiple_of(limits.offset_alignment) {
+                    return Err(bad(
+                        "binding offsets must be multiples of the offset alignment",
+                    ));
+                }
+                if size == 0 || !size.is_multiple_of(4) || b.offset.saturating_add(size) > end {
+                    return Err(bad(
+                        "bind a non-empty whole number of 4-byte words inside it",
+                    ));
+                }
+                if size > limits.max_binding_size {
+                    return Err(Error::TooLarge {
+                        label: a.label.to_string(),
+                        requested: size,
+                        max: limits.max_binding_size,
+                        what: "largest range one kernel binding may cover",
+                    });
+                }
+                ranges.push(BlockRange {
+                    block: m.raw(a)?,
+                    offset: a.placement.offset + b.offset,
+                    size,
+                });
+            }
+            self.backend.dispatch(&k, &ranges, params, workgroups)?
+        };
+        for b in bindings {
+            m.touch(b.handle, index);
+        }
+        Ok(index)
+    }
+}

@@ -1,0 +1,187 @@
+//! `C = A·B` on f32 matrices, row-major.
+
+use crate::backend::{Backend, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::{shaders, Binding, BufferHandle, Context};
+
+/// Matrix sizes: `A` is `m×k`, `B` is `k×n`, `C` is `m×n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulDims {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// Columns of A, rows of B.
+    pub k: u32,
+}
+
+/// Which matmul kernel to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MatmulKernel {
+    /// Chosen per adapter: [`Register`](Self::Register) on CPU adapters, else
+    /// [`Tiled`](Self::Tiled).
+    #[default]
+    Auto,
+    /// No workgroup memory, 4×4 per invocation: best on lavapipe.
+    Register,
+    /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
+    Tiled,
+}
+
+/// Rows per band are a multiple of this: the tiled kernel's tile height, and enough to keep
+/// every band's byte offset a multiple of 256 for any K.
+const BAND_ROWS: u64 = 128;
+
+/// The CPU twin of [`matmul`], accumulating in f64 (so it is also the reference the tests
+/// compare against).
+///
+/// ```
+/// use vramkit::kernels::{matmul_cpu, MatmulDims};
+/// let c = matmul_cpu(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], MatmulDims { m: 2, n: 2, k: 2 });
+/// assert_eq!(c, vec![19.0, 22.0, 43.0, 50.0]);
+/// ```
+pub fn matmul_cpu(a: &[f32], b: &[f32], d: MatmulDims) -> Vec<f32> {
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let mut c = vec![0f32; m * n];
+    let mut row = vec![0f64; n];
+    for i in 0..m {
+        row.fill(0.0);
+        for p in 0..k {
+            let x = f64::from(a[i * k + p]);
+            for (r, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *r += x * f64::from(y);
+            }
+        }
+        for (out, &r) in c[i * n..(i + 1) * n].iter_mut().zip(&row) {
+            *out = r as f32;
+        }
+    }
+    c
+}
+
+fn check_size<B: Backend>(ctx: &Context<B>, h: BufferHandle, what: &str, elems: u64) -> Result<()> {
+    let have = ctx.size_of(h)?;
+    if have < elems * 4 {
+        return Err(Error::ShapeMismatch {
+            expected: format!("{what} of at least {elems} f32 ({} bytes)", elems * 4),
+            actual: format!("{have} bytes"),
+        });
+    }
+    Ok(())
+}
+
+/// Records `C = A·B`. The kernel variant is chosen per adapter: without workgroup memory on CPU
+/// adapters (lavapipe), 128×128 tiles in workgroup memory on GPUs. When A or C is larger than one
+/// binding may be, they are processed in bands of rows; B must fit one binding.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] for a zero dimension or a buffer smaller than its matrix;
+/// [`Error::TooLarge`] if B passes the device's binding limit; the errors of
+/// [`Context::dispatch_with`].
+///
+/// ```no_run
+/// use vramkit::kernels::{matmul, MatmulDims};
+/// use vramkit::{AllocDesc, Context};
+/// let ctx = Context::new(Default::default())?;
+/// let a = ctx.alloc(AllocDesc::new("a", 16))?;
+/// let b = ctx.alloc(AllocDesc::new("b", 16))?;
+/// let c = ctx.alloc(AllocDesc::new("c", 16))?;
+/// ctx.upload(a, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0]))?;
+/// ctx.upload(b, bytemuck::cast_slice(&[5.0f32, 6.0, 7.0, 8.0]))?;
+/// matmul(&ctx, a, b, c, MatmulDims { m: 2, n: 2, k: 2 })?;
+/// assert_eq!(ctx.download(c)?, bytemuck::cast_slice::<f32, u8>(&[19.0, 22.0, 43.0, 50.0]));
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+pub fn matmul<B: Backend>(
+    ctx: &Context<B>,
+    a: BufferHandle,
+    b: BufferHandle,
+    c: BufferHandle,
+    d: MatmulDims,
+) -> Result<SubmissionIndex> {
+    matmul_with(ctx, a, b, c, d, MatmulKernel::Auto)
+}
+
+/// [`matmul`] with the kernel variant named.
+///
+/// # Errors
+/// As [`matmul`].
+pub fn matmul_with<B: Backend>(
+    ctx: &Context<B>,
+    a: BufferHandle,
+    b: BufferHandle,
+    c: BufferHandle,
+    d: MatmulDims,
+    kernel: MatmulKernel,
+) -> Result<SubmissionIndex> {
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        return Err(Error::ShapeMismatch {
+            expected: "dimensions of at least 1".into(),
+            actual: format!("{d:?}"),
+        });
+    }
+    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
+    check_size(ctx, a, "A", m * k)?;
+    check_size(ctx, b, "B", k * n)?;
+    check_size(ctx, c, "C", m * n)?;
+    let max = ctx.backend().limits().max_binding_size;
+    if k * n * 4 > max {
+        return Err(Error::TooLarge {
+            label: "matmul B".into(),
+            requested: k * n * 4,
+            max,
+            what: "largest range one kernel binding may cover (B is bound whole)",
+        });
+    }
+    let band = (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS);
+    if band * k.max(n) * 4 > max {
+        return Err(Error::TooLarge {
+            label: "matmul A/C band".into(),
+            requested: BAND_ROWS * k.max(n) * 4,
+            max,
+            what: "largest range one kernel binding may cover (128 rows of A or C)",
+        });
+    }
+    let register = match kernel {
+        MatmulKernel::Auto => ctx.adapter_info().device_type == "cpu",
+        MatmulKernel::Register => true,
+        MatmulKernel::Tiled => false,
+    };
+    let mut last = 0;
+    let mut r0 = 0;
+    while r0 < m {
+        let rows = band.min(m - r0);
+        let params = [rows as u32, d.n, d.k, 0];
+        let bindings = [
+            Binding::range(a, r0 * k * 4, (rows * k * 4).next_multiple_of(4)),
+            b.into(),
+            Binding::range(c, r0 * n * 4, rows * n * 4),
+        ];
+        last = if register {
+            let (wg_x, wg_y) = (8u64, 8u64);
+            let groups = [
+                n.div_ceil(4 * wg_x) as u32,
+                rows.div_ceil(4 * wg_y) as u32,
+                1,
+            ];
+            ctx.dispatch_with(
+                &shaders::MATMUL_REGISTER,
+                &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
+                &bindings,
+                bytemuck::cast_slice(&params),
+                groups,
+            )?
+        } else {
+            let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+            ctx.dispatch_with(
+                &shaders::MATMUL_TILED,
+                &[],
+                &bindings,
+                bytemuck::cast_slice(&params),
+                groups,
+            )?
+        };
+        r0 += rows;
+    }
+    Ok(last)
+}

@@ -1,0 +1,135 @@
+//! Matmul on the GPU against the f64 CPU twin, both kernel variants, bands, and bad input.
+
+mod common;
+
+use common::{random_bytes, try_gpu};
+use vramkit::backend::wgpu::WgpuBackend;
+use vramkit::kernels::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
+use vramkit::{AllocDesc, Context, ContextDesc, Error};
+
+fn random_matrix(len: usize, seed: u64) -> Vec<f32> {
+    random_bytes(len * 4, seed)
+        .chunks_exact(4)
+        .map(|c| (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) >> 9) as f32 / 4_194_304.0 - 1.0)
+        .collect()
+}
+
+/// f32 accumulation of K products is within K·ε·Σ|a·b| of the exact result (a standard bound,
+/// with a factor 2 of slack for fused and unfused multiply-adds).
+fn check(c: &[f32], a: &[f32], b: &[f32], d: MatmulDims, what: &str) {
+    let reference = matmul_cpu(a, b, d);
+    let (n, k) = (d.n as usize, d.k as usize);
+    for (idx, (&got, &want)) in c.iter().zip(&reference).enumerate() {
+        let (i, j) = (idx / n, idx % n);
+        let abs: f64 = (0..k)
+            .map(|p| f64::from((a[i * k + p] * b[p * n + j]).abs()))
+            .sum();
+        let tol = 2.0 * k as f64 * f64::from(f32::EPSILON) * abs + 1e-30;
+        assert!(
+            (f64::from(got) - f64::from(want)).abs() <= tol,
+            "{what} {d:?}: C[{i}][{j}] = {got}, expected {want} (tolerance {tol:e})"
+        );
+    }
+}
+
+fn run(ctx: &Context<WgpuBackend>, d: MatmulDims, kernel: MatmulKernel, seed: u64) {
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let a = random_matrix(m * k, seed);
+    let b = random_matrix(k * n, seed + 1);
+    let ha = ctx
+        .alloc(AllocDesc::new("a", (m * k * 4) as u64))
+        .expect("alloc");
+    let hb = ctx
+        .alloc(AllocDesc::new("b", (k * n * 4) as u64))
+        .expect("alloc");
+    // C sits in a larger buffer whose tail is poisoned: the kernel must not touch it.
+    let tail = 4096;
+    let hc = ctx
+        .alloc(AllocDesc::new("c", (m * n * 4 + tail) as u64))
+        .expect("alloc");
+    ctx.upload(ha, bytemuck::cast_slice(&a)).expect("upload");
+    ctx.upload(hb, bytemuck::cast_slice(&b)).expect("upload");
+    ctx.upload(hc, &vec![0xA5; m * n * 4 + tail])
+        .expect("upload");
+    matmul_with(ctx, ha, hb, hc, d, kernel).expect("matmul");
+    let out = ctx.download(hc).expect("download");
+    assert!(
+        out[m * n * 4..].iter().all(|&x| x == 0xA5),
+        "{kernel:?} {d:?} wrote past C"
+    );
+    check(
+        bytemuck::cast_slice(&out[..m * n * 4]),
+        &a,
+        &b,
+        d,
+        &format!("{kernel:?}"),
+    );
+    for h in [ha, hb, hc] {
+        ctx.release(h).expect("release");
+    }
+}
+
+const SHAPES: [(u32, u32, u32); 9] = [
+    (1, 1, 1),
+    (2, 3, 4),
+    (17, 31, 13),
+    (64, 64, 64),
+    (127, 129, 65),
+    (256, 1, 300),
+    (1, 257, 33),
+    (130, 200, 9),
+    (1000, 1003, 517),
+];
+
+#[test]
+fn both_kernels_match_the_cpu_on_many_shapes() {
+    let Some(ctx) = try_gpu("matmul shapes", ContextDesc::default()) else {
+        return;
+    };
+    for kernel in [
+        MatmulKernel::Register,
+        MatmulKernel::Tiled,
+        MatmulKernel::Auto,
+    ] {
+        for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
+            run(&ctx, MatmulDims { m, n, k }, kernel, i as u64 * 10);
+        }
+    }
+}
+
+#[test]
+fn a_larger_than_one_binding_runs_in_bands() {
+    let Some(ctx) = try_gpu("matmul bands", ContextDesc::default()) else {
+        return;
+    };
+    let max = vramkit::backend::Backend::limits(ctx.backend()).max_binding_size;
+    // A of m×k with m·k·4 just past the binding limit.
+    let k = 4100u32;
+    let m = (max / (4 * u64::from(k)) + 70) as u32;
+    for kernel in [MatmulKernel::Register, MatmulKernel::Tiled] {
+        run(&ctx, MatmulDims { m, n: 3, k }, kernel, 99);
+    }
+}
+
+#[test]
+fn bad_shapes_are_typed_errors() {
+    let Some(ctx) = try_gpu("matmul bad shapes", ContextDesc::default()) else {
+        return;
+    };
+    let h = ctx.alloc(AllocDesc::new("h", 64)).expect("alloc");
+    let zero = MatmulDims { m: 0, n: 4, k: 4 };
+    assert!(matches!(
+        matmul(&ctx, h, h, h, zero),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let big = MatmulDims { m: 4, n: 4, k: 5 };
+    match matmul(&ctx, h, h, h, big) {
+        Err(Error::ShapeMismatch { expected, .. }) => assert!(expected.contains("A"), "{expected}"),
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    ctx.release(h).expect("release");
+    assert!(matches!(
+        matmul(&ctx, h, h, h, MatmulDims { m: 1, n: 1, k: 1 }),
+        Err(Error::StaleHandle { .. })
+    ));
+}
