@@ -12,7 +12,7 @@ pub const SCALE: KernelSource = KernelSource {
     guarded: true,
 };
 
-/// `C = A·B` without workgroup memory, 4×4 per invocation (CPU adapters). Override constants
+/// `C = A·B` without workgroup memory, 8×8 per invocation (CPU adapters). Override constants
 /// `WG_X`, `WG_Y`. See [`crate::kernels::matmul`].
 pub const MATMUL_REGISTER: KernelSource = KernelSource {
     label: "matmul_register",

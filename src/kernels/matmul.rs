@@ -22,7 +22,7 @@ pub enum MatmulKernel {
     /// [`Tiled`](Self::Tiled).
     #[default]
     Auto,
-    /// No workgroup memory, 4×4 per invocation: best on lavapipe.
+    /// No workgroup memory, 8×8 per invocation: best on lavapipe.
     Register,
     /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
     Tiled,
@@ -160,8 +160,8 @@ pub fn matmul_with<B: Backend>(
         last = if register {
             let (wg_x, wg_y) = (8u64, 8u64);
             let groups = [
-                n.div_ceil(4 * wg_x) as u32,
-                rows.div_ceil(4 * wg_y) as u32,
+                n.div_ceil(8 * wg_x) as u32,
+                rows.div_ceil(8 * wg_y) as u32,
                 1,
             ];
             ctx.dispatch_with(
