@@ -111,6 +111,17 @@ pub enum Error {
         actual: String,
     },
 
+    /// A parameter is out of its range.
+    #[error("{name} = {value} is invalid: {reason}")]
+    InvalidParameter {
+        /// The parameter.
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// The valid range, and what to do.
+        reason: &'static str,
+    },
+
     /// A shader failed to compile or validate.
     #[error("shader `{label}` is invalid: {message}")]
     Shader {

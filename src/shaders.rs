@@ -30,5 +30,72 @@ pub const MATMUL_TILED: KernelSource = KernelSource {
     guarded: true,
 };
 
+macro_rules! image_kernel {
+    ($(#[$doc:meta])* $name:ident, $file:literal, $entry:literal) => {
+        $(#[$doc])*
+        pub const $name: KernelSource = KernelSource {
+            label: concat!($file, "::", $entry),
+            wgsl: include_str!(concat!("../shaders/", $file, ".wgsl")),
+            entry: $entry,
+            guarded: true,
+        };
+    };
+}
+
+image_kernel!(
+    /// RGBA8 to RGBA32F over a region. See [`crate::kernels::image`].
+    IMAGE_UNPACK, "image_unpack", "main"
+);
+image_kernel!(
+    /// RGBA32F to RGBA8 over a region.
+    IMAGE_PACK, "image_pack", "main"
+);
+image_kernel!(
+    /// Horizontal pass of a separable convolution (Gaussian or box blur).
+    BLUR_HORIZONTAL, "image_blur", "horizontal"
+);
+image_kernel!(
+    /// Vertical pass of a separable convolution.
+    BLUR_VERTICAL, "image_blur", "vertical"
+);
+image_kernel!(
+    /// Bilinear resize.
+    RESIZE_BILINEAR, "image_resize", "bilinear"
+);
+image_kernel!(
+    /// Area-average resize.
+    RESIZE_AREA, "image_resize", "area"
+);
+image_kernel!(
+    /// sRGB to linear.
+    SRGB_TO_LINEAR, "image_color", "srgb_to_linear"
+);
+image_kernel!(
+    /// Linear to sRGB.
+    LINEAR_TO_SRGB, "image_color", "linear_to_srgb"
+);
+image_kernel!(
+    /// Rec. 709 luma.
+    LUMA, "image_color", "luma"
+);
+image_kernel!(
+    /// Brightness, contrast and gamma.
+    ADJUST, "image_color", "adjust"
+);
+
 /// All kernels, for validation.
-pub const ALL: &[KernelSource] = &[SCALE, MATMUL_REGISTER, MATMUL_TILED];
+pub const ALL: &[KernelSource] = &[
+    SCALE,
+    MATMUL_REGISTER,
+    MATMUL_TILED,
+    IMAGE_UNPACK,
+    IMAGE_PACK,
+    BLUR_HORIZONTAL,
+    BLUR_VERTICAL,
+    RESIZE_BILINEAR,
+    RESIZE_AREA,
+    SRGB_TO_LINEAR,
+    LINEAR_TO_SRGB,
+    LUMA,
+    ADJUST,
+];

@@ -2,6 +2,8 @@
 //! function that takes handles and checks shapes.
 
 mod elementwise;
+pub mod image;
+pub mod image_cpu;
 mod matmul;
 
 pub use elementwise::{scale, scale_cpu};

@@ -1,0 +1,54 @@
+// One pass of a separable convolution on RGBA32F (Gaussian or box: the weights decide), with
+// clamp-to-edge. `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy);
+// `vertical` likewise along y. Bindings: src, dst, weights (2R + 1 values), then the region.
+// Reads clamp to the source image, so a region of a larger image (a tile with its halo) gives the
+// same pixels as the whole image.
+
+struct Region {
+    src_w: u32,
+    src_h: u32,
+    src_stride: u32,
+    dst_w: u32,
+    dst_h: u32,
+    dst_stride: u32,
+    ox: u32,
+    oy: u32,
+    radius: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> weights: array<f32>;
+@group(0) @binding(3) var<uniform> r: Region;
+
+@compute @workgroup_size(16, 16)
+fn horizontal(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= r.dst_w || id.y >= r.dst_h) {
+        return;
+    }
+    let row = (id.y + r.oy) * r.src_stride;
+    let x = i32(id.x + r.ox) - i32(r.radius);
+    let last = i32(r.src_w) - 1;
+    var acc = vec4<f32>(0.0);
+    for (var i = 0u; i <= 2u * r.radius; i++) {
+        let sx = u32(clamp(x + i32(i), 0, last));
+        acc += weights[i] * src[row + sx];
+    }
+    dst[id.y * r.dst_stride + id.x] = acc;
+}
+
+@compute @workgroup_size(16, 16)
+fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= r.dst_w || id.y >= r.dst_h) {
+        return;
+    }
+    let col = id.x + r.ox;
+    let y = i32(id.y + r.oy) - i32(r.radius);
+    let last = i32(r.src_h) - 1;
+    var acc = vec4<f32>(0.0);
+    for (var i = 0u; i <= 2u * r.radius; i++) {
+        let sy = u32(clamp(y + i32(i), 0, last));
+        acc += weights[i] * src[sy * r.src_stride + col];
+    }
+    dst[id.y * r.dst_stride + id.x] = acc;
+}

@@ -1,0 +1,80 @@
+// Resizing RGBA32F. The full source is full_src_w × full_src_h and the full destination is
+// full_src / scale; the source buffer holds the source pixels from (sx0, sy0), the destination
+// buffer the destination pixels from (dx0, dy0), so a tile of the output (with its source region
+// and halo) gives the same pixels as the whole image. Coordinates clamp to the full source.
+// `bilinear`: pixel centres aligned, u = (X + 0.5) · scale − 0.5.
+// `area`: the average over the source rectangle [X · scale, (X + 1) · scale), partial pixels
+// weighted by their coverage (the right filter for downscaling).
+
+struct Resize {
+    src_w: u32,
+    src_h: u32,
+    src_stride: u32,
+    dst_w: u32,
+    dst_h: u32,
+    dst_stride: u32,
+    sx0: u32,
+    sy0: u32,
+    dx0: u32,
+    dy0: u32,
+    full_src_w: u32,
+    full_src_h: u32,
+    scale_x: f32,
+    scale_y: f32,
+}
+
+@group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+@group(0) @binding(2) var<uniform> r: Resize;
+
+// Full-source coordinates to the buffer; a caller whose buffer misses pixels gets its edge
+// pixels, never a read outside the buffer (the kernel runs without runtime bounds checks).
+fn at(x: u32, y: u32) -> vec4<f32> {
+    let lx = u32(clamp(i32(x) - i32(r.sx0), 0, i32(r.src_w) - 1));
+    let ly = u32(clamp(i32(y) - i32(r.sy0), 0, i32(r.src_h) - 1));
+    return src[ly * r.src_stride + lx];
+}
+
+@compute @workgroup_size(16, 16)
+fn bilinear(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= r.dst_w || id.y >= r.dst_h) {
+        return;
+    }
+    let u = clamp((f32(id.x + r.dx0) + 0.5) * r.scale_x - 0.5, 0.0, f32(r.full_src_w - 1u));
+    let v = clamp((f32(id.y + r.dy0) + 0.5) * r.scale_y - 0.5, 0.0, f32(r.full_src_h - 1u));
+    let x0 = u32(floor(u));
+    let y0 = u32(floor(v));
+    let x1 = min(x0 + 1u, r.full_src_w - 1u);
+    let y1 = min(y0 + 1u, r.full_src_h - 1u);
+    let tx = u - f32(x0);
+    let ty = v - f32(y0);
+    let top = mix(at(x0, y0), at(x1, y0), tx);
+    let bottom = mix(at(x0, y1), at(x1, y1), tx);
+    dst[id.y * r.dst_stride + id.x] = mix(top, bottom, ty);
+}
+
+@compute @workgroup_size(16, 16)
+fn area(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= r.dst_w || id.y >= r.dst_h) {
+        return;
+    }
+    let ax = f32(id.x + r.dx0) * r.scale_x;
+    let bx = min(ax + r.scale_x, f32(r.full_src_w));
+    let ay = f32(id.y + r.dy0) * r.scale_y;
+    let by = min(ay + r.scale_y, f32(r.full_src_h));
+    let x_first = u32(floor(ax));
+    let x_last = min(u32(ceil(bx)), r.full_src_w) - 1u;
+    let y_first = u32(floor(ay));
+    let y_last = min(u32(ceil(by)), r.full_src_h) - 1u;
+    var acc = vec4<f32>(0.0);
+    var total = 0.0;
+    for (var y = y_first; y <= y_last; y++) {
+        let wy = min(by, f32(y + 1u)) - max(ay, f32(y));
+        for (var x = x_first; x <= x_last; x++) {
+            let w = wy * (min(bx, f32(x + 1u)) - max(ax, f32(x)));
+            acc += w * at(x, y);
+            total += w;
+        }
+    }
+    dst[id.y * r.dst_stride + id.x] = acc / total;
+}

@@ -1,0 +1,440 @@
+//! Image kernels on frames stored in managed buffers: format conversion, separable blur,
+//! resize and colour operations. Filters work on RGBA32F; RGBA8 frames are unpacked first and
+//! packed last. Each kernel writes a region of its destination from a region of its source
+//! (reads clamp to the source image), so a tile processed with its halo gives exactly the
+//! pixels of the whole frame.
+
+use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
+
+/// Pixel formats of frames in buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PixelFormat {
+    /// 8-bit RGBA, one `u32` per pixel, R in the low byte.
+    Rgba8,
+    /// 32-bit float RGBA, 16 bytes per pixel.
+    Rgba32F,
+}
+
+impl PixelFormat {
+    /// Bytes per pixel.
+    pub const fn bytes_per_pixel(self) -> u64 {
+        match self {
+            PixelFormat::Rgba8 => 4,
+            PixelFormat::Rgba32F => 16,
+        }
+    }
+}
+
+/// An image in a buffer: `height` rows of `stride` pixels, of which the first `width` are the
+/// image's.
+///
+/// ```
+/// # let ctx = vramkit::Context::host(Default::default());
+/// use vramkit::kernels::image::{ImageView, PixelFormat};
+/// let h = ctx.alloc(vramkit::AllocDesc::new("frame", 3840 * 2160 * 4))?;
+/// let frame = ImageView::new(h, 3840, 2160, PixelFormat::Rgba8);
+/// assert_eq!(frame.bytes(), 33_177_600);
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageView {
+    /// The buffer.
+    pub handle: BufferHandle,
+    /// Pixels per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Pixels from one row's start to the next's (at least `width`).
+    pub stride: u32,
+    /// Pixel format.
+    pub format: PixelFormat,
+}
+
+impl ImageView {
+    /// An image of `width × height` pixels with rows packed (`stride == width`).
+    pub fn new(handle: BufferHandle, width: u32, height: u32, format: PixelFormat) -> Self {
+        Self {
+            handle,
+            width,
+            height,
+            stride: width,
+            format,
+        }
+    }
+
+    /// The same image with rows `stride` pixels apart.
+    pub fn with_stride(mut self, stride: u32) -> Self {
+        self.stride = stride;
+        self
+    }
+
+    /// Bytes the image spans in its buffer.
+    pub fn bytes(&self) -> u64 {
+        (u64::from(self.height.saturating_sub(1)) * u64::from(self.stride) + u64::from(self.width))
+            * self.format.bytes_per_pixel()
+    }
+}
+
+/// A blur kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Blur {
+    /// Gaussian of standard deviation `sigma` pixels, radius `ceil(3 sigma)`.
+    Gaussian {
+        /// Standard deviation in pixels, in (0, 341].
+        sigma: f32,
+    },
+    /// Box of `2 radius + 1` pixels.
+    Box {
+        /// Radius in pixels, 1 to 1024.
+        radius: u32,
+    },
+}
+
+/// The largest blur radius.
+pub const MAX_RADIUS: u32 = 1024;
+
+/// A resize filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResizeFilter {
+    /// Bilinear interpolation, pixel centres aligned.
+    Bilinear,
+    /// Coverage-weighted average over each output pixel's footprint (for downscaling).
+    Area,
+}
+
+/// A per-pixel colour operation on RGBA32F (alpha is kept).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColorOp {
+    /// sRGB-encoded to linear.
+    SrgbToLinear,
+    /// Linear to sRGB-encoded.
+    LinearToSrgb,
+    /// Rec. 709 luma into R, G and B.
+    Luma,
+    /// `clamp((v − 0.5) · contrast + 0.5 + brightness, 0, 1) ^ (1 / gamma)`.
+    Adjust {
+        /// Added after contrast.
+        brightness: f32,
+        /// Scale around mid-grey.
+        contrast: f32,
+        /// Gamma, > 0.
+        gamma: f32,
+    },
+}
+
+/// The 1-D weights of a blur, normalised to sum 1 (computed in f64).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a sigma that is not in (0, 341] or a box radius outside
+/// 1..=1024.
+pub fn blur_weights(blur: Blur) -> Result<Vec<f32>> {
+    match blur {
+        Blur::Gaussian { sigma } => {
+            if !(sigma > 0.0 && (3.0 * sigma).ceil() <= MAX_RADIUS as f32) {
+                return Err(Error::InvalidParameter {
+                    name: "sigma",
+                    value: sigma.to_string(),
+                    reason: "a Gaussian blur takes a sigma in (0, 341] pixels",
+                });
+            }
+            let r = (3.0 * f64::from(sigma)).ceil() as i64;
+            let s2 = 2.0 * f64::from(sigma).powi(2);
+            let w: Vec<f64> = (-r..=r).map(|i| (-(i * i) as f64 / s2).exp()).collect();
+            let sum: f64 = w.iter().sum();
+            Ok(w.iter().map(|x| (x / sum) as f32).collect())
+        }
+        Blur::Box { radius } => {
+            if !(1..=MAX_RADIUS).contains(&radius) {
+                return Err(Error::InvalidParameter {
+                    name: "radius",
+                    value: radius.to_string(),
+                    reason: "a box blur takes a radius of 1 to 1024 pixels",
+                });
+            }
+            let n = 2 * radius + 1;
+            Ok(vec![1.0 / n as f32; n as usize])
+        }
+    }
+}
+
+fn check<B: Backend>(
+    ctx: &Context<B>,
+    img: &ImageView,
+    format: PixelFormat,
+    what: &str,
+) -> Result<()> {
+    if img.format != format {
+        return Err(Error::ShapeMismatch {
+            expected: format!("{what} in {format:?}"),
+            actual: format!("{:?}", img.format),
+        });
+    }
+    if img.width == 0 || img.height == 0 || img.stride < img.width {
+        return Err(Error::ShapeMismatch {
+            expected: format!("{what} of at least 1×1 pixels, stride ≥ width"),
+            actual: format!("{}×{}, stride {}", img.width, img.height, img.stride),
+        });
+    }
+    let have = ctx.size_of(img.handle)?;
+    if have < img.bytes() {
+        return Err(Error::ShapeMismatch {
+            expected: format!("{what} buffer of at least {} bytes", img.bytes()),
+            actual: format!("{have} bytes"),
+        });
+    }
+    Ok(())
+}
+
+/// The region words every image kernel starts with.
+fn region(src: &ImageView, dst: &ImageView, origin: [u32; 2]) -> Result<Vec<u32>> {
+    let fits = |o: u32, d: u32, s: u32| o.checked_add(d).is_some_and(|end| end <= s);
+    if !fits(origin[0], dst.width, src.width) || !fits(origin[1], dst.height, src.height) {
+        return Err(Error::ShapeMismatch {
+            expected: format!(
+                "a {}×{} region at {origin:?} inside the {}×{} source",
+                dst.width, dst.height, src.width, src.height
+            ),
+            actual: "a region past the source's edge".into(),
+        });
+    }
+    Ok(vec![
+        src.width, src.height, src.stride, dst.width, dst.height, dst.stride, origin[0], origin[1],
+    ])
+}
+
+fn launch<B: Backend>(
+    ctx: &Context<B>,
+    kernel: &KernelSource,
+    bindings: &[BufferHandle],
+    params: &[u32],
+    dst: &ImageView,
+) -> Result<SubmissionIndex> {
+    let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
+    let groups = [dst.width.div_ceil(16), dst.height.div_ceil(16), 1];
+    ctx.dispatch_with(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
+}
+
+/// Unpacks RGBA8 `src` (from `origin`) into RGBA32F `dst`.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] for wrong formats, empty images, small buffers or a region past
+/// the source.
+pub fn unpack_rgba8<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+) -> Result<SubmissionIndex> {
+    check(ctx, src, PixelFormat::Rgba8, "source")?;
+    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let p = region(src, dst, origin)?;
+    launch(
+        ctx,
+        &shaders::IMAGE_UNPACK,
+        &[src.handle, dst.handle],
+        &p,
+        dst,
+    )
+}
+
+/// Packs RGBA32F `src` (from `origin`) into RGBA8 `dst`, clamping and rounding to nearest.
+///
+/// # Errors
+/// As [`unpack_rgba8`].
+pub fn pack_rgba8<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+) -> Result<SubmissionIndex> {
+    check(ctx, src, PixelFormat::Rgba32F, "source")?;
+    check(ctx, dst, PixelFormat::Rgba8, "destination")?;
+    let p = region(src, dst, origin)?;
+    launch(
+        ctx,
+        &shaders::IMAGE_PACK,
+        &[src.handle, dst.handle],
+        &p,
+        dst,
+    )
+}
+
+/// Blurs RGBA32F `src` into `dst`: `dst(x, y)` is the blurred source at `(x, y) + origin`, with
+/// clamp-to-edge at the source's borders. An intermediate of `dst.width × src.height` pixels and
+/// the weights are allocated from the context (and counted in its budget) for the call.
+///
+/// # Errors
+/// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
+pub fn blur<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    blur: Blur,
+) -> Result<SubmissionIndex> {
+    check(ctx, src, PixelFormat::Rgba32F, "source")?;
+    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let weights = blur_weights(blur)?;
+    let radius = (weights.len() / 2) as u32;
+    let mut p = region(src, dst, origin)?;
+    let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4))?;
+    let tmp_bytes = u64::from(dst.width) * u64::from(src.height) * 16;
+    let tmp = match ctx.alloc(AllocDesc::new("blur intermediate", tmp_bytes).uninit()) {
+        Ok(t) => t,
+        Err(e) => {
+            ctx.release(w)?;
+            return Err(e);
+        }
+    };
+    let mut run = || -> Result<SubmissionIndex> {
+        ctx.upload(w, bytemuck::cast_slice(&weights))?;
+        let mid = ImageView::new(tmp, dst.width, src.height, PixelFormat::Rgba32F);
+        // Horizontal: every source row, the destination's columns.
+        p[3..8].copy_from_slice(&[mid.width, mid.height, mid.stride, origin[0], 0]);
+        p.push(radius);
+        launch(
+            ctx,
+            &shaders::BLUR_HORIZONTAL,
+            &[src.handle, tmp, w],
+            &p,
+            &mid,
+        )?;
+        // Vertical: from the intermediate, the destination's rows.
+        let v = [
+            mid.width, mid.height, mid.stride, dst.width, dst.height, dst.stride, 0, origin[1],
+            radius,
+        ];
+        launch(ctx, &shaders::BLUR_VERTICAL, &[tmp, dst.handle, w], &v, dst)
+    };
+    let result = run();
+    // Released now, freed when the passes that use them complete.
+    ctx.release(tmp)?;
+    ctx.release(w)?;
+    result
+}
+
+/// Where a resize's buffers sit in the full images, for resizing a tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResizeRegion {
+    /// Full source size.
+    pub full_src: [u32; 2],
+    /// Full destination size.
+    pub full_dst: [u32; 2],
+    /// Full-source coordinates of the source buffer's first pixel.
+    pub src_origin: [u32; 2],
+    /// Full-destination coordinates of the destination buffer's first pixel.
+    pub dst_origin: [u32; 2],
+}
+
+/// Resizes the whole RGBA32F `src` into the whole `dst`.
+///
+/// # Errors
+/// As [`unpack_rgba8`].
+pub fn resize<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    filter: ResizeFilter,
+) -> Result<SubmissionIndex> {
+    let region = ResizeRegion {
+        full_src: [src.width, src.height],
+        full_dst: [dst.width, dst.height],
+        src_origin: [0, 0],
+        dst_origin: [0, 0],
+    };
+    resize_region(ctx, src, dst, filter, region)
+}
+
+/// Resizes part of an image: `dst` holds the output pixels from `region.dst_origin`, `src` the
+/// source pixels from `region.src_origin`, which must cover every source pixel those output
+/// pixels read.
+///
+/// # Errors
+/// As [`unpack_rgba8`].
+pub fn resize_region<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    filter: ResizeFilter,
+    r: ResizeRegion,
+) -> Result<SubmissionIndex> {
+    check(ctx, src, PixelFormat::Rgba32F, "source")?;
+    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let inside = |o: [u32; 2], img: &ImageView, full: [u32; 2]| {
+        (0..2).all(|i| {
+            let size = if i == 0 { img.width } else { img.height };
+            full[i] > 0 && o[i].checked_add(size).is_some_and(|end| end <= full[i])
+        })
+    };
+    if !inside(r.src_origin, src, r.full_src) || !inside(r.dst_origin, dst, r.full_dst) {
+        return Err(Error::ShapeMismatch {
+            expected: "source and destination buffers inside their full images".into(),
+            actual: format!("{r:?}"),
+        });
+    }
+    let scale_x = r.full_src[0] as f32 / r.full_dst[0] as f32;
+    let scale_y = r.full_src[1] as f32 / r.full_dst[1] as f32;
+    let p = [
+        src.width,
+        src.height,
+        src.stride,
+        dst.width,
+        dst.height,
+        dst.stride,
+        r.src_origin[0],
+        r.src_origin[1],
+        r.dst_origin[0],
+        r.dst_origin[1],
+        r.full_src[0],
+        r.full_src[1],
+        scale_x.to_bits(),
+        scale_y.to_bits(),
+    ];
+    let kernel = match filter {
+        ResizeFilter::Bilinear => &shaders::RESIZE_BILINEAR,
+        ResizeFilter::Area => &shaders::RESIZE_AREA,
+    };
+    launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
+}
+
+/// Applies a colour operation to RGBA32F `src` (from `origin`) into `dst`. `src` and `dst` may
+/// be the same image.
+///
+/// # Errors
+/// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a gamma that is not positive and
+/// finite.
+pub fn color<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    op: ColorOp,
+) -> Result<SubmissionIndex> {
+    check(ctx, src, PixelFormat::Rgba32F, "source")?;
+    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let mut p = region(src, dst, origin)?;
+    let (kernel, extra) = match op {
+        ColorOp::SrgbToLinear => (&shaders::SRGB_TO_LINEAR, [0.0, 1.0, 1.0]),
+        ColorOp::LinearToSrgb => (&shaders::LINEAR_TO_SRGB, [0.0, 1.0, 1.0]),
+        ColorOp::Luma => (&shaders::LUMA, [0.0, 1.0, 1.0]),
+        ColorOp::Adjust {
+            brightness,
+            contrast,
+            gamma,
+        } => {
+            if !(gamma > 0.0 && gamma.is_finite()) {
+                return Err(Error::InvalidParameter {
+                    name: "gamma",
+                    value: gamma.to_string(),
+                    reason: "gamma must be positive and finite",
+                });
+            }
+            (&shaders::ADJUST, [brightness, contrast, gamma])
+        }
+    };
+    p.extend(extra.map(f32::to_bits));
+    // With src == dst the buffer is bound twice; wgpu allows it, both bindings being read_write.
+    launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
+}
