@@ -12,6 +12,24 @@ pub const SCALE: KernelSource = KernelSource {
     guarded: true,
 };
 
+/// `y[i] = a * x[i] + y[i]`: bindings `x`, `y`, then params `{ a: f32, n: u32 }`. See
+/// [`crate::kernels::axpy`].
+pub const AXPY: KernelSource = KernelSource {
+    label: "axpy",
+    wgsl: include_str!("../shaders/axpy.wgsl"),
+    entry: "main",
+    guarded: true,
+};
+
+/// `z[i] = x[i] + y[i]`: bindings `x`, `y`, `z`, then params `{ n: u32 }`. See
+/// [`crate::kernels::add`].
+pub const ADD: KernelSource = KernelSource {
+    label: "add",
+    wgsl: include_str!("../shaders/add.wgsl"),
+    entry: "main",
+    guarded: true,
+};
+
 /// `C = A·B` without workgroup memory, 8×8 per invocation (CPU adapters). Override constants
 /// `WG_X`, `WG_Y`. See [`crate::kernels::matmul`].
 pub const MATMUL_REGISTER: KernelSource = KernelSource {
@@ -86,6 +104,8 @@ image_kernel!(
 /// All kernels, for validation.
 pub const ALL: &[KernelSource] = &[
     SCALE,
+    AXPY,
+    ADD,
     MATMUL_REGISTER,
     MATMUL_TILED,
     IMAGE_UNPACK,

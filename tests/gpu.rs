@@ -54,8 +54,26 @@ fn kernel_matches_cpu() {
             1.5,
             -2.25,
         );
-        ctx.release(xs).expect("release");
-        ctx.release(ys).expect("release");
+        // axpy and add against their twins: add rounds once on both sides (exact match); axpy
+        // may fuse or not, one rounding of a·x apart.
+        let y0 = random_floats(n as usize, u64::from(n) + 1);
+        ctx.upload(ys, bytemuck::cast_slice(&y0)).expect("upload");
+        kernels::axpy(&ctx, 0.75, xs, ys).expect("axpy");
+        let got = floats(&ctx.download(ys).expect("download"));
+        let want = kernels::axpy_cpu(0.75, &x, &y0);
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let tol = 2.0 * f32::EPSILON * ((0.75 * x[i]).abs() + y0[i].abs() + 1.0);
+            assert!((g - w).abs() <= tol, "axpy[{i}] = {g}, expected {w}");
+        }
+        let zs = ctx
+            .alloc(AllocDesc::new("z", u64::from(n) * 4))
+            .expect("alloc");
+        kernels::add(&ctx, xs, ys, zs).expect("add");
+        let z = floats(&ctx.download(zs).expect("download"));
+        assert_eq!(z, kernels::add_cpu(&x, &got), "add");
+        for h in [xs, ys, zs] {
+            ctx.release(h).expect("release");
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! Elementwise kernels over f32 buffers.
+//! Elementwise kernels over f32 buffers of one length: `scale`, `axpy`, `add`.
 
-use crate::backend::{Backend, SubmissionIndex};
+use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::{shaders, BufferHandle, Context};
 
@@ -11,6 +11,60 @@ use crate::{shaders, BufferHandle, Context};
 /// ```
 pub fn scale_cpu(x: &[f32], a: f32, b: f32) -> Vec<f32> {
     x.iter().map(|&x| a * x + b).collect()
+}
+
+/// The CPU twin of [`axpy`]: `y[i] = a * x[i] + y[i]`.
+pub fn axpy_cpu(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(&x, &y)| a * x + y).collect()
+}
+
+/// The CPU twin of [`add`]: `z[i] = x[i] + y[i]`.
+pub fn add_cpu(x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(&x, &y)| x + y).collect()
+}
+
+/// Checks that every buffer holds the same whole number of f32 values, and returns it.
+fn same_length<B: Backend>(ctx: &Context<B>, buffers: &[BufferHandle]) -> Result<u32> {
+    let first = ctx.size_of(buffers[0])?;
+    for &h in &buffers[1..] {
+        let size = ctx.size_of(h)?;
+        if size != first || !first.is_multiple_of(4) {
+            return Err(Error::ShapeMismatch {
+                expected: format!("f32 buffers of one length ({first} bytes)"),
+                actual: format!("a buffer of {size} bytes"),
+            });
+        }
+    }
+    if !first.is_multiple_of(4) {
+        return Err(Error::ShapeMismatch {
+            expected: "a whole number of f32 values".into(),
+            actual: format!("{first} bytes"),
+        });
+    }
+    u32::try_from(first / 4).map_err(|_| Error::TooLarge {
+        label: "elementwise".into(),
+        requested: first / 4,
+        max: u64::from(u32::MAX),
+        what: "values one elementwise kernel covers",
+    })
+}
+
+/// Launches an elementwise kernel over `n` values: workgroups of 256, two-dimensional past
+/// 65,535 of them.
+fn launch<B: Backend>(
+    ctx: &Context<B>,
+    kernel: &KernelSource,
+    buffers: &[BufferHandle],
+    params: &[u32],
+    n: u32,
+) -> Result<SubmissionIndex> {
+    let groups = n.div_ceil(256);
+    ctx.dispatch(
+        kernel,
+        buffers,
+        bytemuck::cast_slice(params),
+        [groups.min(65_535), groups.div_ceil(65_535), 1],
+    )
 }
 
 /// Records `y[i] = a * x[i] + b` over f32 buffers of the same length. Returns the submission it
@@ -37,25 +91,40 @@ pub fn scale<B: Backend>(
     a: f32,
     b: f32,
 ) -> Result<SubmissionIndex> {
-    let (xn, yn) = (ctx.size_of(x)?, ctx.size_of(y)?);
-    if xn != yn || !xn.is_multiple_of(4) {
-        return Err(Error::ShapeMismatch {
-            expected: format!("two f32 buffers of one length (x is {xn} bytes)"),
-            actual: format!("y of {yn} bytes"),
-        });
-    }
-    let n = u32::try_from(xn / 4).map_err(|_| Error::TooLarge {
-        label: "scale".into(),
-        requested: xn / 4,
-        max: u64::from(u32::MAX),
-        what: "values one scale kernel covers",
-    })?;
-    let params = [a.to_bits(), b.to_bits(), n, 0];
-    let groups = n.div_ceil(256);
-    ctx.dispatch(
+    let n = same_length(ctx, &[x, y])?;
+    launch(
+        ctx,
         &shaders::SCALE,
         &[x, y],
-        bytemuck::cast_slice(&params),
-        [groups.min(65_535), groups.div_ceil(65_535), 1],
+        &[a.to_bits(), b.to_bits(), n, 0],
+        n,
     )
+}
+
+/// Records `y[i] = a * x[i] + y[i]`.
+///
+/// # Errors
+/// As [`scale`].
+pub fn axpy<B: Backend>(
+    ctx: &Context<B>,
+    a: f32,
+    x: BufferHandle,
+    y: BufferHandle,
+) -> Result<SubmissionIndex> {
+    let n = same_length(ctx, &[x, y])?;
+    launch(ctx, &shaders::AXPY, &[x, y], &[a.to_bits(), n], n)
+}
+
+/// Records `z[i] = x[i] + y[i]`.
+///
+/// # Errors
+/// As [`scale`].
+pub fn add<B: Backend>(
+    ctx: &Context<B>,
+    x: BufferHandle,
+    y: BufferHandle,
+    z: BufferHandle,
+) -> Result<SubmissionIndex> {
+    let n = same_length(ctx, &[x, y, z])?;
+    launch(ctx, &shaders::ADD, &[x, y, z], &[n], n)
 }

@@ -6,5 +6,5 @@ pub mod image;
 pub mod image_cpu;
 mod matmul;
 
-pub use elementwise::{scale, scale_cpu};
+pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
 pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
