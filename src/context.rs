@@ -248,6 +248,13 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).collect(&self.backend)
     }
 
+    /// The most bytes the staging rings may hold (both directions): what a planner must leave
+    /// free in the budget for transfers.
+    pub fn staging_capacity(&self) -> u64 {
+        let s = lock(&self.staging);
+        s.upload.capacity() + s.readback.capacity()
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> MemoryStats {
         lock(&self.mem).stats()

@@ -29,6 +29,7 @@ pub mod backend;
 mod context;
 mod dispatch;
 mod error;
+pub mod image;
 pub mod kernels;
 pub mod memory;
 pub mod shaders;

@@ -23,10 +23,27 @@ impl Budget {
         self.limit.saturating_sub(reserved)
     }
 
+    /// The size of a new shared block for a request of `size` bytes, or `None` when the request
+    /// takes a dedicated block. Small requests share 2 MiB blocks, larger ones blocks of four
+    /// times their size (a power of two), at most `block_size`, and never more than half the room
+    /// the budget leaves, so one pool does not take the budget from the others and from staging.
+    pub fn shared_block(
+        size: u64,
+        headroom: u64,
+        unit: u64,
+        block_size: u64,
+        dedicated: u64,
+    ) -> Option<u64> {
+        if size > dedicated {
+            return None;
+        }
+        let want = (4 * size).next_power_of_two().max(2 << 20).min(block_size);
+        let block = want.min(headroom / 2 / unit * unit);
+        (block >= 2 * size).then_some(block)
+    }
+
     /// How many items of `item` bytes (a multiple of `unit`) new blocks could hold within
-    /// `headroom`, following the pool's growth rule: a shared block takes `block_size` bytes or half
-    /// the remaining room, whichever is less, and holds at least two items; otherwise an item
-    /// takes a dedicated block of its own size.
+    /// `headroom`, following the pool's growth rule ([`Budget::shared_block`]).
     pub fn items_in_new_blocks(
         mut headroom: u64,
         item: u64,
@@ -36,13 +53,15 @@ impl Budget {
     ) -> u64 {
         let mut n = 0u64;
         while headroom >= item {
-            let block = (headroom / 2 / unit * unit).min(block_size);
-            if item <= dedicated && block >= 2 * item {
-                n += block / item;
-                headroom -= block;
-            } else {
-                n += 1;
-                headroom -= item;
+            match Self::shared_block(item, headroom, unit, block_size, dedicated) {
+                Some(block) => {
+                    n += block / item;
+                    headroom -= block;
+                }
+                None => {
+                    n += 1;
+                    headroom -= item;
+                }
             }
         }
         n

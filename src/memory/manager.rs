@@ -216,15 +216,11 @@ impl<B: Backend> Manager<B> {
         if size > headroom {
             return Err(self.over_budget(kind, requested));
         }
-        // A shared block of the configured size, or half the room the budget leaves (so one pool
-        // never takes the whole budget from the others and from staging); a dedicated block when
-        // the request would fill most of that.
-        let block = (headroom / 2 / g.unit * g.unit).min(g.block_size);
-        let (block, shared) = if shareable && block >= 2 * size {
-            (block, true)
-        } else {
-            (size, false)
-        };
+        let (block, shared) =
+            match Budget::shared_block(size, headroom, g.unit, g.block_size, g.dedicated) {
+                Some(block) => (block, true),
+                None => (size, false),
+            };
         let raw = backend.alloc_block(block, kind)?;
         log::debug!("vramkit: new {kind:?} block of {block} B (shared: {shared})");
         self.add_reserved(block);

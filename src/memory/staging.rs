@@ -37,6 +37,11 @@ impl<Blk> Ring<Blk> {
         }
     }
 
+    /// The most bytes this ring may hold.
+    pub fn capacity(&self) -> u64 {
+        self.slot_size * self.max_slots as u64
+    }
+
     /// The index of the slot to use next: a new one while the next in turn is busy and the ring
     /// and the budget allow, else the next in turn once its submission has completed. When the
     /// budget leaves no room for a first slot, the other direction's ring (`spare`) gives its
