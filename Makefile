@@ -1,5 +1,5 @@
 # vramkit: the two commands of the README, and their helpers.
-#   make demo   runs the main example on the GPU (lavapipe if there is none)
+#   make demo   runs the 4K image tool on its built-in test chart under a 256 MiB budget
 #   make test   runs every test (GPU tests on lavapipe if there is no GPU)
 # Both install the Vulkan loader and lavapipe when no Vulkan driver is present (Debian/Ubuntu).
 
@@ -19,7 +19,8 @@ deps:
 	fi
 
 demo: deps
-	$(CARGO) run --release --example quickstart
+	$(CARGO) run --release --example image_4k -- --budget 256MiB --out out
+	@echo "the processed 4K test chart is in out/test_chart.png"
 
 test: deps
 	$(CARGO) test --release --all-targets

@@ -28,3 +28,49 @@ pub fn frame_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
 pub fn texture_copy_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
     (u64::from(width) * format.bytes_per_pixel()).next_multiple_of(256) * u64::from(height)
 }
+
+/// A deterministic RGBA8 test chart: colour gradients, a grid of fine lines, checkerboards of
+/// several pitches and rows of small glyph-like marks, so that blurs and resizes visibly do
+/// something. The 4K tool uses it when given no input.
+///
+/// ```
+/// let chart = vramkit::image::test_chart(64, 32);
+/// assert_eq!(chart.len(), 64 * 32 * 4);
+/// assert_eq!(chart, vramkit::image::test_chart(64, 32));
+/// ```
+pub fn test_chart(width: u32, height: u32) -> Vec<u8> {
+    let mut px = Vec::with_capacity(width as usize * height as usize * 4);
+    for y in 0..height {
+        for x in 0..width {
+            let (fx, fy) = (x as f32 / width as f32, y as f32 / height as f32);
+            let mut rgb = [
+                (255.0 * fx) as u8,
+                (255.0 * fy) as u8,
+                (255.0 * (1.0 - fx) * fy) as u8,
+            ];
+            let band = (y * 6 / height.max(1)) as u8;
+            let detail = match band {
+                // Fine lines, one pixel wide, every 8 pixels.
+                1 => x % 8 == 0 || y % 8 == 0,
+                // Checkerboards of 1, 2 and 4 pixels across the width.
+                2 => {
+                    let pitch = x * 3 / width.max(1);
+                    ((x >> pitch) + (y >> pitch)).is_multiple_of(2)
+                }
+                // Glyph-like marks: 5×7 cells with pseudo-random strokes, like lines of text.
+                3 | 4 => {
+                    let (cx, cy) = (x / 6, y / 9);
+                    let (gx, gy) = (x % 6, y % 9);
+                    let bits = (cx.wrapping_mul(2_654_435_761) ^ cy.wrapping_mul(40_503)) >> 7;
+                    gx < 5 && gy < 7 && (bits >> ((gy * 5 + gx) % 31)) & 1 == 1
+                }
+                _ => false,
+            };
+            if detail {
+                rgb = rgb.map(|c| 255 - c);
+            }
+            px.extend_from_slice(&[rgb[0], rgb[1], rgb[2], 255]);
+        }
+    }
+    px
+}

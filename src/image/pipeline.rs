@@ -246,10 +246,18 @@ impl Pipeline {
         out: &mut [u8],
         live: &mut Vec<BufferHandle>,
     ) -> Result<()> {
-        let mut alloc = |label: &'static str, r: &Rect, f: PixelFormat| -> Result<ImageView> {
-            let h = ctx.alloc(AllocDesc::new(label, r.area() * f.bytes_per_pixel()).uninit())?;
-            live.push(h);
-            Ok(ImageView::new(h, r.width(), r.height(), f))
+        let alloc =
+            |live: &mut Vec<BufferHandle>, label: &'static str, r: &Rect, f: PixelFormat| {
+                let h =
+                    ctx.alloc(AllocDesc::new(label, r.area() * f.bytes_per_pixel()).uninit())?;
+                live.push(h);
+                Ok::<_, Error>(ImageView::new(h, r.width(), r.height(), f))
+            };
+        // Each buffer goes as soon as the last kernel that reads it is recorded (its memory
+        // returns when that kernel completes), so a tile holds two stages at a time.
+        let retire = |live: &mut Vec<BufferHandle>, img: &ImageView| {
+            live.retain(|&l| l != img.handle);
+            ctx.release(img.handle)
         };
         // The input region, gathered row by row.
         let r0 = regions[0];
@@ -259,13 +267,14 @@ impl Pipeline {
             let row = (y as usize * w as usize + r0.x0 as usize) * 4;
             bytes.extend_from_slice(&input[row..row + r0.width() as usize * 4]);
         }
-        let src8 = alloc("tile input", &r0, PixelFormat::Rgba8)?;
+        let src8 = alloc(live, "tile input", &r0, PixelFormat::Rgba8)?;
         ctx.upload(src8.handle, &bytes)?;
-        let mut cur = alloc("tile stage", &r0, PixelFormat::Rgba32F)?;
+        let mut cur = alloc(live, "tile stage", &r0, PixelFormat::Rgba32F)?;
         unpack_rgba8(ctx, &src8, &cur, [0, 0])?;
+        retire(live, &src8)?;
         for (i, op) in self.ops.iter().enumerate() {
             let (ri, rn) = (regions[i], regions[i + 1]);
-            let next = alloc("tile stage", &rn, PixelFormat::Rgba32F)?;
+            let next = alloc(live, "tile stage", &rn, PixelFormat::Rgba32F)?;
             let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
             match *op {
                 Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
@@ -286,11 +295,13 @@ impl Pipeline {
                     color(ctx, &cur, &next, origin, c)?
                 }
             };
+            retire(live, &cur)?;
             cur = next;
         }
         let rn = regions[regions.len() - 1];
-        let out8 = alloc("tile output", &rn, PixelFormat::Rgba8)?;
+        let out8 = alloc(live, "tile output", &rn, PixelFormat::Rgba8)?;
         pack_rgba8(ctx, &cur, &out8, [0, 0])?;
+        retire(live, &cur)?;
         let tile = ctx.download(out8.handle)?;
         let [ow, _] = self.output_size();
         let row_bytes = rn.width() as usize * 4;

@@ -1,0 +1,274 @@
+//! The 4K image tool: runs an operation chain on image files (or a built-in 4K test chart)
+//! inside a device-memory budget, tiling frames that do not fit, and reports where the memory
+//! went.
+//!
+//! `cargo run --release --example image_4k -- --budget 256MiB --out out`
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bytesize::ByteSize;
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use vramkit::image::{frame_bytes, parse_chain, test_chart, Pipeline, PixelFormat};
+use vramkit::{Context, ContextDesc, Error};
+
+#[derive(Parser, Debug)]
+#[command(about = "Process 4K images on the GPU inside a memory budget", version)]
+struct Args {
+    /// PNG or JPEG files, or directories of them. None: a built-in 3840×2160 test chart.
+    inputs: Vec<PathBuf>,
+    /// Operation chain: linear, srgb, luma, blur:sigma=S, box:radius=R, resize:WxH[:area],
+    /// adjust:brightness=B;contrast=C;gamma=G.
+    #[arg(long, default_value = "linear,blur:sigma=3,resize:1920x1080:area,srgb")]
+    ops: String,
+    /// Device-memory budget, e.g. 256MiB or 1GiB. None: the device's limit.
+    #[arg(long)]
+    budget: Option<ByteSize>,
+    /// Where the PNG outputs go.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Backend: wgpu (Vulkan, Metal, DX12; lavapipe without a GPU).
+    #[arg(long, default_value = "wgpu")]
+    backend: String,
+}
+
+/// Exit codes a script can act on.
+enum Failure {
+    Usage(String),
+    Input(String),
+    Budget(String),
+    NoGpu(String),
+    Other(String),
+}
+
+impl Failure {
+    fn code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Input(_) => 3,
+            Failure::Budget(_) => 4,
+            Failure::NoGpu(_) => 5,
+            Failure::Other(_) => 1,
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::OverBudget {
+                requested, limit, ..
+            } => Failure::Budget(format!(
+                "the budget of {} is too small even for the smallest tile: at least {} is needed \
+                 (try --budget {})",
+                ByteSize(limit),
+                ByteSize(requested),
+                ByteSize(requested.next_multiple_of(1 << 20))
+            )),
+            Error::NoAdapter { .. } | Error::DeviceLost { .. } => Failure::NoGpu(e.to_string()),
+            Error::InvalidParameter { .. } | Error::ShapeMismatch { .. } => {
+                Failure::Usage(e.to_string())
+            }
+            e => Failure::Other(e.to_string()),
+        }
+    }
+}
+
+struct Frame {
+    name: String,
+    size: [u32; 2],
+    rgba: Vec<u8>,
+}
+
+fn load(path: &Path) -> Result<Frame, Failure> {
+    let img = image::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| Failure::Input(format!("{}: cannot read: {e}", path.display())))?
+        .decode()
+        .map_err(|e| {
+            Failure::Input(format!(
+                "{}: not a PNG or JPEG image vramkit can decode: {e}",
+                path.display()
+            ))
+        })?;
+    let rgba = match img {
+        image::DynamicImage::ImageRgb8(_) | image::DynamicImage::ImageRgba8(_) => img.to_rgba8(),
+        other => {
+            return Err(Failure::Input(format!(
+                "{}: {:?} pixels are not supported; use 8-bit RGB or RGBA",
+                path.display(),
+                other.color()
+            )))
+        }
+    };
+    let name = path
+        .file_stem()
+        .map_or("frame".into(), |s| s.to_string_lossy().into_owned());
+    Ok(Frame {
+        name,
+        size: [rgba.width(), rgba.height()],
+        rgba: rgba.into_raw(),
+    })
+}
+
+fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
+    let mut files = Vec::new();
+    for p in &args.inputs {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Failure::Input(format!("{}: {e}", p.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.extension().and_then(|x| x.to_str()).is_some_and(|x| {
+                        ["png", "jpg", "jpeg"].contains(&x.to_lowercase().as_str())
+                    })
+                })
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
+    if args.backend != "wgpu" {
+        return Err(Failure::Usage(format!(
+            "backend `{}` is not available in this build; use --backend wgpu",
+            args.backend
+        )));
+    }
+    let chain = parse_chain(&args.ops)?;
+    let budget = args.budget.map(|b| b.as_u64());
+    // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
+    let staging_chunk = budget.map_or(4 << 20, |b| (b / 32).clamp(64 << 10, 4 << 20) / 4096 * 4096);
+    let ctx = Context::new(ContextDesc {
+        budget,
+        staging_chunk,
+        staging_slots: 2,
+        ..Default::default()
+    })?;
+    eprintln!("device: {}", ctx.adapter_info());
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", args.out.display())))?;
+
+    let files = inputs(args)?;
+    let bar = ProgressBar::new(files.len().max(1) as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows = Vec::new();
+    let start = Instant::now();
+    let frames = files.len().max(1);
+    for i in 0..frames {
+        let frame = match files.get(i) {
+            Some(f) => load(f)?,
+            None => Frame {
+                name: "test_chart".into(),
+                size: [3840, 2160],
+                rgba: test_chart(3840, 2160),
+            },
+        };
+        bar.set_message(frame.name.clone());
+        let pipeline = Pipeline::new(chain.clone(), frame.size)?;
+        let (out, report) = pipeline.run(&ctx, &frame.rgba)?;
+        let [ow, oh] = pipeline.output_size();
+        let path = args.out.join(format!("{}.png", frame.name));
+        image::save_buffer(&path, &out, ow, oh, image::ExtendedColorType::Rgba8)
+            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))?;
+        rows.push((frame.name, frame.size, [ow, oh], report, path));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let elapsed = start.elapsed().as_secs_f64();
+    let stats = ctx.stats();
+
+    let b = |x: u64| ByteSize(x).to_string();
+    println!(
+        "{:<14} {:>14} {:>14} {:>10} {:>8} {:>10}",
+        "frame", "input", "output", "tiles", "tile", "time"
+    );
+    for (name, [w, h], [ow, oh], r, _) in &rows {
+        println!(
+            "{:<14} {:>14} {:>14} {:>10} {:>8} {:>9.2}s",
+            name,
+            format!("{w}x{h}"),
+            format!("{ow}x{oh}"),
+            r.tiles,
+            format!("{}x{}", r.tile[0], r.tile[1]),
+            r.seconds
+        );
+    }
+    let (name, [w, h], [ow, oh], report, _) = &rows[rows.len() - 1];
+    let _ = name;
+    println!();
+    println!("{:<32} {:>12}", "resource", "bytes");
+    println!(
+        "{:<32} {:>12}",
+        "frame in (RGBA8, host)",
+        b(frame_bytes(*w, *h, PixelFormat::Rgba8))
+    );
+    println!(
+        "{:<32} {:>12}",
+        "frame out (RGBA8, host)",
+        b(frame_bytes(*ow, *oh, PixelFormat::Rgba8))
+    );
+    println!(
+        "{:<32} {:>12}",
+        "tile working set (device, plan)",
+        b(report.planned_bytes)
+    );
+    println!(
+        "{:<32} {:>12}",
+        "staging (device, at most)",
+        b(ctx.staging_capacity())
+    );
+    println!("{:<32} {:>12}", "textures", b(0));
+    println!(
+        "{:<32} {:>12}",
+        "peak reserved (device)",
+        b(stats.peak_reserved)
+    );
+    println!(
+        "{:<32} {:>12}",
+        "peak in use (device)",
+        b(stats.peak_in_use)
+    );
+    println!(
+        "{:<32} {:>12}",
+        "budget",
+        stats.budget.map_or("none".into(), b)
+    );
+    println!(
+        "{} frame(s) in {:.2} s: {:.2} s per frame, {:.3} frames/s",
+        rows.len(),
+        elapsed,
+        elapsed / rows.len() as f64,
+        rows.len() as f64 / elapsed
+    );
+    for (_, _, _, _, path) in &rows {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    env_logger::init();
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let (Failure::Usage(m)
+            | Failure::Input(m)
+            | Failure::Budget(m)
+            | Failure::NoGpu(m)
+            | Failure::Other(m)) = &f;
+            eprintln!("error: {m}");
+            ExitCode::from(f.code())
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The 4K tool end to end: generated inputs, a directory, the built-in chart, and the exit codes
+//! a person can act on. It runs the example binary that `cargo test` builds beside the tests.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use common::{random_bytes, try_gpu};
+use vramkit::image::{parse_chain, Pipeline};
+use vramkit::ContextDesc;
+
+fn tool() -> PathBuf {
+    // target/<profile>/deps/cli-<hash> → target/<profile>/examples/image_4k
+    let exe = std::env::current_exe().expect("test binary");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let tool = dir
+        .join("examples")
+        .join(format!("image_4k{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        tool.exists(),
+        "{} is missing: build it with `cargo test --all-targets` or `cargo build --examples`",
+        tool.display()
+    );
+    tool
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = Command::new(tool())
+        .args(args)
+        .output()
+        .expect("run image_4k");
+    eprintln!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: bool, seed: u64) -> Vec<u8> {
+    let channels = if rgba { 4 } else { 3 };
+    let px = random_bytes((w * h * channels) as usize, seed);
+    let color = if rgba {
+        image::ExtendedColorType::Rgba8
+    } else {
+        image::ExtendedColorType::Rgb8
+    };
+    image::save_buffer(path, &px, w, h, color).expect("write png");
+    image::open(path).expect("read back").to_rgba8().into_raw()
+}
+
+#[test]
+fn processes_files_and_directories_like_the_library() {
+    let Some(ctx) = try_gpu("cli files", ContextDesc::default()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).expect("mkdir");
+    let a = write_png(&inputs.join("a.png"), 301, 187, true, 1);
+    let b = write_png(&inputs.join("b.png"), 120, 80, false, 2);
+    let out = dir.path().join("out");
+    let ops = "linear,blur:sigma=1.5,resize:150x90:area,srgb";
+    let o = run(&[
+        inputs.to_str().expect("utf-8"),
+        "--ops",
+        ops,
+        "--budget",
+        "2MiB",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "exit {:?}", o.status);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("peak reserved") && report.contains("frames/s"),
+        "{report}"
+    );
+    // Each output is a valid PNG equal to what the library makes of the same input.
+    for (name, px, size) in [("a", &a, [301, 187]), ("b", &b, [120, 80])] {
+        let png = image::open(out.join(format!("{name}.png")))
+            .expect("a valid PNG")
+            .to_rgba8();
+        assert_eq!((png.width(), png.height()), (150, 90));
+        let p = Pipeline::new(parse_chain(ops).expect("chain"), size).expect("pipeline");
+        let (want, _) = p.run(&ctx, px).expect("library run");
+        assert!(
+            png.into_raw() == want,
+            "{name}: the tool's output differs from the library's"
+        );
+    }
+}
+
+#[test]
+fn runs_the_built_in_chart_under_a_budget() {
+    let Some(_) = try_gpu("cli default", ContextDesc::default()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = run(&[
+        "--budget",
+        "256MiB",
+        "--out",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "exit {:?}", o.status);
+    let png = image::open(dir.path().join("test_chart.png")).expect("a valid PNG");
+    assert_eq!((png.width(), png.height()), (1920, 1080));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
+}
+
+#[test]
+fn exit_codes_say_what_went_wrong() {
+    let Some(_) = try_gpu("cli errors", ContextDesc::default()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().to_str().expect("utf-8");
+    let small = dir.path().join("small.png");
+    write_png(&small, 200, 200, true, 3);
+    let small = small.to_str().expect("utf-8");
+    // A budget too small for the smallest tile: code 4, with the minimum.
+    let o = run(&[
+        small,
+        "--ops",
+        "blur:sigma=8",
+        "--budget",
+        "100KiB",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least"));
+    // An unreadable file and a file that is not an image: code 3.
+    let o = run(&["/nonexistent/frame.png", "--out", out]);
+    assert_eq!(o.status.code(), Some(3));
+    let text = dir.path().join("notes.png");
+    std::fs::write(&text, b"not an image").expect("write");
+    assert_eq!(
+        run(&[text.to_str().expect("utf-8"), "--out", out])
+            .status
+            .code(),
+        Some(3)
+    );
+    // 16-bit input is refused with the reason: code 3.
+    let deep = dir.path().join("deep.png");
+    image::save_buffer(
+        &deep,
+        &[0u8; 8 * 8 * 2],
+        8,
+        8,
+        image::ExtendedColorType::L16,
+    )
+    .expect("write");
+    let o = run(&[deep.to_str().expect("utf-8"), "--out", out]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not supported"));
+    // A bad chain or backend: code 2.
+    assert_eq!(
+        run(&[small, "--ops", "sharpen", "--out", out])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&[small, "--backend", "cuda", "--out", out])
+            .status
+            .code(),
+        Some(2)
+    );
+}
