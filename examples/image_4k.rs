@@ -6,12 +6,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use bytesize::ByteSize;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use vramkit::image::{frame_bytes, parse_chain, test_chart, Pipeline, PixelFormat};
+use vramkit::image::{frame_bytes, parse_chain, test_chart, Pipeline, PixelFormat, Rect};
 use vramkit::{Context, ContextDesc, Error};
 
 #[derive(Parser, Debug)]
@@ -161,28 +163,85 @@ fn run(args: &Args) -> Result<(), Failure> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut rows = Vec::new();
     let start = Instant::now();
     let frames = files.len().max(1);
-    for i in 0..frames {
-        let frame = match files.get(i) {
-            Some(f) => load(f)?,
-            None => Frame {
+    let frame_at = |i: usize| -> Result<Frame, Failure> {
+        match files.get(i) {
+            Some(f) => load(f),
+            None => Ok(Frame {
                 name: "test_chart".into(),
                 size: [3840, 2160],
                 rgba: test_chart(3840, 2160),
-            },
-        };
-        bar.set_message(frame.name.clone());
-        let pipeline = Pipeline::new(chain.clone(), frame.size)?;
-        let (out, report) = pipeline.run(&ctx, &frame.rgba)?;
-        let [ow, oh] = pipeline.output_size();
-        let path = args.out.join(format!("{}.png", frame.name));
-        image::save_buffer(&path, &out, ow, oh, image::ExtendedColorType::Rgba8)
-            .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))?;
-        rows.push((frame.name, frame.size, [ow, oh], report, path));
-        bar.inc(1);
+            }),
+        }
+    };
+    // As many frames at once as whole working sets fit the budget now (at most 4).
+    let first = frame_at(0)?;
+    let whole = Pipeline::new(chain.clone(), first.size)?;
+    let [fw, fh] = whole.output_size();
+    let jobs = (ctx.max_batch(whole.tile_bytes(Rect::full(fw, fh)))? as usize)
+        .clamp(1, 4)
+        .min(frames);
+    if jobs > 1 {
+        eprintln!("{jobs} frames at once");
     }
+    let next = AtomicUsize::new(1);
+    let failed = AtomicBool::new(false);
+    let rows = Mutex::new(Vec::new());
+    let first = Mutex::new(Some(first));
+    let work = || -> Result<(), Failure> {
+        loop {
+            let taken = first
+                .lock()
+                .map_err(|_| Failure::Other("a worker panicked".into()))?
+                .take();
+            let frame = match taken {
+                Some(f) => f,
+                None => {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= frames || failed.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    frame_at(i)?
+                }
+            };
+            bar.set_message(frame.name.clone());
+            let pipeline = Pipeline::new(chain.clone(), frame.size)?;
+            let (out, report) = pipeline.run(&ctx, &frame.rgba)?;
+            let [ow, oh] = pipeline.output_size();
+            let path = args.out.join(format!("{}.png", frame.name));
+            image::save_buffer(&path, &out, ow, oh, image::ExtendedColorType::Rgba8)
+                .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))?;
+            rows.lock()
+                .map_err(|_| Failure::Other("a worker panicked".into()))?
+                .push((frame.name, frame.size, [ow, oh], report, path));
+            bar.inc(1);
+        }
+    };
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                s.spawn(|| {
+                    let r = work();
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(Failure::Other("a worker panicked".into())))
+            })
+            .collect::<Result<Vec<()>, Failure>>()
+    })?;
+    let mut rows = rows
+        .into_inner()
+        .map_err(|_| Failure::Other("a worker panicked".into()))?;
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
     bar.finish_and_clear();
     let elapsed = start.elapsed().as_secs_f64();
     let stats = ctx.stats();

@@ -77,8 +77,36 @@ fn processes_files_and_directories_like_the_library() {
         report.contains("peak reserved") && report.contains("frames/s"),
         "{report}"
     );
+    // With room for several frames' working sets, frames run at once, with the same results.
+    let c = write_png(&inputs.join("c.png"), 200, 120, true, 4);
+    let wide = dir.path().join("wide");
+    let o = run(&[
+        inputs.to_str().expect("utf-8"),
+        "--ops",
+        ops,
+        "--budget",
+        "256MiB",
+        "--out",
+        wide.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "exit {:?}", o.status);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("3 frames at once"));
+    for name in ["a", "b"] {
+        let one = image::open(out.join(format!("{name}.png")))
+            .expect("png")
+            .to_rgba8();
+        let many = image::open(wide.join(format!("{name}.png")))
+            .expect("png")
+            .to_rgba8();
+        assert!(one == many, "{name}: concurrent frames differ");
+    }
     // Each output is a valid PNG equal to what the library makes of the same input.
-    for (name, px, size) in [("a", &a, [301, 187]), ("b", &b, [120, 80])] {
+    for (name, px, size) in [
+        ("a", &a, [301, 187]),
+        ("b", &b, [120, 80]),
+        ("c", &c, [200, 120]),
+    ] {
+        let out = if name == "c" { &wide } else { &out };
         let png = image::open(out.join(format!("{name}.png")))
             .expect("a valid PNG")
             .to_rgba8();
