@@ -39,31 +39,30 @@ fn axpy(acc: &mut Rgba, w: f32, v: &Rgba) {
 /// As [`blur_weights`].
 pub fn blur_cpu(src: &[Rgba], w: u32, h: u32, blur: Blur) -> Result<Vec<Rgba>> {
     let weights = blur_weights(blur)?;
+    let tmp = blur_pass(src, w, h, &weights, true);
+    Ok(blur_pass(&tmp, w, h, &weights, false))
+}
+
+/// One pass of the separable blur, along rows (`horizontal`) or columns, clamping at the edges.
+fn blur_pass(src: &[Rgba], w: u32, h: u32, weights: &[f32], horizontal: bool) -> Vec<Rgba> {
     let r = (weights.len() / 2) as i64;
-    let (w, h) = (w as i64, h as i64);
-    let mut tmp = vec![[0f32; 4]; src.len()];
-    for y in 0..h {
-        for x in 0..w {
-            let mut acc = [0f32; 4];
-            for (i, &wt) in weights.iter().enumerate() {
-                let sx = (x + i as i64 - r).clamp(0, w - 1);
-                axpy(&mut acc, wt, &src[(y * w + sx) as usize]);
-            }
-            tmp[(y * w + x) as usize] = acc;
-        }
-    }
+    let (w, h) = (i64::from(w), i64::from(h));
     let mut out = vec![[0f32; 4]; src.len()];
     for y in 0..h {
         for x in 0..w {
             let mut acc = [0f32; 4];
             for (i, &wt) in weights.iter().enumerate() {
-                let sy = (y + i as i64 - r).clamp(0, h - 1);
-                axpy(&mut acc, wt, &tmp[(sy * w + x) as usize]);
+                let (sx, sy) = if horizontal {
+                    ((x + i as i64 - r).clamp(0, w - 1), y)
+                } else {
+                    (x, (y + i as i64 - r).clamp(0, h - 1))
+                };
+                axpy(&mut acc, wt, &src[(sy * w + sx) as usize]);
             }
             out[(y * w + x) as usize] = acc;
         }
     }
-    Ok(out)
+    out
 }
 
 fn lerp(a: &Rgba, b: &Rgba, t: f32) -> Rgba {
