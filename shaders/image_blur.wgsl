@@ -1,8 +1,8 @@
-// One pass of a separable convolution on RGBA32F (Gaussian or box: the weights decide), with
-// clamp-to-edge. `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy);
-// `vertical` likewise along y. Bindings: src, dst, weights (2R + 1 values), then the region.
-// Reads clamp to the source image, so a region of a larger image (a tile with its halo) gives the
-// same pixels as the whole image.
+// One pass of a separable convolution (Gaussian or box: the weights decide), with clamp-to-edge,
+// computed in f32 whatever the pixel formats composed in front (see src/shaders.rs).
+// `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy); `vertical` likewise along
+// y. Bindings: src, dst, weights (2R + 1 values), then the region. Reads clamp to the source
+// image, so a region of a larger image (a tile with its halo) gives the same pixels as the whole.
 
 struct Region {
     src_w: u32,
@@ -16,8 +16,6 @@ struct Region {
     radius: u32,
 }
 
-@group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> weights: array<f32>;
 @group(0) @binding(3) var<uniform> r: Region;
 
@@ -32,9 +30,9 @@ fn horizontal(@builtin(global_invocation_id) id: vec3<u32>) {
     var acc = vec4<f32>(0.0);
     for (var i = 0u; i <= 2u * r.radius; i++) {
         let sx = u32(clamp(x + i32(i), 0, last));
-        acc += weights[i] * src[row + sx];
+        acc += weights[i] * load_src(row + sx);
     }
-    dst[id.y * r.dst_stride + id.x] = acc;
+    store_dst(id.y * r.dst_stride + id.x, acc);
 }
 
 @compute @workgroup_size(16, 16)
@@ -48,7 +46,7 @@ fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
     var acc = vec4<f32>(0.0);
     for (var i = 0u; i <= 2u * r.radius; i++) {
         let sy = u32(clamp(y + i32(i), 0, last));
-        acc += weights[i] * src[sy * r.src_stride + col];
+        acc += weights[i] * load_src(sy * r.src_stride + col);
     }
-    dst[id.y * r.dst_stride + id.x] = acc;
+    store_dst(id.y * r.dst_stride + id.x, acc);
 }

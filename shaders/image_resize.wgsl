@@ -1,4 +1,4 @@
-// Resizing RGBA32F. The full source is full_src_w × full_src_h and the full destination is
+// Resizing, computed in f32 whatever the pixel formats composed in front (src/shaders.rs). The full source is full_src_w × full_src_h and the full destination is
 // full_src / scale; the source buffer holds the source pixels from (sx0, sy0), the destination
 // buffer the destination pixels from (dx0, dy0), so a tile of the output (with its source region
 // and halo) gives the same pixels as the whole image. Coordinates clamp to the full source.
@@ -23,8 +23,6 @@ struct Resize {
     scale_y: f32,
 }
 
-@group(0) @binding(0) var<storage, read_write> src: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(2) var<uniform> r: Resize;
 
 // Full-source coordinates to the buffer; a caller whose buffer misses pixels gets its edge
@@ -32,7 +30,7 @@ struct Resize {
 fn at(x: u32, y: u32) -> vec4<f32> {
     let lx = u32(clamp(i32(x) - i32(r.sx0), 0, i32(r.src_w) - 1));
     let ly = u32(clamp(i32(y) - i32(r.sy0), 0, i32(r.src_h) - 1));
-    return src[ly * r.src_stride + lx];
+    return load_src(ly * r.src_stride + lx);
 }
 
 @compute @workgroup_size(16, 16)
@@ -50,7 +48,7 @@ fn bilinear(@builtin(global_invocation_id) id: vec3<u32>) {
     let ty = v - f32(y0);
     let top = mix(at(x0, y0), at(x1, y0), tx);
     let bottom = mix(at(x0, y1), at(x1, y1), tx);
-    dst[id.y * r.dst_stride + id.x] = mix(top, bottom, ty);
+    store_dst(id.y * r.dst_stride + id.x, mix(top, bottom, ty));
 }
 
 @compute @workgroup_size(16, 16)
@@ -76,5 +74,5 @@ fn area(@builtin(global_invocation_id) id: vec3<u32>) {
             total += w;
         }
     }
-    dst[id.y * r.dst_stride + id.x] = acc / total;
+    store_dst(id.y * r.dst_stride + id.x, acc / total);
 }

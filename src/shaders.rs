@@ -48,12 +48,17 @@ pub const MATMUL_TILED: KernelSource = KernelSource {
     guarded: true,
 };
 
+/// An image kernel: the io preludes for its source and destination formats, then its body.
 macro_rules! image_kernel {
-    ($(#[$doc:meta])* $name:ident, $file:literal, $entry:literal) => {
+    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
         $(#[$doc])*
         pub const $name: KernelSource = KernelSource {
-            label: concat!($file, "::", $entry),
-            wgsl: include_str!(concat!("../shaders/", $file, ".wgsl")),
+            label: concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
+            wgsl: concat!(
+                include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
+                include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
+                include_str!(concat!("../shaders/", $file, ".wgsl")),
+            ),
             entry: $entry,
             guarded: true,
         };
@@ -62,43 +67,75 @@ macro_rules! image_kernel {
 
 image_kernel!(
     /// RGBA8 to RGBA32F over a region. See [`crate::kernels::image`].
-    IMAGE_UNPACK, "image_unpack", "main"
+    IMAGE_UNPACK, "rgba8", "rgba32f", "image_copy", "main"
 );
 image_kernel!(
     /// RGBA32F to RGBA8 over a region.
-    IMAGE_PACK, "image_pack", "main"
+    IMAGE_PACK, "rgba32f", "rgba8", "image_copy", "main"
 );
 image_kernel!(
-    /// Horizontal pass of a separable convolution (Gaussian or box blur).
-    BLUR_HORIZONTAL, "image_blur", "horizontal"
+    /// Horizontal blur pass, RGBA32F into the RGBA32F intermediate.
+    BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal"
 );
 image_kernel!(
-    /// Vertical pass of a separable convolution.
-    BLUR_VERTICAL, "image_blur", "vertical"
+    /// Horizontal blur pass, RGBA8 into the RGBA32F intermediate.
+    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal"
 );
 image_kernel!(
-    /// Bilinear resize.
-    RESIZE_BILINEAR, "image_resize", "bilinear"
+    /// Vertical blur pass, the RGBA32F intermediate into RGBA32F.
+    BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical"
 );
 image_kernel!(
-    /// Area-average resize.
-    RESIZE_AREA, "image_resize", "area"
+    /// Vertical blur pass, the RGBA32F intermediate into RGBA8.
+    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical"
 );
 image_kernel!(
-    /// sRGB to linear.
-    SRGB_TO_LINEAR, "image_color", "srgb_to_linear"
+    /// Bilinear resize, RGBA32F.
+    RESIZE_BILINEAR, "rgba32f", "rgba32f", "image_resize", "bilinear"
 );
 image_kernel!(
-    /// Linear to sRGB.
-    LINEAR_TO_SRGB, "image_color", "linear_to_srgb"
+    /// Bilinear resize, RGBA8.
+    RESIZE_BILINEAR_RGBA8, "rgba8", "rgba8", "image_resize", "bilinear"
 );
 image_kernel!(
-    /// Rec. 709 luma.
-    LUMA, "image_color", "luma"
+    /// Area-average resize, RGBA32F.
+    RESIZE_AREA, "rgba32f", "rgba32f", "image_resize", "area"
 );
 image_kernel!(
-    /// Brightness, contrast and gamma.
-    ADJUST, "image_color", "adjust"
+    /// Area-average resize, RGBA8.
+    RESIZE_AREA_RGBA8, "rgba8", "rgba8", "image_resize", "area"
+);
+image_kernel!(
+    /// sRGB to linear, RGBA32F.
+    SRGB_TO_LINEAR, "rgba32f", "rgba32f", "image_color", "srgb_to_linear"
+);
+image_kernel!(
+    /// sRGB to linear, RGBA8.
+    SRGB_TO_LINEAR_RGBA8, "rgba8", "rgba8", "image_color", "srgb_to_linear"
+);
+image_kernel!(
+    /// Linear to sRGB, RGBA32F.
+    LINEAR_TO_SRGB, "rgba32f", "rgba32f", "image_color", "linear_to_srgb"
+);
+image_kernel!(
+    /// Linear to sRGB, RGBA8.
+    LINEAR_TO_SRGB_RGBA8, "rgba8", "rgba8", "image_color", "linear_to_srgb"
+);
+image_kernel!(
+    /// Rec. 709 luma, RGBA32F.
+    LUMA, "rgba32f", "rgba32f", "image_color", "luma"
+);
+image_kernel!(
+    /// Rec. 709 luma, RGBA8.
+    LUMA_RGBA8, "rgba8", "rgba8", "image_color", "luma"
+);
+image_kernel!(
+    /// Brightness, contrast and gamma, RGBA32F.
+    ADJUST, "rgba32f", "rgba32f", "image_color", "adjust"
+);
+image_kernel!(
+    /// Brightness, contrast and gamma, RGBA8.
+    ADJUST_RGBA8, "rgba8", "rgba8", "image_color", "adjust"
 );
 
 /// All kernels, for validation.
@@ -111,11 +148,19 @@ pub const ALL: &[KernelSource] = &[
     IMAGE_UNPACK,
     IMAGE_PACK,
     BLUR_HORIZONTAL,
+    BLUR_HORIZONTAL_RGBA8,
     BLUR_VERTICAL,
+    BLUR_VERTICAL_RGBA8,
     RESIZE_BILINEAR,
+    RESIZE_BILINEAR_RGBA8,
     RESIZE_AREA,
+    RESIZE_AREA_RGBA8,
     SRGB_TO_LINEAR,
+    SRGB_TO_LINEAR_RGBA8,
     LINEAR_TO_SRGB,
+    LINEAR_TO_SRGB_RGBA8,
     LUMA,
+    LUMA_RGBA8,
     ADJUST,
+    ADJUST_RGBA8,
 ];

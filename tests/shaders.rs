@@ -1,47 +1,53 @@
-//! Every WGSL file in `shaders/` parses and validates with naga (all validation flags), and binds
-//! storage buffers read-write (sub-allocations share a buffer; see shaders/scale.wgsl). No GPU.
+//! Every kernel vramkit registers (`vramkit::shaders::ALL`: WGSL files from `shaders/`, image
+//! kernels composed of an io prelude and a body) parses and validates with naga (all validation
+//! flags), binds storage buffers read-write (sub-allocations share a buffer; see
+//! shaders/scale.wgsl), and every file in `shaders/` is used. No GPU.
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-fn shader_files() -> Vec<(String, String)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
+fn shader_files(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir)
         .expect("shaders/")
         .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
-        .map(|p| {
-            let src = std::fs::read_to_string(&p).expect("read shader");
-            (p.display().to_string(), src)
-        })
-        .collect();
-    files.sort();
-    files
+    {
+        let path = entry.path();
+        if path.is_dir() {
+            shader_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "wgsl") {
+            let src = std::fs::read_to_string(&path).expect("read shader");
+            out.push((path.display().to_string(), src));
+        }
+    }
 }
 
 #[test]
-fn every_shader_validates() {
-    let files = shader_files();
-    assert!(!files.is_empty(), "no shaders found");
+fn every_kernel_validates() {
     let mut failures = Vec::new();
-    for (path, src) in &files {
-        let module = match naga::front::wgsl::parse_str(src) {
+    for k in vramkit::shaders::ALL {
+        let module = match naga::front::wgsl::parse_str(k.wgsl) {
             Ok(m) => m,
             Err(e) => {
-                failures.push(e.emit_to_string_with_path(src, path));
+                failures.push(e.emit_to_string_with_path(k.wgsl, k.label));
                 continue;
             }
         };
         let mut v = Validator::new(ValidationFlags::all(), Capabilities::all());
         if let Err(e) = v.validate(&module) {
-            failures.push(e.emit_to_string_with_path(src, path));
+            failures.push(e.emit_to_string_with_path(k.wgsl, k.label));
             continue;
         }
+        assert!(
+            module.entry_points.iter().any(|e| e.name == k.entry),
+            "{}: no entry point `{}`",
+            k.label,
+            k.entry
+        );
         for (_, var) in module.global_variables.iter() {
             if let naga::AddressSpace::Storage { access } = var.space {
                 assert!(
                     access.contains(naga::StorageAccess::STORE),
-                    "{path}: storage binding `{}` must be read_write",
+                    "{}: storage binding `{}` must be read_write",
+                    k.label,
                     var.name.as_deref().unwrap_or("?")
                 );
             }
@@ -55,12 +61,19 @@ fn every_shader_validates() {
 }
 
 #[test]
-fn every_shader_file_is_registered() {
-    let registered: Vec<&str> = vramkit::shaders::ALL.iter().map(|k| k.wgsl).collect();
-    for (path, src) in shader_files() {
+fn every_shader_file_is_used() {
+    let mut files = Vec::new();
+    shader_files(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders")),
+        &mut files,
+    );
+    assert!(!files.is_empty(), "no shaders found");
+    for (path, src) in files {
         assert!(
-            registered.contains(&src.as_str()),
-            "{path} is not in vramkit::shaders::ALL"
+            vramkit::shaders::ALL
+                .iter()
+                .any(|k| k.wgsl.contains(src.as_str())),
+            "{path} is in no kernel of vramkit::shaders::ALL"
         );
     }
 }
