@@ -25,6 +25,10 @@ struct Args {
     /// adjust:brightness=B;contrast=C;gamma=G.
     #[arg(long, default_value = "linear,blur:sigma=3,resize:1920x1080:area,srgb")]
     ops: String,
+    /// Format frames are held in between operations: rgba32f (full precision) or rgba8 (a
+    /// quarter of the bytes, rounded to 8 bits after each operation).
+    #[arg(long, value_enum, default_value_t = Format::Rgba32f)]
+    format: Format,
     /// Device-memory budget, e.g. 256MiB or 1GiB. None: the device's limit.
     #[arg(long)]
     budget: Option<ByteSize>,
@@ -34,6 +38,22 @@ struct Args {
     /// Backend: wgpu (Vulkan, Metal, DX12; lavapipe without a GPU).
     #[arg(long, default_value = "wgpu")]
     backend: String,
+}
+
+/// The working format, as the command line spells it.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Format {
+    Rgba8,
+    Rgba32f,
+}
+
+impl From<Format> for PixelFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Rgba8 => PixelFormat::Rgba8,
+            Format::Rgba32f => PixelFormat::Rgba32F,
+        }
+    }
 }
 
 /// Exit codes a script can act on.
@@ -177,7 +197,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     // As many frames at once as whole working sets fit the budget now (at most 4).
     let first = frame_at(0)?;
-    let whole = Pipeline::new(chain.clone(), first.size)?;
+    let whole = Pipeline::new(chain.clone(), first.size)?.with_working_format(args.format.into());
     let [fw, fh] = whole.output_size();
     let jobs = (ctx.max_batch(whole.tile_bytes(Rect::full(fw, fh)))? as usize)
         .clamp(1, 4)
@@ -206,7 +226,8 @@ fn run(args: &Args) -> Result<(), Failure> {
                 }
             };
             bar.set_message(frame.name.clone());
-            let pipeline = Pipeline::new(chain.clone(), frame.size)?;
+            let pipeline =
+                Pipeline::new(chain.clone(), frame.size)?.with_working_format(args.format.into());
             let (out, report) = pipeline.run(&ctx, &frame.rgba)?;
             let [ow, oh] = pipeline.output_size();
             let path = args.out.join(format!("{}.png", frame.name));

@@ -100,6 +100,33 @@ fn processes_files_and_directories_like_the_library() {
             .to_rgba8();
         assert!(one == many, "{name}: concurrent frames differ");
     }
+    // The RGBA8 working format gives what the library gives with it.
+    let eight = dir.path().join("eight");
+    let o = run(&[
+        inputs.to_str().expect("utf-8"),
+        "--ops",
+        ops,
+        "--format",
+        "rgba8",
+        "--budget",
+        "2MiB",
+        "--out",
+        eight.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "exit {:?}", o.status);
+    let p = Pipeline::new(parse_chain(ops).expect("chain"), [301, 187]).expect("pipeline");
+    let (want, _) = p
+        .with_working_format(vramkit::image::PixelFormat::Rgba8)
+        .run(&ctx, &a)
+        .expect("library run");
+    assert!(
+        image::open(eight.join("a.png"))
+            .expect("png")
+            .to_rgba8()
+            .into_raw()
+            == want,
+        "rgba8: the tool differs from the library"
+    );
     // Each output is a valid PNG equal to what the library makes of the same input.
     for (name, px, size) in [
         ("a", &a, [301, 187]),

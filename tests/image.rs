@@ -68,12 +68,18 @@ fn release(ctx: &Ctx, imgs: &[&ImageView]) {
 /// Packing gives integers: they match the twin exactly, except at rounding ties (v·255 + 0.5
 /// within 1e-3 of an integer), where a fused and an unfused multiply-add may land one apart.
 fn check_packed(got: &[u32], src: &[Rgba], what: &str) {
+    check_packed_within(got, src, 1e-3, what);
+}
+
+/// As [`check_packed`], for outputs computed in f32 with a stated error: where `v·255 + 0.5` is
+/// within `margin` of an integer, the GPU's value may round either way.
+fn check_packed_within(got: &[u32], src: &[Rgba], margin: f64, what: &str) {
     let want = pack_rgba8_cpu(src);
     for (i, ((&g, &w), v)) in got.iter().zip(&want).zip(src).enumerate() {
         for (c, &vc) in v.iter().enumerate() {
             let (gc, wc) = ((g >> (8 * c)) & 0xFF, (w >> (8 * c)) & 0xFF);
             let x = f64::from(vc.clamp(0.0, 1.0)) * 255.0 + 0.5;
-            let tie = (x - x.round()).abs() < 1e-3;
+            let tie = (x - x.round()).abs() < margin;
             assert!(
                 gc == wc || (tie && gc.abs_diff(wc) == 1),
                 "{what}: pixel {i} channel {c}: {gc} vs {wc}"
@@ -262,6 +268,60 @@ fn colour_ops_match_the_cpu() {
         "in place",
     );
     release(&ctx, &[&src]);
+}
+
+#[test]
+fn rgba8_filters_match_the_cpu() {
+    let Some(ctx) = try_gpu("rgba8 filters", ContextDesc::default()) else {
+        return;
+    };
+    let (w, h, dw, dh) = (37u32, 23u32, 19u32, 30u32);
+    let px: Vec<u32> = bytemuck::cast_slice(&random_bytes((w * h * 4) as usize, 60)).to_vec();
+    let img = unpack_rgba8_cpu(&px);
+    let rgba8 = |w: u32, h: u32| {
+        let handle = ctx
+            .alloc(AllocDesc::new("rgba8", u64::from(w * h) * 4))
+            .expect("alloc");
+        ImageView::new(handle, w, h, PixelFormat::Rgba8)
+    };
+    let src = rgba8(w, h);
+    ctx.upload(src.handle, bytemuck::cast_slice(&px))
+        .expect("upload");
+    let read = |img: &ImageView| -> Vec<u32> {
+        bytemuck::cast_slice(&ctx.download(img.handle).expect("download")).to_vec()
+    };
+    // The f32 result is within a few ulp of the twin's (see the RGBA32F tests): margins follow.
+    let dst = rgba8(w, h);
+    let kind = Blur::Gaussian { sigma: 2.0 };
+    blur(&ctx, &src, &dst, [0, 0], kind).expect("blur");
+    check_packed_within(
+        &read(&dst),
+        &blur_cpu(&img, w, h, kind).expect("cpu"),
+        2e-3,
+        "blur rgba8",
+    );
+    for op in [ColorOp::SrgbToLinear, ColorOp::LinearToSrgb, ColorOp::Luma] {
+        color(&ctx, &src, &dst, [0, 0], op).expect("colour");
+        check_packed_within(
+            &read(&dst),
+            &color_cpu(&img, op),
+            5e-3,
+            &format!("{op:?} rgba8"),
+        );
+    }
+    let small = rgba8(dw, dh);
+    for filter in [ResizeFilter::Bilinear, ResizeFilter::Area] {
+        resize(&ctx, &src, &small, filter).expect("resize");
+        let want = resize_cpu(&img, w, h, dw, dh, filter);
+        check_packed_within(&read(&small), &want, 2e-3, &format!("{filter:?} rgba8"));
+    }
+    // Mixed formats are refused.
+    let f = empty_f32(&ctx, w, h);
+    assert!(matches!(
+        blur(&ctx, &src, &f, [0, 0], kind),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    release(&ctx, &[&src, &dst, &small, &f]);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{random_bytes, try_gpu};
-use vramkit::image::{parse_chain, Pipeline, Rect};
+use vramkit::image::{parse_chain, Pipeline, PixelFormat, Rect};
 use vramkit::{ContextDesc, Error};
 
 const CHAINS: [&str; 4] = [
@@ -99,8 +99,11 @@ fn tiled_runs_equal_untiled_runs_within_the_budget() {
         return;
     };
     for (i, s) in CHAINS.iter().enumerate() {
-        for (w, h) in [(301u32, 187u32), (256, 160)] {
-            let p = chain(s, w, h);
+        for (w, h, format) in [
+            (301u32, 187u32, PixelFormat::Rgba32F),
+            (256, 160, PixelFormat::Rgba8),
+        ] {
+            let p = chain(s, w, h).with_working_format(format);
             let input = random_bytes((w * h * 4) as usize, i as u64 + u64::from(w));
             let (whole, report) = p.run(&whole_ctx, &input).expect("untiled");
             assert_eq!(report.tiles, 1, "{s}: no budget, one tile");

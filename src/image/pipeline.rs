@@ -19,6 +19,8 @@ pub struct Pipeline {
     ops: Vec<Op>,
     /// Image size before each op, and after the last.
     sizes: Vec<[u32; 2]>,
+    /// Format of the frames between operations.
+    working: PixelFormat,
 }
 
 /// The smallest tile side the planner tries.
@@ -56,7 +58,24 @@ impl Pipeline {
             let last = sizes[sizes.len() - 1];
             sizes.push(op.output_size(last));
         }
-        Ok(Self { ops, sizes })
+        Ok(Self {
+            ops,
+            sizes,
+            working: PixelFormat::Rgba32F,
+        })
+    }
+
+    /// Holds frames between operations in `format`. `Rgba32F` (the default) keeps full
+    /// precision; `Rgba8` moves and holds a quarter of the bytes and rounds to 8 bits after each
+    /// operation (each still computes in f32).
+    pub fn with_working_format(mut self, format: PixelFormat) -> Self {
+        self.working = format;
+        self
+    }
+
+    /// The format of the frames between operations.
+    pub fn working_format(&self) -> PixelFormat {
+        self.working
     }
 
     /// The output frame's size.
@@ -73,22 +92,33 @@ impl Pipeline {
         regions
     }
 
-    /// Device bytes a tile of the output needs at its peak: the RGBA8 input and output, two
-    /// RGBA32F stages at a time, and a blur's intermediate.
+    /// Device bytes a tile of the output needs at its peak: its input and output stages in the
+    /// working format (plus the RGBA8 input and output around RGBA32F work), and a blur's RGBA32F
+    /// intermediate.
     pub fn tile_bytes(&self, out: Rect) -> u64 {
         let r = self.regions(out);
-        let f32s = |rect: &Rect| rect.area() * 16 + ALIGN_SLACK;
-        let mut peak = r[0].area() * 4 + f32s(&r[0]) + ALIGN_SLACK;
+        let bytes = |rect: &Rect, f: PixelFormat| rect.area() * f.bytes_per_pixel() + ALIGN_SLACK;
+        let stage = |rect: &Rect| bytes(rect, self.working);
+        let rgba8 = self.working == PixelFormat::Rgba8;
+        let mut peak = if rgba8 {
+            stage(&r[0])
+        } else {
+            bytes(&r[0], PixelFormat::Rgba8) + stage(&r[0])
+        };
         for (i, op) in self.ops.iter().enumerate() {
             let tmp = if op.radius() > 0 {
                 u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16 + 2 * ALIGN_SLACK
             } else {
                 0
             };
-            peak = peak.max(f32s(&r[i]) + f32s(&r[i + 1]) + tmp);
+            peak = peak.max(stage(&r[i]) + stage(&r[i + 1]) + tmp);
         }
         let n = r.len() - 1;
-        peak.max(f32s(&r[n]) + r[n].area() * 4 + ALIGN_SLACK)
+        if rgba8 {
+            peak
+        } else {
+            peak.max(stage(&r[n]) + bytes(&r[n], PixelFormat::Rgba8))
+        }
     }
 
     /// The output tiles of size `tile` covering the output, row by row.
@@ -269,12 +299,15 @@ impl Pipeline {
         }
         let src8 = alloc(live, "tile input", &r0, PixelFormat::Rgba8)?;
         ctx.upload(src8.handle, &bytes)?;
-        let mut cur = alloc(live, "tile stage", &r0, PixelFormat::Rgba32F)?;
-        unpack_rgba8(ctx, &src8, &cur, [0, 0])?;
-        retire(live, &src8)?;
+        let mut cur = src8;
+        if self.working == PixelFormat::Rgba32F {
+            cur = alloc(live, "tile stage", &r0, PixelFormat::Rgba32F)?;
+            unpack_rgba8(ctx, &src8, &cur, [0, 0])?;
+            retire(live, &src8)?;
+        }
         for (i, op) in self.ops.iter().enumerate() {
             let (ri, rn) = (regions[i], regions[i + 1]);
-            let next = alloc(live, "tile stage", &rn, PixelFormat::Rgba32F)?;
+            let next = alloc(live, "tile stage", &rn, self.working)?;
             let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
             match *op {
                 Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
@@ -299,9 +332,12 @@ impl Pipeline {
             cur = next;
         }
         let rn = regions[regions.len() - 1];
-        let out8 = alloc(live, "tile output", &rn, PixelFormat::Rgba8)?;
-        pack_rgba8(ctx, &cur, &out8, [0, 0])?;
-        retire(live, &cur)?;
+        let mut out8 = cur;
+        if self.working == PixelFormat::Rgba32F {
+            out8 = alloc(live, "tile output", &rn, PixelFormat::Rgba8)?;
+            pack_rgba8(ctx, &cur, &out8, [0, 0])?;
+            retire(live, &cur)?;
+        }
         let tile = ctx.download(out8.handle)?;
         let [ow, _] = self.output_size();
         let row_bytes = rn.width() as usize * 4;

@@ -1,6 +1,7 @@
 //! Image kernels on frames stored in managed buffers: format conversion, separable blur,
-//! resize and colour operations. Filters work on RGBA32F; RGBA8 frames are unpacked first and
-//! packed last. Each kernel writes a region of its destination from a region of its source
+//! resize and colour operations. Filters compute in f32 and read and write either format:
+//! RGBA32F keeps full precision, RGBA8 reads and writes a quarter of the bytes (each kernel
+//! rounds its output to 8 bits). Each kernel writes a region of its destination from a region of its source
 //! (reads clamp to the source image), so a tile processed with its halo gives exactly the
 //! pixels of the whole frame.
 
@@ -159,6 +160,17 @@ pub fn blur_weights(blur: Blur) -> Result<Vec<f32>> {
     }
 }
 
+/// Checks a source and destination of one format (either), returning it.
+fn check_pair<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+) -> Result<PixelFormat> {
+    check(ctx, src, src.format, "source")?;
+    check(ctx, dst, src.format, "destination")?;
+    Ok(src.format)
+}
+
 fn check<B: Backend>(
     ctx: &Context<B>,
     img: &ImageView,
@@ -261,7 +273,7 @@ pub fn pack_rgba8<B: Backend>(
     )
 }
 
-/// Blurs RGBA32F `src` into `dst`: `dst(x, y)` is the blurred source at `(x, y) + origin`, with
+/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
 /// clamp-to-edge at the source's borders. An intermediate of `dst.width × src.height` pixels and
 /// the weights are allocated from the context (and counted in its budget) for the call.
 ///
@@ -274,8 +286,14 @@ pub fn blur<B: Backend>(
     origin: [u32; 2],
     blur: Blur,
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, PixelFormat::Rgba32F, "source")?;
-    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let format = check_pair(ctx, src, dst)?;
+    let (horizontal, vertical) = match format {
+        PixelFormat::Rgba32F => (&shaders::BLUR_HORIZONTAL, &shaders::BLUR_VERTICAL),
+        PixelFormat::Rgba8 => (
+            &shaders::BLUR_HORIZONTAL_RGBA8,
+            &shaders::BLUR_VERTICAL_RGBA8,
+        ),
+    };
     let weights = blur_weights(blur)?;
     let radius = (weights.len() / 2) as u32;
     let mut p = region(src, dst, origin)?;
@@ -294,19 +312,13 @@ pub fn blur<B: Backend>(
         // Horizontal: every source row, the destination's columns.
         p[3..8].copy_from_slice(&[mid.width, mid.height, mid.stride, origin[0], 0]);
         p.push(radius);
-        launch(
-            ctx,
-            &shaders::BLUR_HORIZONTAL,
-            &[src.handle, tmp, w],
-            &p,
-            &mid,
-        )?;
+        launch(ctx, horizontal, &[src.handle, tmp, w], &p, &mid)?;
         // Vertical: from the intermediate, the destination's rows.
         let v = [
             mid.width, mid.height, mid.stride, dst.width, dst.height, dst.stride, 0, origin[1],
             radius,
         ];
-        launch(ctx, &shaders::BLUR_VERTICAL, &[tmp, dst.handle, w], &v, dst)
+        launch(ctx, vertical, &[tmp, dst.handle, w], &v, dst)
     };
     let result = run();
     // Released now, freed when the passes that use them complete.
@@ -328,7 +340,7 @@ pub struct ResizeRegion {
     pub dst_origin: [u32; 2],
 }
 
-/// Resizes the whole RGBA32F `src` into the whole `dst`.
+/// Resizes the whole `src` into the whole `dst` (both RGBA8 or both RGBA32F).
 ///
 /// # Errors
 /// As [`unpack_rgba8`].
@@ -360,8 +372,7 @@ pub fn resize_region<B: Backend>(
     filter: ResizeFilter,
     r: ResizeRegion,
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, PixelFormat::Rgba32F, "source")?;
-    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let format = check_pair(ctx, src, dst)?;
     let inside = |o: [u32; 2], img: &ImageView, full: [u32; 2]| {
         (0..2).all(|i| {
             let size = if i == 0 { img.width } else { img.height };
@@ -392,14 +403,17 @@ pub fn resize_region<B: Backend>(
         scale_x.to_bits(),
         scale_y.to_bits(),
     ];
-    let kernel = match filter {
-        ResizeFilter::Bilinear => &shaders::RESIZE_BILINEAR,
-        ResizeFilter::Area => &shaders::RESIZE_AREA,
+    let kernel = match (filter, format) {
+        (ResizeFilter::Bilinear, PixelFormat::Rgba32F) => &shaders::RESIZE_BILINEAR,
+        (ResizeFilter::Bilinear, PixelFormat::Rgba8) => &shaders::RESIZE_BILINEAR_RGBA8,
+        (ResizeFilter::Area, PixelFormat::Rgba32F) => &shaders::RESIZE_AREA,
+        (ResizeFilter::Area, PixelFormat::Rgba8) => &shaders::RESIZE_AREA_RGBA8,
     };
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
 
-/// Applies a colour operation to RGBA32F `src` (from `origin`) into `dst`. `src` and `dst` may
+/// Applies a colour operation to `src` (from `origin`) into `dst` (both RGBA8 or both
+/// RGBA32F). `src` and `dst` may
 /// be the same image.
 ///
 /// # Errors
@@ -412,13 +426,22 @@ pub fn color<B: Backend>(
     origin: [u32; 2],
     op: ColorOp,
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, PixelFormat::Rgba32F, "source")?;
-    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
+    let format = check_pair(ctx, src, dst)?;
+    let pick = |f32k: &'static KernelSource, u8k: &'static KernelSource| match format {
+        PixelFormat::Rgba32F => f32k,
+        PixelFormat::Rgba8 => u8k,
+    };
     let mut p = region(src, dst, origin)?;
     let (kernel, extra) = match op {
-        ColorOp::SrgbToLinear => (&shaders::SRGB_TO_LINEAR, [0.0, 1.0, 1.0]),
-        ColorOp::LinearToSrgb => (&shaders::LINEAR_TO_SRGB, [0.0, 1.0, 1.0]),
-        ColorOp::Luma => (&shaders::LUMA, [0.0, 1.0, 1.0]),
+        ColorOp::SrgbToLinear => (
+            pick(&shaders::SRGB_TO_LINEAR, &shaders::SRGB_TO_LINEAR_RGBA8),
+            [0.0, 1.0, 1.0],
+        ),
+        ColorOp::LinearToSrgb => (
+            pick(&shaders::LINEAR_TO_SRGB, &shaders::LINEAR_TO_SRGB_RGBA8),
+            [0.0, 1.0, 1.0],
+        ),
+        ColorOp::Luma => (pick(&shaders::LUMA, &shaders::LUMA_RGBA8), [0.0, 1.0, 1.0]),
         ColorOp::Adjust {
             brightness,
             contrast,
@@ -431,7 +454,10 @@ pub fn color<B: Backend>(
                     reason: "gamma must be positive and finite",
                 });
             }
-            (&shaders::ADJUST, [brightness, contrast, gamma])
+            (
+                pick(&shaders::ADJUST, &shaders::ADJUST_RGBA8),
+                [brightness, contrast, gamma],
+            )
         }
     };
     p.extend(extra.map(f32::to_bits));
