@@ -228,7 +228,7 @@ fn launch<B: Backend>(
     ctx.dispatch_with(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
 }
 
-/// Unpacks RGBA8 `src` (from `origin`) into RGBA32F `dst`.
+/// Converts a region between formats: RGBA8 `src` (from `origin`) into RGBA32F `dst`.
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] for wrong formats, empty images, small buffers or a region past
@@ -239,15 +239,12 @@ pub fn unpack_rgba8<B: Backend>(
     dst: &ImageView,
     origin: [u32; 2],
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, PixelFormat::Rgba8, "source")?;
-    check(ctx, dst, PixelFormat::Rgba32F, "destination")?;
-    let p = region(src, dst, origin)?;
-    launch(
+    convert(
         ctx,
-        &shaders::IMAGE_UNPACK,
-        &[src.handle, dst.handle],
-        &p,
+        src,
         dst,
+        origin,
+        [PixelFormat::Rgba8, PixelFormat::Rgba32F],
     )
 }
 
@@ -261,21 +258,36 @@ pub fn pack_rgba8<B: Backend>(
     dst: &ImageView,
     origin: [u32; 2],
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, PixelFormat::Rgba32F, "source")?;
-    check(ctx, dst, PixelFormat::Rgba8, "destination")?;
-    let p = region(src, dst, origin)?;
-    launch(
+    convert(
         ctx,
-        &shaders::IMAGE_PACK,
-        &[src.handle, dst.handle],
-        &p,
+        src,
         dst,
+        origin,
+        [PixelFormat::Rgba32F, PixelFormat::Rgba8],
     )
 }
 
-/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
-/// clamp-to-edge at the source's borders. An intermediate of `dst.width × src.height` pixels and
-/// the weights are allocated from the context (and counted in its budget) for the call.
+fn convert<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    [from, to]: [PixelFormat; 2],
+) -> Result<SubmissionIndex> {
+    check(ctx, src, from, "source")?;
+    check(ctx, dst, to, "destination")?;
+    let kernel = match from {
+        PixelFormat::Rgba8 => &shaders::IMAGE_UNPACK,
+        PixelFormat::Rgba32F => &shaders::IMAGE_PACK,
+    };
+    let p = region(src, dst, origin)?;
+    launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
+}
+
+/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F): `dst(x, y)` is the blurred source at
+/// `(x, y) + origin`, with clamp-to-edge at the source's borders. An RGBA32F intermediate of
+/// `dst.width × src.height` pixels and the weights are allocated from the context (and counted
+/// in its budget) for the call.
 ///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
