@@ -425,8 +425,7 @@ pub fn resize_region<B: Backend>(
 }
 
 /// Applies a colour operation to `src` (from `origin`) into `dst` (both RGBA8 or both
-/// RGBA32F). `src` and `dst` may
-/// be the same image.
+/// RGBA32F). `src` and `dst` may be the same image.
 ///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a gamma that is not positive and
