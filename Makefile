@@ -23,6 +23,8 @@ demo: deps
 	@echo "the processed 4K test chart is in out/test_chart.png"
 
 test: deps
+	# tests/cli.rs runs the example binary; --all-targets builds examples only as test harnesses.
+	$(CARGO) build --release --examples
 	$(CARGO) test --release --all-targets
 	$(CARGO) test --release --doc
 
