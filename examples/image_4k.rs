@@ -13,6 +13,7 @@ use std::time::Instant;
 use bytesize::ByteSize;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use vramkit::backend::Backend;
 use vramkit::image::{frame_bytes, parse_chain, test_chart, Pipeline, PixelFormat, Rect};
 use vramkit::{Context, ContextDesc, Error};
 
@@ -35,7 +36,8 @@ struct Args {
     /// Where the PNG outputs go.
     #[arg(long, default_value = "out")]
     out: PathBuf,
-    /// Backend: wgpu (Vulkan, Metal, DX12; lavapipe without a GPU).
+    /// Backend: wgpu (Vulkan, Metal, DX12; lavapipe without a GPU), or cuda (NVIDIA; a build
+    /// with `--features cuda`).
     #[arg(long, default_value = "wgpu")]
     backend: String,
 }
@@ -158,22 +160,33 @@ fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
-    if args.backend != "wgpu" {
-        return Err(Failure::Usage(format!(
-            "backend `{}` is not available in this build; use --backend wgpu",
-            args.backend
-        )));
-    }
-    let chain = parse_chain(&args.ops)?;
     let budget = args.budget.map(|b| b.as_u64());
     // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
     let staging_chunk = budget.map_or(4 << 20, |b| (b / 32).clamp(64 << 10, 4 << 20) / 4096 * 4096);
-    let ctx = Context::new(ContextDesc {
+    let desc = ContextDesc {
         budget,
         staging_chunk,
         staging_slots: 2,
         ..Default::default()
-    })?;
+    };
+    match args.backend.as_str() {
+        "wgpu" => process(args, &Context::new(desc)?),
+        #[cfg(feature = "cuda")]
+        "cuda" => process(args, &Context::cuda(0, desc)?),
+        other => Err(Failure::Usage(format!(
+            "backend `{other}` is not available in this build; use --backend wgpu{}",
+            if cfg!(feature = "cuda") {
+                " or cuda"
+            } else {
+                " (or build with --features cuda for --backend cuda)"
+            }
+        ))),
+    }
+}
+
+/// Processes every input on `ctx`.
+fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
+    let chain = parse_chain(&args.ops)?;
     eprintln!("device: {}", ctx.adapter_info());
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", args.out.display())))?;
@@ -228,7 +241,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             bar.set_message(frame.name.clone());
             let pipeline =
                 Pipeline::new(chain.clone(), frame.size)?.with_working_format(args.format.into());
-            let (out, report) = pipeline.run(&ctx, &frame.rgba)?;
+            let (out, report) = pipeline.run(ctx, &frame.rgba)?;
             let [ow, oh] = pipeline.output_size();
             let path = args.out.join(format!("{}.png", frame.name));
             image::save_buffer(&path, &out, ow, oh, image::ExtendedColorType::Rgba8)

@@ -1,15 +1,34 @@
 //! Allocate, upload, run a kernel, read back, release, and print the counters.
 //!
-//! `cargo run --release --example quickstart`
+//! `cargo run --release --example quickstart [-- --backend cuda]` (cuda: a build with
+//! `--features cuda`).
 
+use clap::Parser;
+use vramkit::backend::Backend;
 use vramkit::{AllocDesc, Context, ContextDesc};
+
+#[derive(Parser)]
+struct Args {
+    /// wgpu, or cuda (a build with `--features cuda`).
+    #[arg(long, default_value = "wgpu")]
+    backend: String,
+}
 
 fn main() -> anyhow::Result<()> {
     env_logger::init();
-    let ctx = Context::new(ContextDesc {
+    let desc = ContextDesc {
         budget: Some(64 << 20),
         ..Default::default()
-    })?;
+    };
+    match Args::parse().backend.as_str() {
+        "wgpu" => run(Context::new(desc)?),
+        #[cfg(feature = "cuda")]
+        "cuda" => run(Context::cuda(0, desc)?),
+        other => anyhow::bail!("backend `{other}` is not available in this build"),
+    }
+}
+
+fn run<B: Backend>(ctx: Context<B>) -> anyhow::Result<()> {
     println!("device: {}", ctx.adapter_info());
 
     let n: u32 = 1 << 20;

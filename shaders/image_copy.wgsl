@@ -17,7 +17,7 @@ struct Region {
 @group(0) @binding(2) var<uniform> r: Region;
 
 @compute @workgroup_size(16, 16)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+fn copy(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= r.dst_w || id.y >= r.dst_h) {
         return;
     }

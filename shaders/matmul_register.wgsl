@@ -53,7 +53,7 @@ fn store_c4(row: u32, col: u32, v: vec4<f32>) {
 }
 
 @compute @workgroup_size(WG_X, WG_Y)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn matmul(@builtin(global_invocation_id) gid: vec3<u32>) {
     let col = gid.x * 8u;
     let row = gid.y * 8u;
     if (row >= dims.m || col >= dims.n) {

@@ -26,7 +26,7 @@ var<workgroup> As: array<vec4<f32>, 256>;
 var<workgroup> Bs: array<vec4<f32>, 256>;
 
 @compute @workgroup_size(16, 16)
-fn main(
+fn matmul(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::{Backend, DeviceInfo, MemoryKind, SubmissionIndex};
-use crate::error::Result;
+use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
+use crate::error::{Error, Result};
 use crate::lock;
 use crate::memory::manager::{Geometry, Manager};
 use crate::memory::staging::Staging;
@@ -85,6 +85,21 @@ impl Context<WgpuBackend> {
     /// [`Error::NoAdapter`] when there is no GPU or driver (or none matches the environment).
     pub fn new(desc: ContextDesc) -> Result<Self> {
         Ok(Self::with_backend(WgpuBackend::new()?, desc))
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Context<crate::backend::cuda::CudaBackend> {
+    /// A context on CUDA device `ordinal` (feature `cuda`).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when the NVIDIA driver is missing or too old, or the device does
+    /// not exist.
+    pub fn cuda(ordinal: usize, desc: ContextDesc) -> Result<Self> {
+        Ok(Self::with_backend(
+            crate::backend::cuda::CudaBackend::new(ordinal)?,
+            desc,
+        ))
     }
 }
 
@@ -170,6 +185,26 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`].
     pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
         Ok(lock(&self.mem).get(handle)?.requested)
+    }
+
+    /// Applies a [`MemoryAdvice`] to a [`MemoryKind::Unified`] allocation: on CUDA,
+    /// `cuMemAdvise` over its pages (advice is per page, so allocations that share a page share
+    /// it); elsewhere unified memory does not migrate and advice is accepted and ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for an allocation of another kind; [`Error::StaleHandle`].
+    pub fn advise(&self, handle: BufferHandle, advice: MemoryAdvice) -> Result<()> {
+        let m = lock(&self.mem);
+        let a = m.get(handle)?;
+        if a.kind != MemoryKind::Unified {
+            return Err(Error::InvalidParameter {
+                name: "advise",
+                value: format!("{advice:?} on a {:?} allocation", a.kind),
+                reason: "memory advice applies to MemoryKind::Unified allocations",
+            });
+        }
+        self.backend
+            .advise(m.raw(a)?, a.placement.offset, a.requested, advice)
     }
 
     fn transfer<R>(&self, f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>) -> Result<R> {

@@ -94,6 +94,28 @@ impl<B: Backend> Context<B> {
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
         let k = self.kernel(kernel, constants)?;
+        self.with_ranges(bindings, |ranges| {
+            self.backend.dispatch(&k, ranges, params, workgroups)
+        })
+    }
+
+    /// Records `C = A·B` with the backend's vendor BLAS (cuBLAS on CUDA); `dims` = `[m, n, k]`.
+    /// The bindings are checked as for a kernel.
+    pub(crate) fn vendor_matmul(
+        &self,
+        bindings: &[Binding; 3],
+        dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.with_ranges(bindings, |ranges| self.backend.vendor_matmul(ranges, dims))
+    }
+
+    /// Checks `bindings` against their allocations and the device's limits, resolves them to
+    /// block ranges for `record`, and marks the allocations as used by the submission it returns.
+    fn with_ranges(
+        &self,
+        bindings: &[Binding],
+        record: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<SubmissionIndex>,
+    ) -> Result<SubmissionIndex> {
         let limits = self.backend.limits();
         let mut m = lock(&self.mem);
         let index = {
@@ -133,7 +155,7 @@ impl<B: Backend> Context<B> {
                     size,
                 });
             }
-            self.backend.dispatch(&k, &ranges, params, workgroups)?
+            record(&ranges)?
         };
         for b in bindings {
             m.touch(b.handle, index);

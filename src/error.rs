@@ -162,6 +162,18 @@ pub enum Error {
         message: String,
     },
 
+    /// The CUDA driver, NVRTC or cuBLAS rejected an operation (only with the `cuda` feature).
+    #[cfg(feature = "cuda")]
+    #[error("CUDA `{op}` failed with {code}: {message}")]
+    Cuda {
+        /// The API call.
+        op: &'static str,
+        /// The error code's name, e.g. `CUDA_ERROR_INVALID_VALUE`.
+        code: String,
+        /// The driver's description, and what to do.
+        message: String,
+    },
+
     /// Reading the input of a streamed upload failed.
     #[error("reading the upload source failed: {0}")]
     Io(#[from] std::io::Error),

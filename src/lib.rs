@@ -34,7 +34,7 @@ pub mod kernels;
 pub mod memory;
 pub mod shaders;
 
-pub use backend::MemoryKind;
+pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};

@@ -1,6 +1,17 @@
-//! Every WGSL kernel of vramkit, embedded from `shaders/`.
+//! Every kernel of vramkit, embedded from `shaders/`: WGSL, and the CUDA C twins from
+//! `shaders/cuda/` (each behind `shaders/cuda/common.cuh`, the WGSL built-ins it needs).
 
 use crate::backend::KernelSource;
+
+/// A CUDA C twin: the common header, then the given files of `shaders/cuda/`.
+macro_rules! cuda {
+    ($($file:expr),+) => {
+        concat!(
+            include_str!("../shaders/cuda/common.cuh"),
+            $(include_str!(concat!("../shaders/cuda/", $file))),+
+        )
+    };
+}
 
 /// `y[i] = a * x[i] + b` over `n` f32 values: bindings `x` (read), `y` (write), then params
 /// `{ a: f32, b: f32, n: u32 }`; workgroups of 256, in x (and y past 65,535 of them). See
@@ -8,7 +19,8 @@ use crate::backend::KernelSource;
 pub const SCALE: KernelSource = KernelSource {
     label: "scale",
     wgsl: include_str!("../shaders/scale.wgsl"),
-    entry: "main",
+    entry: "scale",
+    cuda: cuda!("scale.cu"),
     guarded: true,
 };
 
@@ -17,7 +29,8 @@ pub const SCALE: KernelSource = KernelSource {
 pub const AXPY: KernelSource = KernelSource {
     label: "axpy",
     wgsl: include_str!("../shaders/axpy.wgsl"),
-    entry: "main",
+    entry: "axpy",
+    cuda: cuda!("axpy.cu"),
     guarded: true,
 };
 
@@ -26,7 +39,8 @@ pub const AXPY: KernelSource = KernelSource {
 pub const ADD: KernelSource = KernelSource {
     label: "add",
     wgsl: include_str!("../shaders/add.wgsl"),
-    entry: "main",
+    entry: "add",
+    cuda: cuda!("add.cu"),
     guarded: true,
 };
 
@@ -35,7 +49,8 @@ pub const ADD: KernelSource = KernelSource {
 pub const MATMUL_REGISTER: KernelSource = KernelSource {
     label: "matmul_register",
     wgsl: include_str!("../shaders/matmul_register.wgsl"),
-    entry: "main",
+    entry: "matmul",
+    cuda: cuda!("matmul_register.cu"),
     guarded: true,
 };
 
@@ -44,7 +59,8 @@ pub const MATMUL_REGISTER: KernelSource = KernelSource {
 pub const MATMUL_TILED: KernelSource = KernelSource {
     label: "matmul_tiled",
     wgsl: include_str!("../shaders/matmul_tiled.wgsl"),
-    entry: "main",
+    entry: "matmul",
+    cuda: cuda!("matmul_tiled.cu"),
     guarded: true,
 };
 
@@ -60,6 +76,11 @@ macro_rules! image_kernel {
                 include_str!(concat!("../shaders/", $file, ".wgsl")),
             ),
             entry: $entry,
+            cuda: cuda!(
+                concat!("io/src_", $src, ".cuh"),
+                concat!("io/dst_", $dst, ".cuh"),
+                concat!($file, ".cu")
+            ),
             guarded: true,
         };
     };
@@ -67,11 +88,11 @@ macro_rules! image_kernel {
 
 image_kernel!(
     /// RGBA8 to RGBA32F over a region. See [`crate::kernels::image`].
-    IMAGE_UNPACK, "rgba8", "rgba32f", "image_copy", "main"
+    IMAGE_UNPACK, "rgba8", "rgba32f", "image_copy", "copy"
 );
 image_kernel!(
     /// RGBA32F to RGBA8 over a region.
-    IMAGE_PACK, "rgba32f", "rgba8", "image_copy", "main"
+    IMAGE_PACK, "rgba32f", "rgba8", "image_copy", "copy"
 );
 image_kernel!(
     /// Horizontal blur pass, RGBA32F into the RGBA32F intermediate.

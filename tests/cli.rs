@@ -219,9 +219,25 @@ fn exit_codes_say_what_went_wrong() {
         Some(2)
     );
     assert_eq!(
-        run(&[small, "--backend", "cuda", "--out", out])
+        run(&[small, "--backend", "opencl", "--out", out])
             .status
             .code(),
         Some(2)
+    );
+    // CUDA: usage error in a build without the feature; with it, no driver is "no GPU" (5).
+    let cuda = run(&[small, "--backend", "cuda", "--out", out]);
+    #[cfg(feature = "cuda")]
+    let expected = if vramkit::Context::cuda(0, ContextDesc::default()).is_ok() {
+        0
+    } else {
+        5
+    };
+    #[cfg(not(feature = "cuda"))]
+    let expected = 2;
+    assert_eq!(
+        cuda.status.code(),
+        Some(expected),
+        "{}",
+        String::from_utf8_lossy(&cuda.stderr)
     );
 }

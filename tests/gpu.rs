@@ -3,9 +3,16 @@
 
 mod common;
 
-use common::{is_lavapipe, random_bytes, try_gpu};
+use common::{is_cuda, is_lavapipe, random_bytes, try_gpu, Mk};
 use vramkit::backend::{Backend, KernelSource};
-use vramkit::{kernels, shaders, AllocDesc, ContextDesc, Error, MemoryKind};
+use vramkit::{kernels, shaders, AllocDesc, ContextDesc, Error, MemoryAdvice, MemoryKind};
+
+gpu_tests!(
+    kernel_matches_cpu,
+    deferred_release_keeps_memory_for_pending_work,
+    unified_memory_is_host_and_kernel_visible,
+    invalid_shader_and_oversized_binding_are_typed_errors,
+);
 
 const MIB: u64 = 1 << 20;
 
@@ -32,11 +39,8 @@ fn check_scale(y: &[f32], x: &[f32], a: f32, b: f32) {
     }
 }
 
-#[test]
-fn kernel_matches_cpu() {
-    let Some(ctx) = try_gpu("kernel_matches_cpu", ContextDesc::default()) else {
-        return;
-    };
+fn kernel_matches_cpu<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     // The last size needs more than 65,535 workgroups: a two-dimensional dispatch.
     for n in [1u32, 255, 256, 257, 100_003, (1 << 24) + 1000] {
         let x = random_floats(n as usize, u64::from(n));
@@ -77,11 +81,8 @@ fn kernel_matches_cpu() {
     }
 }
 
-#[test]
-fn deferred_release_keeps_memory_for_pending_work() {
-    let Some(ctx) = try_gpu("deferred_release", ContextDesc::default()) else {
-        return;
-    };
+fn deferred_release_keeps_memory_for_pending_work<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let n = 1u32 << 18;
     let bytes = u64::from(n) * 4;
     let x = random_floats(n as usize, 1);
@@ -198,11 +199,8 @@ fn oom_child() {
     println!("OOM-CHILD-OK after {} GiB", ctx.stats().peak_reserved >> 30);
 }
 
-#[test]
-fn unified_memory_is_host_and_kernel_visible() {
-    let Some(ctx) = try_gpu("unified_memory", ContextDesc::default()) else {
-        return;
-    };
+fn unified_memory_is_host_and_kernel_visible<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let n = 50_000u32;
     let bytes = u64::from(n) * 4;
     let xs = match ctx.alloc(AllocDesc::new("x", bytes).kind(MemoryKind::Unified)) {
@@ -227,19 +225,33 @@ fn unified_memory_is_host_and_kernel_visible() {
     let y = floats(&ctx.download(ys).expect("download"));
     assert_eq!(y[1], -5.5);
     assert_eq!(ctx.stats().kind(MemoryKind::Unified).allocations, 2);
+    // Advice is accepted on unified memory (and steers migration on CUDA); results stay right.
+    ctx.advise(xs, MemoryAdvice::ReadMostly).expect("advise");
+    ctx.advise(ys, MemoryAdvice::PreferDevice).expect("advise");
+    kernels::scale(&ctx, xs, ys, 2.0, 0.0).expect("dispatch");
+    let y = floats(&ctx.download(ys).expect("download"));
+    assert_eq!(y[1], 4.0);
+    assert_eq!(y[0], 2.0 * x[0]);
+    ctx.advise(ys, MemoryAdvice::PreferHost).expect("advise");
+    ctx.upload_at(ys, 0, &7.0f32.to_le_bytes()).expect("upload");
+    assert_eq!(floats(&ctx.download(ys).expect("download"))[0], 7.0);
+    let dev = ctx.alloc(AllocDesc::new("dev", 64)).expect("alloc");
+    assert!(matches!(
+        ctx.advise(dev, MemoryAdvice::ReadMostly),
+        Err(Error::InvalidParameter { .. })
+    ));
+    ctx.release(dev).expect("release");
     ctx.release(xs).expect("release");
     ctx.release(ys).expect("release");
 }
 
-#[test]
-fn invalid_shader_and_oversized_binding_are_typed_errors() {
-    let Some(ctx) = try_gpu("invalid_shader", ContextDesc::default()) else {
-        return;
-    };
+fn invalid_shader_and_oversized_binding_are_typed_errors<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let bad = KernelSource {
         label: "broken",
         wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
         entry: "main",
+        cuda: "extern \"C\" __global__ void main() { int x = ; }",
         guarded: false,
     };
     let h = ctx.alloc(AllocDesc::new("h", 16)).expect("alloc");
@@ -249,6 +261,21 @@ fn invalid_shader_and_oversized_binding_are_typed_errors() {
             assert!(!message.is_empty());
         }
         other => panic!("expected Shader, got {other:?}"),
+    }
+    // Valid WGSL whose CUDA twin does not compile: the CUDA backend reports NVRTC's log.
+    let bad_cuda = KernelSource {
+        label: "broken twin",
+        wgsl: "@compute @workgroup_size(1) fn twin() {}",
+        entry: "twin",
+        cuda: "extern \"C\" __global__ void twin() { undeclared = 1; }",
+        guarded: false,
+    };
+    match ctx.dispatch(&bad_cuda, &[], &[], [1, 1, 1]) {
+        Err(Error::Shader { message, .. }) if is_cuda(&ctx) => {
+            assert!(message.contains("undeclared"), "{message}");
+        }
+        Ok(_) if !is_cuda(&ctx) => {}
+        other => panic!("unexpected {other:?}"),
     }
     let odd = ctx.alloc(AllocDesc::new("odd", 12)).expect("alloc");
     assert!(matches!(

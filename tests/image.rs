@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{random_bytes, try_gpu};
-use vramkit::backend::wgpu::WgpuBackend;
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
 use vramkit::kernels::image::{
     blur, color, pack_rgba8, resize, resize_region, unpack_rgba8, Blur, ColorOp, ImageView,
     PixelFormat, ResizeFilter, ResizeRegion,
@@ -14,7 +14,15 @@ use vramkit::kernels::image_cpu::{
 };
 use vramkit::{AllocDesc, Context, ContextDesc, Error};
 
-type Ctx = Context<WgpuBackend>;
+gpu_tests!(
+    rgba8_conversion_matches_the_cpu,
+    blurs_match_the_cpu_and_regions_match_the_whole,
+    resizes_match_the_cpu_and_tiles_match_the_whole,
+    colour_ops_match_the_cpu,
+    rgba8_filters_match_the_cpu,
+    kernels_touch_nothing_outside_their_region,
+    bad_input_is_a_typed_error,
+);
 
 const SIZES: [(u32, u32); 4] = [(37, 23), (101, 7), (1, 50), (64, 64)];
 
@@ -25,7 +33,7 @@ fn random_image(w: u32, h: u32, seed: u64) -> Vec<Rgba> {
         .collect()
 }
 
-fn upload_f32(ctx: &Ctx, img: &[Rgba], w: u32, h: u32) -> ImageView {
+fn upload_f32<B: Backend>(ctx: &Context<B>, img: &[Rgba], w: u32, h: u32) -> ImageView {
     let handle = ctx
         .alloc(AllocDesc::new("img", u64::from(w * h) * 16))
         .expect("alloc");
@@ -34,14 +42,14 @@ fn upload_f32(ctx: &Ctx, img: &[Rgba], w: u32, h: u32) -> ImageView {
     ImageView::new(handle, w, h, PixelFormat::Rgba32F)
 }
 
-fn empty_f32(ctx: &Ctx, w: u32, h: u32) -> ImageView {
+fn empty_f32<B: Backend>(ctx: &Context<B>, w: u32, h: u32) -> ImageView {
     let handle = ctx
         .alloc(AllocDesc::new("out", u64::from(w * h) * 16))
         .expect("alloc");
     ImageView::new(handle, w, h, PixelFormat::Rgba32F)
 }
 
-fn read_f32(ctx: &Ctx, img: &ImageView) -> Vec<Rgba> {
+fn read_f32<B: Backend>(ctx: &Context<B>, img: &ImageView) -> Vec<Rgba> {
     bytemuck::cast_slice(&ctx.download(img.handle).expect("download")).to_vec()
 }
 
@@ -59,7 +67,7 @@ fn assert_close(got: &[Rgba], want: &[Rgba], tol: f32, what: &str) {
     }
 }
 
-fn release(ctx: &Ctx, imgs: &[&ImageView]) {
+fn release<B: Backend>(ctx: &Context<B>, imgs: &[&ImageView]) {
     for i in imgs {
         ctx.release(i.handle).expect("release");
     }
@@ -88,11 +96,8 @@ fn check_packed_within(got: &[u32], src: &[Rgba], margin: f64, what: &str) {
     }
 }
 
-#[test]
-fn rgba8_conversion_matches_the_cpu() {
-    let Some(ctx) = try_gpu("rgba8 conversion", ContextDesc::default()) else {
-        return;
-    };
+fn rgba8_conversion_matches_the_cpu<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     for (i, &(w, h)) in SIZES.iter().enumerate() {
         let px: Vec<u32> =
             bytemuck::cast_slice(&random_bytes((w * h * 4) as usize, i as u64)).to_vec();
@@ -125,11 +130,8 @@ fn rgba8_conversion_matches_the_cpu() {
     }
 }
 
-#[test]
-fn blurs_match_the_cpu_and_regions_match_the_whole() {
-    let Some(ctx) = try_gpu("blur", ContextDesc::default()) else {
-        return;
-    };
+fn blurs_match_the_cpu_and_regions_match_the_whole<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let kinds = [
         Blur::Gaussian { sigma: 0.5 },
         Blur::Gaussian { sigma: 2.0 },
@@ -169,11 +171,8 @@ fn blurs_match_the_cpu_and_regions_match_the_whole() {
     assert_eq!(ctx.stats().live, 0, "blur leaked its intermediates");
 }
 
-#[test]
-fn resizes_match_the_cpu_and_tiles_match_the_whole() {
-    let Some(ctx) = try_gpu("resize", ContextDesc::default()) else {
-        return;
-    };
+fn resizes_match_the_cpu_and_tiles_match_the_whole<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let cases = [
         (37, 23, 19, 11),
         (37, 23, 80, 51),
@@ -229,11 +228,8 @@ fn resizes_match_the_cpu_and_tiles_match_the_whole() {
     }
 }
 
-#[test]
-fn colour_ops_match_the_cpu() {
-    let Some(ctx) = try_gpu("colour", ContextDesc::default()) else {
-        return;
-    };
+fn colour_ops_match_the_cpu<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let ops = [
         ColorOp::SrgbToLinear,
         ColorOp::LinearToSrgb,
@@ -270,11 +266,8 @@ fn colour_ops_match_the_cpu() {
     release(&ctx, &[&src]);
 }
 
-#[test]
-fn rgba8_filters_match_the_cpu() {
-    let Some(ctx) = try_gpu("rgba8 filters", ContextDesc::default()) else {
-        return;
-    };
+fn rgba8_filters_match_the_cpu<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let (w, h, dw, dh) = (37u32, 23u32, 19u32, 30u32);
     let px: Vec<u32> = bytemuck::cast_slice(&random_bytes((w * h * 4) as usize, 60)).to_vec();
     let img = unpack_rgba8_cpu(&px);
@@ -324,11 +317,8 @@ fn rgba8_filters_match_the_cpu() {
     release(&ctx, &[&src, &dst, &small, &f]);
 }
 
-#[test]
-fn kernels_touch_nothing_outside_their_region() {
-    let Some(ctx) = try_gpu("poison", ContextDesc::default()) else {
-        return;
-    };
+fn kernels_touch_nothing_outside_their_region<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let (w, h, stride) = (29u32, 17u32, 40u32);
     let img = random_image(w, h, 40);
     let src = upload_f32(&ctx, &img, w, h);
@@ -365,11 +355,8 @@ fn kernels_touch_nothing_outside_their_region() {
     release(&ctx, &[&src]);
 }
 
-#[test]
-fn bad_input_is_a_typed_error() {
-    let Some(ctx) = try_gpu("bad image input", ContextDesc::default()) else {
-        return;
-    };
+fn bad_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let a = empty_f32(&ctx, 8, 8);
     let b = empty_f32(&ctx, 8, 8);
     let shape =

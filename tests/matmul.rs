@@ -2,10 +2,25 @@
 
 mod common;
 
-use common::{random_bytes, try_gpu};
-use vramkit::backend::wgpu::WgpuBackend;
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
 use vramkit::kernels::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
 use vramkit::{AllocDesc, Context, ContextDesc, Error};
+
+gpu_tests!(
+    every_kernel_matches_the_cpu_on_many_shapes,
+    a_larger_than_one_binding_runs_in_bands,
+    bad_shapes_are_typed_errors,
+);
+
+/// The variants this backend runs: its own two kernels, and the vendor's BLAS where it has one.
+fn kernels<B: Backend>(ctx: &Context<B>) -> Vec<MatmulKernel> {
+    let mut v = vec![MatmulKernel::Register, MatmulKernel::Tiled];
+    if ctx.backend().has_vendor_matmul() {
+        v.push(MatmulKernel::Vendor);
+    }
+    v
+}
 
 fn random_matrix(len: usize, seed: u64) -> Vec<f32> {
     random_bytes(len * 4, seed)
@@ -32,7 +47,7 @@ fn check(c: &[f32], a: &[f32], b: &[f32], d: MatmulDims, what: &str) {
     }
 }
 
-fn run(ctx: &Context<WgpuBackend>, d: MatmulDims, kernel: MatmulKernel, seed: u64) {
+fn run<B: Backend>(ctx: &Context<B>, d: MatmulDims, kernel: MatmulKernel, seed: u64) {
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let a = random_matrix(m * k, seed);
     let b = random_matrix(k * n, seed + 1);
@@ -81,41 +96,30 @@ const SHAPES: [(u32, u32, u32); 9] = [
     (1000, 1003, 517),
 ];
 
-#[test]
-fn both_kernels_match_the_cpu_on_many_shapes() {
-    let Some(ctx) = try_gpu("matmul shapes", ContextDesc::default()) else {
-        return;
-    };
-    for kernel in [
-        MatmulKernel::Register,
-        MatmulKernel::Tiled,
-        MatmulKernel::Auto,
-    ] {
+fn every_kernel_matches_the_cpu_on_many_shapes<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let mut all = kernels(&ctx);
+    all.push(MatmulKernel::Auto);
+    for kernel in all {
         for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
             run(&ctx, MatmulDims { m, n, k }, kernel, i as u64 * 10);
         }
     }
 }
 
-#[test]
-fn a_larger_than_one_binding_runs_in_bands() {
-    let Some(ctx) = try_gpu("matmul bands", ContextDesc::default()) else {
-        return;
-    };
-    let max = vramkit::backend::Backend::limits(ctx.backend()).max_binding_size;
+fn a_larger_than_one_binding_runs_in_bands<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let max = ctx.backend().limits().max_binding_size;
     // A of m×k with m·k·4 just past the binding limit.
     let k = 4100u32;
     let m = (max / (4 * u64::from(k)) + 70) as u32;
-    for kernel in [MatmulKernel::Register, MatmulKernel::Tiled] {
+    for kernel in kernels(&ctx) {
         run(&ctx, MatmulDims { m, n: 3, k }, kernel, 99);
     }
 }
 
-#[test]
-fn bad_shapes_are_typed_errors() {
-    let Some(ctx) = try_gpu("matmul bad shapes", ContextDesc::default()) else {
-        return;
-    };
+fn bad_shapes_are_typed_errors<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
     let h = ctx.alloc(AllocDesc::new("h", 64)).expect("alloc");
     let zero = MatmulDims { m: 0, n: 4, k: 4 };
     assert!(matches!(
@@ -127,9 +131,16 @@ fn bad_shapes_are_typed_errors() {
         Err(Error::ShapeMismatch { expected, .. }) => assert!(expected.contains("A"), "{expected}"),
         other => panic!("expected ShapeMismatch, got {other:?}"),
     }
+    let one = MatmulDims { m: 1, n: 1, k: 1 };
+    if !ctx.backend().has_vendor_matmul() {
+        assert!(matches!(
+            matmul_with(&ctx, h, h, h, one, MatmulKernel::Vendor),
+            Err(Error::Unsupported { .. })
+        ));
+    }
     ctx.release(h).expect("release");
     assert!(matches!(
-        matmul(&ctx, h, h, h, MatmulDims { m: 1, n: 1, k: 1 }),
+        matmul(&ctx, h, h, h, one),
         Err(Error::StaleHandle { .. })
     ));
 }

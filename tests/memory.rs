@@ -4,12 +4,10 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::random_bytes;
+use common::{random_bytes, Mk};
 use rand::{Rng, SeedableRng};
 use vramkit::backend::Backend;
 use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind, StaleReason};
-
-type Mk<'a, B> = &'a dyn Fn(ContextDesc) -> Context<B>;
 
 const MIB: u64 = 1 << 20;
 
@@ -33,6 +31,8 @@ fn contexts_are_send_and_sync() {
     send_sync::<Context<vramkit::backend::host::HostBackend>>();
     send_sync::<Context<vramkit::backend::wgpu::WgpuBackend>>();
     send_sync::<vramkit::BufferHandle>();
+    #[cfg(feature = "cuda")]
+    send_sync::<Context<vramkit::backend::cuda::CudaBackend>>();
 }
 
 fn round_trips_of_many_sizes<B: Backend>(mk: Mk<B>) {

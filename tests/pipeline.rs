@@ -3,9 +3,15 @@
 
 mod common;
 
-use common::{random_bytes, try_gpu};
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
 use vramkit::image::{parse_chain, Pipeline, PixelFormat, Rect};
 use vramkit::{ContextDesc, Error};
+
+gpu_tests!(
+    tiled_runs_equal_untiled_runs_within_the_budget,
+    a_budget_below_the_minimum_says_what_would_work,
+);
 
 const CHAINS: [&str; 4] = [
     "linear,blur:sigma=2,resize:W2xH2,srgb",
@@ -93,11 +99,8 @@ fn bad_chains_are_typed_errors() {
     }
 }
 
-#[test]
-fn tiled_runs_equal_untiled_runs_within_the_budget() {
-    let Some(whole_ctx) = try_gpu("tiled runs", ContextDesc::default()) else {
-        return;
-    };
+fn tiled_runs_equal_untiled_runs_within_the_budget<B: Backend>(mk: Mk<B>) {
+    let whole_ctx = mk(ContextDesc::default());
     for (i, s) in CHAINS.iter().enumerate() {
         for (w, h, format) in [
             (301u32, 187u32, PixelFormat::Rgba32F),
@@ -115,7 +118,7 @@ fn tiled_runs_equal_untiled_runs_within_the_budget() {
                 staging_slots: 2,
                 ..Default::default()
             };
-            let ctx = common::gpu(desc);
+            let ctx = mk(desc);
             let (tiled, report) = p.run(&ctx, &input).expect("tiled");
             assert!(
                 report.tiles > 1,
@@ -136,12 +139,8 @@ fn tiled_runs_equal_untiled_runs_within_the_budget() {
     }
 }
 
-#[test]
-fn a_budget_below_the_minimum_says_what_would_work() {
-    let Some(_) = try_gpu("budget too small", ContextDesc::default()) else {
-        return;
-    };
-    let ctx = common::gpu(ContextDesc {
+fn a_budget_below_the_minimum_says_what_would_work<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc {
         budget: Some(200 << 10),
         staging_chunk: 64 << 10,
         staging_slots: 1,

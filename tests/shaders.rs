@@ -1,19 +1,23 @@
 //! Every kernel vramkit registers (`vramkit::shaders::ALL`: WGSL files from `shaders/`, image
 //! kernels composed of an io prelude and a body) parses and validates with naga (all validation
 //! flags), binds storage buffers read-write (sub-allocations share a buffer; see
-//! shaders/scale.wgsl), and every file in `shaders/` is used. No GPU.
+//! shaders/scale.wgsl), has a CUDA twin with its entry point and one parameter per binding, and
+//! every file in `shaders/` and `shaders/cuda/` is used. No GPU.
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-fn shader_files(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+fn shader_files(dir: &std::path::Path, ext: &[&str], out: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir)
         .expect("shaders/")
         .filter_map(|e| e.ok())
     {
         let path = entry.path();
         if path.is_dir() {
-            shader_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "wgsl") {
+            shader_files(&path, ext, out);
+        } else if path
+            .extension()
+            .is_some_and(|x| ext.iter().any(|e| x == *e))
+        {
             let src = std::fs::read_to_string(&path).expect("read shader");
             out.push((path.display().to_string(), src));
         }
@@ -62,11 +66,9 @@ fn every_kernel_validates() {
 
 #[test]
 fn every_shader_file_is_used() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders"));
     let mut files = Vec::new();
-    shader_files(
-        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders")),
-        &mut files,
-    );
+    shader_files(dir, &["wgsl"], &mut files);
     assert!(!files.is_empty(), "no shaders found");
     for (path, src) in files {
         assert!(
@@ -74,6 +76,51 @@ fn every_shader_file_is_used() {
                 .iter()
                 .any(|k| k.wgsl.contains(src.as_str())),
             "{path} is in no kernel of vramkit::shaders::ALL"
+        );
+    }
+    let mut twins = Vec::new();
+    shader_files(&dir.join("cuda"), &["cu", "cuh"], &mut twins);
+    assert!(twins.len() >= 13, "CUDA twins missing: {}", twins.len());
+    for (path, src) in twins {
+        assert!(
+            vramkit::shaders::ALL
+                .iter()
+                .any(|k| k.cuda.contains(src.as_str())),
+            "{path} is in no CUDA twin of vramkit::shaders::ALL"
+        );
+    }
+}
+
+/// The CUDA backend launches `entry` with one pointer per storage binding, then the params
+/// struct: each twin must declare that function with that many parameters.
+#[test]
+fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
+    for k in vramkit::shaders::ALL {
+        let module = naga::front::wgsl::parse_str(k.wgsl).expect("validated above");
+        let storage = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| matches!(v.space, naga::AddressSpace::Storage { .. }))
+            .count();
+        let uniform = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::Uniform)
+            .count();
+        let (start, params) = cuda_signature(k.cuda, k.entry)
+            .unwrap_or_else(|| panic!("{}: no CUDA function `{}`", k.label, k.entry));
+        assert!(
+            k.cuda[..start].contains("extern \"C\" __global__"),
+            "{}: `{}` must be extern \"C\" __global__",
+            k.label,
+            k.entry
+        );
+        assert_eq!(
+            params.split(',').count(),
+            storage + uniform,
+            "{}: `{}({params})` must take {storage} pointers and {uniform} params struct",
+            k.label,
+            k.entry
         );
     }
 }
@@ -84,4 +131,25 @@ fn a_broken_shader_is_reported_with_its_span() {
     let err = naga::front::wgsl::parse_str(src).expect_err("a type error must be reported");
     let text = err.emit_to_string_with_path(src, "broken.wgsl");
     assert!(text.contains("broken.wgsl"), "{text}");
+}
+
+/// Where `name`'s definition starts and its parameter list: a plain definition
+/// (`void name(...)`, or the name starting a line after `__launch_bounds__`), or an invocation
+/// `MACRO(name, ...)` of a `#define MACRO(name, ...)` that declares `void name(...)`.
+fn cuda_signature<'a>(src: &'a str, name: &str) -> Option<(usize, &'a str)> {
+    let params = |at: usize| {
+        let rest = &src[at..];
+        let open = rest.find('(')? + 1;
+        Some(&rest[open..open + rest[open..].find(')')?])
+    };
+    for head in [format!("void {name}("), format!("\n{name}(")] {
+        if let Some(at) = src.find(&head) {
+            return Some((at, params(at)?));
+        }
+    }
+    let call = src.find(&format!("({name},"))?;
+    let line = src[..call].rfind('\n').map_or(0, |i| i + 1);
+    let define = src.find(&format!("#define {}(name", &src[line..call]))?;
+    let at = define + src[define..].find("void name(")?;
+    Some((at, params(at)?))
 }

@@ -4,10 +4,12 @@
 //! no accounting. Everything above it (sub-allocation, budgets, handles, staging, statistics) is
 //! written once in [`crate::memory`] and works for every backend.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod host;
 pub mod wgpu;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Where a block lives and how it can be reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,12 +101,32 @@ pub struct KernelSource {
     pub label: &'static str,
     /// WGSL source (see [`crate::shaders`]).
     pub wgsl: &'static str,
-    /// Entry point.
+    /// Entry point: the WGSL function, and the `extern "C"` function of the CUDA twin.
     pub entry: &'static str,
+    /// CUDA C source of the same kernel (see `shaders/cuda/`), for the CUDA backend; empty
+    /// where there is none. Its function takes the storage bindings as pointers, in binding
+    /// order, then the params struct by value; its block size is the WGSL workgroup size.
+    pub cuda: &'static str,
     /// The shader guards every buffer access with sizes its dispatch function has checked
     /// against the bound buffers, so the backend may compile it without runtime bounds checks
     /// (which cost a compare and a clamp per access).
     pub guarded: bool,
+}
+
+/// A hint about how a [`MemoryKind::Unified`] allocation will be used, for drivers that migrate
+/// unified memory between host and device (CUDA's `cuMemAdvise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryAdvice {
+    /// Mostly read: the driver may keep read-only copies on both sides.
+    ReadMostly,
+    /// Undo [`ReadMostly`](Self::ReadMostly).
+    UnsetReadMostly,
+    /// Keep the pages on the device; the host reaches them remotely or by migration.
+    PreferDevice,
+    /// Keep the pages in host memory; the device reaches them remotely or by migration.
+    PreferHost,
+    /// Undo a preferred location.
+    UnsetPreferredLocation,
 }
 
 /// Values for a kernel's `override` constants, by name. The context builds one pipeline per
@@ -179,6 +201,36 @@ pub trait Backend: Send + Sync + 'static {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex>;
+
+    /// Applies a [`MemoryAdvice`] to a range of a [`MemoryKind::Unified`] block. Backends whose
+    /// unified memory does not migrate accept and ignore it (the default).
+    fn advise(
+        &self,
+        _block: &Self::Block,
+        _offset: u64,
+        _size: u64,
+        _advice: MemoryAdvice,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether [`vendor_matmul`](Backend::vendor_matmul) is available (cuBLAS on CUDA).
+    fn has_vendor_matmul(&self) -> bool {
+        false
+    }
+
+    /// Records `C = A·B` on row-major f32 matrices (`dims` = `[m, n, k]`) with the vendor's
+    /// BLAS. The bindings are `A`, `B`, `C`, checked as for a kernel.
+    fn vendor_matmul(
+        &self,
+        _bindings: &[BlockRange<'_, Self::Block>],
+        _dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        Err(Error::Unsupported {
+            what: "vendor matmul".into(),
+            reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
+        })
+    }
 
     /// Submits recorded work, returning its index (the last index if nothing was recorded).
     fn submit(&self) -> Result<SubmissionIndex>;

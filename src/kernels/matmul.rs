@@ -18,10 +18,13 @@ pub struct MatmulDims {
 /// Which matmul kernel to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MatmulKernel {
-    /// Chosen per adapter: [`Register`](Self::Register) on CPU adapters, else
+    /// Chosen per backend: [`Vendor`](Self::Vendor) where the backend has a vendor BLAS
+    /// (cuBLAS on CUDA), [`Register`](Self::Register) on CPU adapters, else
     /// [`Tiled`](Self::Tiled).
     #[default]
     Auto,
+    /// The vendor's BLAS: cuBLAS (strict FP32) on CUDA; [`Error::Unsupported`] elsewhere.
+    Vendor,
     /// No workgroup memory, 8×8 per invocation: best on lavapipe.
     Register,
     /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
@@ -142,10 +145,11 @@ pub fn matmul_with<B: Backend>(
             what: "largest range one kernel binding may cover (128 rows of A or C)",
         });
     }
-    let register = match kernel {
-        MatmulKernel::Auto => ctx.adapter_info().device_type == "cpu",
-        MatmulKernel::Register => true,
-        MatmulKernel::Tiled => false,
+    let kernel = match kernel {
+        MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
+        MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
+        MatmulKernel::Auto => MatmulKernel::Tiled,
+        other => other,
     };
     let mut last = 0;
     let mut r0 = 0;
@@ -157,7 +161,9 @@ pub fn matmul_with<B: Backend>(
             b.into(),
             Binding::range(c, r0 * n * 4, rows * n * 4),
         ];
-        last = if register {
+        last = if kernel == MatmulKernel::Vendor {
+            ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?
+        } else if kernel == MatmulKernel::Register {
             let (wg_x, wg_y) = (8u64, 8u64);
             let groups = [
                 n.div_ceil(8 * wg_x) as u32,

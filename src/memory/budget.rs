@@ -51,9 +51,39 @@ impl Budget {
         block_size: u64,
         dedicated: u64,
     ) -> u64 {
+        // In closed form where the rule is steady, so an unlimited budget (headroom near
+        // u64::MAX) costs a few steps, not one per block.
         let mut n = 0u64;
         while headroom >= item {
             match Self::shared_block(item, headroom, unit, block_size, dedicated) {
+                Some(block) => {
+                    // While two blocks' room remains the block size does not change: take all
+                    // but those at once.
+                    let k = (headroom / block).saturating_sub(2).max(1);
+                    n = n.saturating_add(k * (block / item));
+                    headroom -= k * block;
+                }
+                None => {
+                    // Dedicated blocks of `item` bytes, and once shared blocks stop fitting they
+                    // never fit again as the headroom shrinks.
+                    n = n.saturating_add(headroom / item);
+                    headroom %= item;
+                }
+            }
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Budget;
+
+    /// The growth rule applied one block at a time.
+    fn one_by_one(mut headroom: u64, item: u64, unit: u64, block_size: u64, dedicated: u64) -> u64 {
+        let mut n = 0;
+        while headroom >= item {
+            match Budget::shared_block(item, headroom, unit, block_size, dedicated) {
                 Some(block) => {
                     n += block / item;
                     headroom -= block;
@@ -65,5 +95,40 @@ impl Budget {
             }
         }
         n
+    }
+
+    #[test]
+    fn closed_form_counts_what_block_by_block_growth_counts() {
+        let (unit, block_size) = (256, 64 << 20);
+        let items = [
+            256u64,
+            4096,
+            100 << 10,
+            1 << 20,
+            5 << 20,
+            16 << 20,
+            40 << 20,
+        ];
+        let rooms = [
+            0u64,
+            255,
+            1 << 20,
+            3 << 20,
+            100 << 20,
+            1 << 30,
+            5_000_000_123,
+        ];
+        for item in items {
+            for headroom in rooms {
+                assert_eq!(
+                    Budget::items_in_new_blocks(headroom, item, unit, block_size, block_size / 2),
+                    one_by_one(headroom, item, unit, block_size, block_size / 2),
+                    "item {item}, headroom {headroom}"
+                );
+            }
+        }
+        // An unlimited budget is a few steps, not one per block.
+        let n = Budget::items_in_new_blocks(u64::MAX, 256, unit, block_size, block_size / 2);
+        assert!(n > 1 << 50, "{n}");
     }
 }

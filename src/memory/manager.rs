@@ -385,7 +385,11 @@ impl<B: Backend> Manager<B> {
         self.collect(backend)?;
         let g = self.geometry;
         let size = item.next_multiple_of(g.unit);
-        let headroom = self.budget.headroom(self.counters.reserved);
+        // Without a budget, the device's free memory (where the API tells) is the limit.
+        let mut headroom = self.budget.headroom(self.counters.reserved);
+        if let Some(info) = backend.memory_info() {
+            headroom = headroom.min(info.free);
+        }
         let in_new = Budget::items_in_new_blocks(headroom, size, g.unit, g.block_size, g.dedicated);
         let in_pool = if size <= g.dedicated {
             self.pools[kind.index()].count_fits(size, 1 << 20)

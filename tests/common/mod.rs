@@ -7,7 +7,11 @@
 
 use rand::{RngCore, SeedableRng};
 use vramkit::backend::wgpu::WgpuBackend;
+use vramkit::backend::Backend;
 use vramkit::{Context, ContextDesc};
+
+/// Makes contexts of one backend: test bodies written once take one.
+pub type Mk<'a, B> = &'a dyn Fn(ContextDesc) -> Context<B>;
 
 /// Seeded random bytes.
 pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
@@ -59,12 +63,49 @@ pub fn gpu(desc: ContextDesc) -> Context<WgpuBackend> {
 }
 
 /// Whether the adapter is Mesa's lavapipe (llvmpipe).
-pub fn is_lavapipe(ctx: &Context<WgpuBackend>) -> bool {
+pub fn is_lavapipe<B: Backend>(ctx: &Context<B>) -> bool {
     ctx.adapter_info().name.to_lowercase().contains("llvmpipe")
 }
 
-/// Instantiates generic test bodies `fn name<B: Backend>(mk: &dyn Fn(ContextDesc) -> Context<B>)`
-/// once per backend: `host::name` on host memory, `gpu::name` on the wgpu adapter.
+/// Whether the context runs on CUDA.
+pub fn is_cuda<B: Backend>(ctx: &Context<B>) -> bool {
+    ctx.adapter_info().api == "CUDA"
+}
+
+/// A CUDA context on device 0, or `None` (with the reason printed) when this machine has no
+/// NVIDIA driver. With `VRAMKIT_REQUIRE_CUDA=1` a missing driver fails the test instead (CI has
+/// no NVIDIA GPU and sets only `VRAMKIT_REQUIRE_GPU`).
+#[cfg(feature = "cuda")]
+pub fn try_cuda(
+    test: &str,
+    desc: ContextDesc,
+) -> Option<Context<vramkit::backend::cuda::CudaBackend>> {
+    match Context::cuda(0, desc) {
+        Ok(ctx) => {
+            eprintln!("{test}: CUDA device `{}`", ctx.adapter_info());
+            Some(ctx)
+        }
+        Err(e) if std::env::var("VRAMKIT_REQUIRE_CUDA").is_ok_and(|v| v == "1") => {
+            panic!("{test}: VRAMKIT_REQUIRE_CUDA=1 but CUDA is not available: {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: no CUDA ({e}); set VRAMKIT_REQUIRE_CUDA=1 to fail instead");
+            None
+        }
+    }
+}
+
+/// A CUDA context for a test that already found the device.
+#[cfg(feature = "cuda")]
+pub fn cuda(desc: ContextDesc) -> Context<vramkit::backend::cuda::CudaBackend> {
+    match Context::cuda(0, desc) {
+        Ok(ctx) => ctx,
+        Err(e) => panic!("the CUDA device went away: {e}"),
+    }
+}
+
+/// Instantiates generic test bodies `fn name<B: Backend>(mk: Mk<B>)` once per backend:
+/// `host::name` on host memory, then as [`gpu_tests!`] does.
 #[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
@@ -73,6 +114,29 @@ macro_rules! backend_tests {
                 #[test]
                 fn $name() {
                     super::$name(&|d| vramkit::Context::host(d));
+                }
+            )*
+        }
+        $crate::gpu_tests!($($name),*);
+    };
+}
+
+/// Instantiates generic test bodies `fn name<B: Backend>(mk: Mk<B>)` once per GPU backend:
+/// `gpu::name` on the wgpu adapter, `cuda::name` on CUDA device 0 (feature `cuda`). Each skips
+/// (or fails, see [`try_gpu`] and `try_cuda`) where its backend is missing.
+#[macro_export]
+macro_rules! gpu_tests {
+    ($($name:ident),* $(,)?) => {
+        #[cfg(feature = "cuda")]
+        mod cuda {
+            $(
+                #[test]
+                fn $name() {
+                    let test = concat!("cuda::", stringify!($name));
+                    if $crate::common::try_cuda(test, Default::default()).is_none() {
+                        return;
+                    }
+                    super::$name(&|d| $crate::common::cuda(d));
                 }
             )*
         }

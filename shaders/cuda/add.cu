@@ -1,0 +1,12 @@
+// CUDA twin of add.wgsl: z[i] = x[i] + y[i].
+
+struct Params {
+    unsigned n;
+};
+
+extern "C" __global__ void add(float* x, float* y, float* z, const Params p) {
+    unsigned i = flat_index();
+    if (i < p.n) {
+        z[i] = x[i] + y[i];
+    }
+}

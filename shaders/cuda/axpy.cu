@@ -1,0 +1,13 @@
+// CUDA twin of axpy.wgsl: y[i] = a * x[i] + y[i].
+
+struct Params {
+    float a;
+    unsigned n;
+};
+
+extern "C" __global__ void axpy(float* x, float* y, const Params p) {
+    unsigned i = flat_index();
+    if (i < p.n) {
+        y[i] = p.a * x[i] + y[i];
+    }
+}

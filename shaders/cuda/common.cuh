@@ -1,0 +1,33 @@
+// Shared by every CUDA twin (src/shaders.rs puts it first): the WGSL built-ins the kernels use,
+// for float4, and the flat index of one-dimensional dispatches.
+
+__device__ __forceinline__ float4 operator+(float4 a, float4 b) {
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+__device__ __forceinline__ float4 operator*(float s, float4 v) {
+    return make_float4(s * v.x, s * v.y, s * v.z, s * v.w);
+}
+__device__ __forceinline__ float4 operator/(float4 v, float s) {
+    return make_float4(v.x / s, v.y / s, v.z / s, v.w / s);
+}
+__device__ __forceinline__ void operator+=(float4& a, float4 b) {
+    a = a + b;
+}
+// WGSL mix(a, b, t) = a * (1 - t) + b * t.
+__device__ __forceinline__ float4 mix4(float4 a, float4 b, float t) {
+    return (1.0f - t) * a + t * b;
+}
+
+// global_invocation_id.x + global_invocation_id.y * num_workgroups.x * workgroup_size.x: one
+// element per thread, the grid two-dimensional past 65,535 blocks.
+__device__ __forceinline__ unsigned flat_index() {
+    return blockIdx.x * blockDim.x + threadIdx.x + blockIdx.y * gridDim.x * blockDim.x;
+}
+
+// global_invocation_id of a two-dimensional dispatch.
+__device__ __forceinline__ unsigned gid_x() {
+    return blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ unsigned gid_y() {
+    return blockIdx.y * blockDim.y + threadIdx.y;
+}

@@ -1,0 +1,36 @@
+// CUDA twin of image_blur.wgsl: one pass of a separable convolution with clamp-to-edge.
+
+struct Region {
+    unsigned src_w, src_h, src_stride;
+    unsigned dst_w, dst_h, dst_stride;
+    unsigned ox, oy;
+    unsigned radius;
+};
+
+extern "C" __global__ void horizontal(src_t* src, dst_t* dst, float* weights, const Region r) {
+    unsigned x = gid_x(), y = gid_y();
+    if (x >= r.dst_w || y >= r.dst_h) return;
+    unsigned row = (y + r.oy) * r.src_stride;
+    int sx0 = int(x + r.ox) - int(r.radius);
+    int last = int(r.src_w) - 1;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (unsigned i = 0; i <= 2u * r.radius; i++) {
+        int sx = min(max(sx0 + int(i), 0), last);
+        acc += weights[i] * load_src(src, row + unsigned(sx));
+    }
+    store_dst(dst, y * r.dst_stride + x, acc);
+}
+
+extern "C" __global__ void vertical(src_t* src, dst_t* dst, float* weights, const Region r) {
+    unsigned x = gid_x(), y = gid_y();
+    if (x >= r.dst_w || y >= r.dst_h) return;
+    unsigned col = x + r.ox;
+    int sy0 = int(y + r.oy) - int(r.radius);
+    int last = int(r.src_h) - 1;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (unsigned i = 0; i <= 2u * r.radius; i++) {
+        int sy = min(max(sy0 + int(i), 0), last);
+        acc += weights[i] * load_src(src, unsigned(sy) * r.src_stride + col);
+    }
+    store_dst(dst, y * r.dst_stride + x, acc);
+}

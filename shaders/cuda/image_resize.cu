@@ -1,0 +1,54 @@
+// CUDA twin of image_resize.wgsl: bilinear (pixel centres aligned) and area-average resizing of
+// a region of the full image, coordinates clamped to the full source.
+
+struct Resize {
+    unsigned src_w, src_h, src_stride;
+    unsigned dst_w, dst_h, dst_stride;
+    unsigned sx0, sy0, dx0, dy0;
+    unsigned full_src_w, full_src_h;
+    float scale_x, scale_y;
+};
+
+// Full-source coordinates to the buffer, clamped to the pixels it holds.
+__device__ __forceinline__ float4 at(const src_t* src, const Resize& r, unsigned x, unsigned y) {
+    int lx = min(max(int(x) - int(r.sx0), 0), int(r.src_w) - 1);
+    int ly = min(max(int(y) - int(r.sy0), 0), int(r.src_h) - 1);
+    return load_src(src, unsigned(ly) * r.src_stride + unsigned(lx));
+}
+
+extern "C" __global__ void bilinear(src_t* src, dst_t* dst, const Resize r) {
+    unsigned x = gid_x(), y = gid_y();
+    if (x >= r.dst_w || y >= r.dst_h) return;
+    float u = fminf(fmaxf((float(x + r.dx0) + 0.5f) * r.scale_x - 0.5f, 0.0f), float(r.full_src_w - 1u));
+    float v = fminf(fmaxf((float(y + r.dy0) + 0.5f) * r.scale_y - 0.5f, 0.0f), float(r.full_src_h - 1u));
+    unsigned x0 = unsigned(floorf(u)), y0 = unsigned(floorf(v));
+    unsigned x1 = min(x0 + 1u, r.full_src_w - 1u), y1 = min(y0 + 1u, r.full_src_h - 1u);
+    float tx = u - float(x0), ty = v - float(y0);
+    float4 top = mix4(at(src, r, x0, y0), at(src, r, x1, y0), tx);
+    float4 bottom = mix4(at(src, r, x0, y1), at(src, r, x1, y1), tx);
+    store_dst(dst, y * r.dst_stride + x, mix4(top, bottom, ty));
+}
+
+extern "C" __global__ void area(src_t* src, dst_t* dst, const Resize r) {
+    unsigned x = gid_x(), y = gid_y();
+    if (x >= r.dst_w || y >= r.dst_h) return;
+    float ax = float(x + r.dx0) * r.scale_x;
+    float bx = fminf(ax + r.scale_x, float(r.full_src_w));
+    float ay = float(y + r.dy0) * r.scale_y;
+    float by = fminf(ay + r.scale_y, float(r.full_src_h));
+    unsigned x_first = unsigned(floorf(ax));
+    unsigned x_last = min(unsigned(ceilf(bx)), r.full_src_w) - 1u;
+    unsigned y_first = unsigned(floorf(ay));
+    unsigned y_last = min(unsigned(ceilf(by)), r.full_src_h) - 1u;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float total = 0.0f;
+    for (unsigned sy = y_first; sy <= y_last; sy++) {
+        float wy = fminf(by, float(sy + 1u)) - fmaxf(ay, float(sy));
+        for (unsigned sx = x_first; sx <= x_last; sx++) {
+            float w = wy * (fminf(bx, float(sx + 1u)) - fmaxf(ax, float(sx)));
+            acc += w * at(src, r, sx, sy);
+            total += w;
+        }
+    }
+    store_dst(dst, y * r.dst_stride + x, acc / total);
+}

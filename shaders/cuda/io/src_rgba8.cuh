@@ -1,0 +1,9 @@
+// Source pixels as RGBA8 (one u32 per pixel, R in the low byte), read as [0, 1] floats like
+// WGSL's unpack4x8unorm.
+typedef unsigned src_t;
+
+__device__ __forceinline__ float4 load_src(const src_t* src, unsigned i) {
+    unsigned v = src[i];
+    return make_float4(float(v & 255u) / 255.0f, float((v >> 8) & 255u) / 255.0f,
+                       float((v >> 16) & 255u) / 255.0f, float(v >> 24) / 255.0f);
+}

@@ -1,0 +1,112 @@
+//! cuBLAS (loaded at run time) for matmul, where it is installed.
+
+use std::sync::Mutex;
+
+use cudarc::cublas::{result as blas, sys};
+
+use super::{CudaBackend, CudaBlock};
+use crate::backend::BlockRange;
+use crate::error::{Error, Result};
+use crate::lock;
+
+/// A cuBLAS handle bound to the backend's stream, in its default (strict FP32) math mode.
+pub(super) struct Blas(Mutex<sys::cublasHandle_t>);
+
+// SAFETY: a cuBLAS handle may be used from any thread with its context current; the mutex
+// serialises the calls, as cuBLAS asks for a handle shared between threads.
+unsafe impl Send for Blas {}
+// SAFETY: as above.
+unsafe impl Sync for Blas {}
+
+impl Blas {
+    /// Loads cuBLAS and makes a handle on `stream`, or `None` (logged) where it is missing.
+    pub(super) fn load(stream: cudarc::driver::sys::CUstream) -> Option<Self> {
+        if std::env::var("VRAMKIT_CUDA_NO_CUBLAS").is_ok_and(|v| v == "1") {
+            log::info!("vramkit: cuBLAS disabled by VRAMKIT_CUDA_NO_CUBLAS=1");
+            return None;
+        }
+        // SAFETY: only tries to dlopen cuBLAS by its known names.
+        if !unsafe { sys::is_culib_present() } {
+            log::info!("vramkit: cuBLAS not found; matmul uses vramkit's own kernel");
+            return None;
+        }
+        let made = std::panic::catch_unwind(|| {
+            let handle = blas::create_handle()?;
+            // SAFETY: `handle` was just created; the stream lives as long as the backend, which
+            // drops this handle first.
+            unsafe { blas::set_stream(handle, stream.cast()) }?;
+            Ok::<_, blas::CublasError>(handle)
+        });
+        match made {
+            Ok(Ok(handle)) => Some(Self(Mutex::new(handle))),
+            Ok(Err(e)) => {
+                log::warn!("vramkit: cuBLAS did not start ({e:?}); using vramkit's own matmul");
+                None
+            }
+            Err(_) => {
+                log::warn!("vramkit: the cuBLAS library lacks entry points; using own matmul");
+                None
+            }
+        }
+    }
+
+    /// Row-major `C = A·B`: in cuBLAS's column-major terms `Cᵀ = Bᵀ·Aᵀ`.
+    pub(super) fn sgemm(
+        &self,
+        backend: &CudaBackend,
+        b: &[BlockRange<'_, CudaBlock>],
+        [m, n, k]: [u32; 3],
+    ) -> Result<()> {
+        let [a, bm, c] = b else {
+            return Err(Error::ShapeMismatch {
+                expected: "three bindings: A, B, C".into(),
+                actual: format!("{} bindings", b.len()),
+            });
+        };
+        let int = |v: u32| {
+            i32::try_from(v).map_err(|_| Error::InvalidParameter {
+                name: "matmul dimension",
+                value: v.to_string(),
+                reason: "cuBLAS takes dimensions below 2^31",
+            })
+        };
+        let (m, n, k) = (int(m)?, int(n)?, int(k)?);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let ptr = |r: &BlockRange<'_, CudaBlock>| (r.block.ptr + r.offset) as *mut f32;
+        backend.device.bind()?;
+        let handle = lock(&self.0);
+        // SAFETY: the ranges were checked to hold m×k, k×n and m×n floats; the handle runs on the
+        // backend's stream, so the product is ordered with the rest of the recorded work.
+        unsafe {
+            blas::sgemm(
+                *handle,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                &alpha,
+                ptr(bm),
+                n,
+                ptr(a),
+                k,
+                &beta,
+                ptr(c),
+                n,
+            )
+        }
+        .map_err(|e| Error::Backend {
+            message: format!("cublasSgemm failed: {e:?}"),
+        })
+    }
+}
+
+impl Drop for Blas {
+    fn drop(&mut self) {
+        let handle = *lock(&self.0);
+        // SAFETY: the handle was made by `load` and is not used after this.
+        if let Err(e) = unsafe { blas::destroy_handle(handle) } {
+            log::warn!("vramkit: destroying the cuBLAS handle failed: {e:?}");
+        }
+    }
+}

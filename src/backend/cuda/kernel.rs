@@ -1,0 +1,201 @@
+//! Compiling the CUDA C twins with NVRTC (loaded at run time) and launching them.
+
+use std::ffi::{c_void, CString};
+
+use cudarc::driver::result as cu;
+use cudarc::driver::sys;
+use cudarc::nvrtc;
+
+use super::{CudaBackend, CudaBlock};
+use crate::backend::{BlockRange, Constants, KernelSource};
+use crate::error::{Error, Result};
+
+/// A kernel compiled by NVRTC and loaded into the context. Modules stay loaded for the life of
+/// the context (the context caches every kernel it builds).
+#[derive(Debug)]
+pub struct CudaKernel {
+    label: &'static str,
+    function: sys::CUfunction,
+    /// Threads per block: the WGSL workgroup size, override constants applied.
+    block: [u32; 3],
+}
+
+// SAFETY: a CUfunction handle is valid on any thread where its context is current, and the
+// backend binds the context before every launch.
+unsafe impl Send for CudaKernel {}
+// SAFETY: as above; the handle is never mutated.
+unsafe impl Sync for CudaKernel {}
+
+fn shader_error(source: &KernelSource, message: String) -> Error {
+    Error::Shader {
+        label: source.label.into(),
+        message,
+    }
+}
+
+/// The workgroup size of the WGSL entry point, which the CUDA twin runs as its block size (the
+/// dispatch functions count workgroups in those units).
+fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<[u32; 3]> {
+    let module = naga::front::wgsl::parse_str(source.wgsl)
+        .map_err(|e| shader_error(source, e.emit_to_string(source.wgsl)))?;
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == source.entry)
+        .ok_or_else(|| shader_error(source, format!("no entry point `{}`", source.entry)))?;
+    let mut size = entry.workgroup_size;
+    let Some(overrides) = &entry.workgroup_size_overrides else {
+        return Ok(size);
+    };
+    for (dim, expr) in size.iter_mut().zip(overrides) {
+        let Some(expr) = expr else { continue };
+        let naga::Expression::Override(o) = module.global_expressions[*expr] else {
+            return Err(shader_error(
+                source,
+                "a workgroup size must be a literal or an override constant".into(),
+            ));
+        };
+        let o = &module.overrides[o];
+        let name = o.name.as_deref().unwrap_or_default();
+        let given = constants.iter().find(|(n, _)| *n == name).map(|&(_, v)| v);
+        let default = o.init.and_then(|i| match module.global_expressions[i] {
+            naga::Expression::Literal(naga::Literal::U32(v)) => Some(f64::from(v)),
+            naga::Expression::Literal(naga::Literal::AbstractInt(v)) => Some(v as f64),
+            _ => None,
+        });
+        let value = given.or(default).ok_or_else(|| {
+            shader_error(
+                source,
+                format!("override `{name}` sizes the workgroup: give a value"),
+            )
+        })?;
+        *dim = value as u32;
+    }
+    Ok(size)
+}
+
+/// `-D` flags for the override constants: integers as integers, others as float literals.
+fn defines(constants: Constants<'_>) -> Vec<String> {
+    constants
+        .iter()
+        .map(|&(name, v)| {
+            if v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("-D{name}={}", v as i64)
+            } else {
+                format!("-D{name}={v:e}f")
+            }
+        })
+        .collect()
+}
+
+pub(super) fn compile(
+    backend: &CudaBackend,
+    source: &KernelSource,
+    constants: Constants<'_>,
+) -> Result<CudaKernel> {
+    if source.cuda.is_empty() {
+        return Err(Error::Unsupported {
+            what: format!("kernel `{}` on CUDA", source.label),
+            reason: "it has no CUDA C twin: give its KernelSource a `cuda` source".into(),
+        });
+    }
+    let block = workgroup_size(source, constants)?;
+    // SAFETY: only tries to dlopen NVRTC by its known names.
+    if !unsafe { nvrtc::sys::is_culib_present() } {
+        return Err(Error::Unsupported {
+            what: format!("compiling `{}` for CUDA", source.label),
+            reason: "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit's NVRTC or add \
+                     its directory to LD_LIBRARY_PATH"
+                .into(),
+        });
+    }
+    log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label);
+    let mut options = defines(constants);
+    options.push(format!(
+        "--gpu-architecture=compute_{}",
+        backend.compute_capability
+    ));
+    options.push("--std=c++17".into());
+    let opts = nvrtc::CompileOptions {
+        options,
+        name: Some(format!(
+            "{}.cu",
+            source.label.replace([' ', ':', '>', '('], "_")
+        )),
+        ..Default::default()
+    };
+    let ptx = std::panic::catch_unwind(|| nvrtc::compile_ptx_with_opts(source.cuda, opts))
+        .map_err(|_| Error::Unsupported {
+            what: format!("compiling `{}` for CUDA", source.label),
+            reason: "the NVRTC library lacks entry points vramkit needs: install NVRTC 13".into(),
+        })?
+        .map_err(|e| match e {
+            nvrtc::CompileError::CompileError { log, .. } => {
+                shader_error(source, log.to_string_lossy().into_owned())
+            }
+            other => shader_error(source, format!("NVRTC failed: {other:?}")),
+        })?;
+    let image = CString::new(ptx.to_src())
+        .map_err(|_| shader_error(source, "NVRTC returned PTX with a NUL byte".into()))?;
+    let entry = CString::new(source.entry)
+        .map_err(|_| shader_error(source, "the entry point name has a NUL byte".into()))?;
+    backend.device.bind()?;
+    // SAFETY: `image` is NUL-terminated PTX and outlives the call.
+    let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }
+        .map_err(|e| backend.fail("cuModuleLoadData", e))?;
+    // SAFETY: `module` was just loaded; `entry` is NUL-terminated.
+    let function = unsafe { cu::module::get_function(module, entry) }.map_err(|e| {
+        shader_error(
+            source,
+            format!(
+                "no `extern \"C\"` function `{}` in the CUDA twin ({})",
+                source.entry,
+                super::driver::describe(e)
+            ),
+        )
+    })?;
+    Ok(CudaKernel {
+        label: source.label,
+        function,
+        block,
+    })
+}
+
+pub(super) fn launch(
+    backend: &CudaBackend,
+    kernel: &CudaKernel,
+    bindings: &[BlockRange<'_, CudaBlock>],
+    params: &[u8],
+    workgroups: [u32; 3],
+) -> Result<()> {
+    let mut pointers: Vec<u64> = bindings.iter().map(|b| b.block.ptr + b.offset).collect();
+    // The params struct is passed by value; the driver copies as many bytes as the kernel's
+    // parameter has, at most the 16-byte-padded length (as for a WGSL uniform).
+    let mut words = vec![0u32; params.len().div_ceil(16) * 4];
+    bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..params.len()].copy_from_slice(params);
+    let mut args: Vec<*mut c_void> = pointers
+        .iter_mut()
+        .map(|p| std::ptr::from_mut(p).cast())
+        .collect();
+    if !params.is_empty() {
+        args.push(words.as_mut_ptr().cast());
+    }
+    let [gx, gy, gz] = workgroups;
+    let [bx, by, bz] = kernel.block;
+    log::trace!("vramkit: launch `{}` {workgroups:?}", kernel.label);
+    // SAFETY: the function takes one pointer per binding and the params struct (the contract of
+    // `KernelSource::cuda`); every pointer is inside a live block and the dispatch function
+    // checked the ranges the kernel indexes; `args` and what it points to outlive the call (the
+    // driver copies the values at launch).
+    unsafe {
+        cu::launch_kernel(
+            kernel.function,
+            (gx, gy, gz),
+            (bx, by, bz),
+            0,
+            backend.stream.0,
+            &mut args,
+        )
+    }
+    .map_err(|e| backend.fail("cuLaunchKernel", e))
+}

@@ -1,0 +1,551 @@
+//! The CUDA backend (cargo feature `cuda`): device memory from `cuMemAlloc`, unified memory from
+//! `cuMemAllocManaged` (prefetched to the device before kernels and to the host before host
+//! access, with [`MemoryAdvice`]), pinned host staging from `cuMemHostAlloc`, NVRTC-compiled
+//! kernels and cuBLAS matmul, all on one stream whose events mark submissions.
+//!
+//! The driver, NVRTC and cuBLAS are loaded at run time (cudarc's `dynamic-loading`): a binary
+//! built with the feature runs on machines without them and reports [`Error::NoAdapter`] or
+//! [`Error::Unsupported`] with the reason.
+
+mod blas;
+mod driver;
+mod host_copy;
+mod kernel;
+mod submissions;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+pub use cudarc;
+use cudarc::driver::result::{self as cu, DriverError};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
+pub use kernel::CudaKernel;
+
+use super::{
+    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryAdvice,
+    MemoryInfo, MemoryKind, SubmissionIndex,
+};
+use crate::error::{Error, Result};
+use crate::lock;
+use driver::Device;
+use submissions::Submissions;
+
+/// A block of CUDA memory: device, managed, or pinned host memory (whose host address is also
+/// its device address under unified addressing).
+#[derive(Debug)]
+pub struct CudaBlock {
+    ptr: u64,
+    size: u64,
+    kind: MemoryKind,
+    /// Managed memory: the whole block was prefetched to the device and the host has not
+    /// touched it since, so kernels need no prefetch.
+    on_device: AtomicBool,
+}
+
+impl CudaBlock {
+    /// The block's address (`CUdeviceptr`), for interop.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The block's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn host_ptr(&self, offset: u64, len: usize) -> Result<*mut u8> {
+        if !self.kind.host_visible() {
+            return Err(Error::Backend {
+                message: "host access to a device-only CUDA block".into(),
+            });
+        }
+        if offset.saturating_add(len as u64) > self.size {
+            return Err(Error::Backend {
+                message: format!(
+                    "host access to bytes {offset}..+{len} of a {}-byte block",
+                    self.size
+                ),
+            });
+        }
+        Ok((self.ptr + offset) as *mut u8)
+    }
+}
+
+/// The CUDA stream all work is ordered on.
+struct Stream(sys::CUstream);
+
+// SAFETY: a stream handle may be used from any thread with its context current.
+unsafe impl Send for Stream {}
+// SAFETY: as above; the handle is never mutated.
+unsafe impl Sync for Stream {}
+
+/// The CUDA backend. See the [module docs](self).
+pub struct CudaBackend {
+    // Field order is drop order: cuBLAS and the stream go before the context.
+    blas: OnceLock<Option<blas::Blas>>,
+    stream: Stream,
+    subs: std::sync::Mutex<Submissions>,
+    lost: OnceLock<String>,
+    limits: BackendLimits,
+    info: DeviceInfo,
+    /// `major * 10 + minor`, for NVRTC's `--gpu-arch`.
+    compute_capability: i32,
+    /// Whether managed memory migrates on demand (prefetch and advice apply).
+    concurrent_managed: bool,
+    managed: bool,
+    device: Device,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CudaBackend {
+    /// Opens CUDA device `ordinal` (0 is the first device `CUDA_VISIBLE_DEVICES` leaves).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when the driver is missing or too old, or the device does not exist.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoAdapter {
+            reason: format!("CUDA device {ordinal} does not exist"),
+        })?;
+        let device = Device::open(ordinal)?;
+        let name =
+            cu::device::get_name(device.dev).map_err(|e| driver::error("cuDeviceGetName", e))?;
+        let major = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let integrated = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0;
+        let managed = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? != 0;
+        let concurrent_managed =
+            device.attribute(Attr::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
+        // SAFETY: `dev` is a valid device.
+        let total = unsafe { cu::device::total_mem(device.dev) }
+            .map_err(|e| driver::error("cuDeviceTotalMem", e))? as u64;
+        let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(|e| driver::error("cuStreamCreate", e))?;
+        let v = device.driver_version;
+        let info = DeviceInfo {
+            api: "CUDA".into(),
+            name,
+            driver: format!(
+                "CUDA driver {}.{}, sm_{major}{minor}",
+                v / 1000,
+                v % 1000 / 10
+            ),
+            device_type: if integrated { "integrated" } else { "discrete" }.into(),
+        };
+        Ok(Self {
+            blas: OnceLock::new(),
+            stream: Stream(stream),
+            subs: std::sync::Mutex::new(Submissions::default()),
+            lost: OnceLock::new(),
+            limits: BackendLimits {
+                max_block_size: total,
+                // Kernels index with 32-bit integers.
+                max_binding_size: u64::from(u32::MAX) / 4 * 4,
+                offset_alignment: 256,
+                copy_alignment: 4,
+            },
+            info,
+            compute_capability: major * 10 + minor,
+            concurrent_managed,
+            managed,
+            device,
+        })
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.device.ordinal as usize
+    }
+
+    /// The raw stream all work runs on, for interop (ordering other CUDA work with vramkit's).
+    pub fn stream(&self) -> sys::CUstream {
+        self.stream.0
+    }
+
+    /// Whether matmul runs on cuBLAS (loaded on first use; `VRAMKIT_CUDA_NO_CUBLAS=1` turns it
+    /// off).
+    pub fn has_cublas(&self) -> bool {
+        self.blas().is_some()
+    }
+
+    fn blas(&self) -> Option<&blas::Blas> {
+        self.blas
+            .get_or_init(|| {
+                self.device.bind().ok()?;
+                blas::Blas::load(self.stream.0)
+            })
+            .as_ref()
+    }
+
+    /// A driver error as an [`Error`], marking the device lost on errors CUDA never recovers
+    /// from.
+    fn fail(&self, op: &'static str, e: DriverError) -> Error {
+        if driver::is_sticky(e) {
+            let reason = format!("{op}: {}", driver::describe(e));
+            log::error!("vramkit: CUDA device lost ({reason})");
+            let _ = self.lost.set(reason);
+            return Error::DeviceLost {
+                reason: self.lost.get().cloned().unwrap_or_default(),
+            };
+        }
+        driver::error(op, e)
+    }
+
+    /// Binds the context and fails once the device is lost.
+    fn enter(&self) -> Result<()> {
+        self.check_device()?;
+        self.device.bind()
+    }
+
+    fn location(&self, host: bool) -> sys::CUmemLocation {
+        sys::CUmemLocation {
+            type_: if host {
+                sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST
+            } else {
+                sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
+            },
+            id: if host { 0 } else { self.device.dev },
+        }
+    }
+
+    /// Migrates managed memory ahead of its use, ordered on the stream: for the host, the range
+    /// it touches; for kernels, the whole block, once until the host touches it again (a
+    /// prefetch of resident pages still walks them: half the speed of a kernel on them).
+    fn prefetch(&self, block: &CudaBlock, offset: u64, size: u64, host: bool) -> Result<()> {
+        if block.kind != MemoryKind::Unified || !self.concurrent_managed {
+            return Ok(());
+        }
+        let (offset, size) = if host {
+            block.on_device.store(false, Ordering::Relaxed);
+            (offset, size)
+        } else if block.on_device.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        } else {
+            (0, block.size)
+        };
+        // SAFETY: the range lies inside a live managed block.
+        unsafe {
+            cu::mem_prefetch_async(
+                block.ptr + offset,
+                size as usize,
+                self.location(host),
+                self.stream.0,
+            )
+        }
+        .map_err(|e| self.fail("cuMemPrefetchAsync", e))?;
+        lock(&self.subs).recorded = true;
+        Ok(())
+    }
+
+    /// Before host access to managed memory: bring it to the host and wait for the stream.
+    fn host_access(&self, block: &CudaBlock, offset: u64, len: usize) -> Result<()> {
+        if block.kind == MemoryKind::Unified {
+            self.enter()?;
+            self.prefetch(block, offset, len as u64, true)?;
+            // SAFETY: the stream is alive.
+            unsafe { cu::stream::synchronize(self.stream.0) }
+                .map_err(|e| self.fail("cuStreamSynchronize", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        if self.device.bind().is_err() {
+            return;
+        }
+        // SAFETY: the stream is alive; waiting lets pending work finish before teardown.
+        if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
+            log::warn!(
+                "vramkit: CUDA stream failed at drop: {}",
+                driver::describe(e)
+            );
+        }
+        lock(&self.subs).destroy();
+        drop(self.blas.take());
+        // SAFETY: nothing uses the stream after this.
+        if let Err(e) = unsafe { cu::stream::destroy(self.stream.0) } {
+            log::warn!(
+                "vramkit: destroying the CUDA stream failed: {}",
+                driver::describe(e)
+            );
+        }
+    }
+}
+
+impl Backend for CudaBackend {
+    type Block = CudaBlock;
+    type Kernel = CudaKernel;
+
+    fn device_info(&self) -> DeviceInfo {
+        self.info.clone()
+    }
+
+    fn limits(&self) -> &BackendLimits {
+        &self.limits
+    }
+
+    fn memory_info(&self) -> Option<MemoryInfo> {
+        self.device.bind().ok()?;
+        let (free, total) = cu::mem_get_info().ok()?;
+        Some(MemoryInfo {
+            total: total as u64,
+            free: free as u64,
+        })
+    }
+
+    fn check_device(&self) -> Result<()> {
+        match self.lost.get() {
+            Some(reason) => Err(Error::DeviceLost {
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn supports(&self, kind: MemoryKind) -> Result<()> {
+        if kind == MemoryKind::Unified && !self.managed {
+            return Err(Error::Unsupported {
+                what: "MemoryKind::Unified".into(),
+                reason: format!("{} has no managed memory; use Device", self.info.name),
+            });
+        }
+        Ok(())
+    }
+
+    fn alloc_block(&self, size: u64, kind: MemoryKind) -> Result<CudaBlock> {
+        self.supports(kind)?;
+        self.enter()?;
+        let bytes = usize::try_from(size).map_err(|_| Error::TooLarge {
+            label: "CUDA block".into(),
+            requested: size,
+            max: usize::MAX as u64,
+            what: "address space",
+        })?;
+        let oom = |op, e: DriverError| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory {
+                    requested: size,
+                    kind,
+                    detail: driver::describe(e),
+                }
+            } else {
+                self.fail(op, e)
+            }
+        };
+        let ptr = match kind {
+            MemoryKind::Device => {
+                // SAFETY: plain allocation; cleared below before any use.
+                let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| oom("cuMemAlloc", e))?;
+                // New blocks read as zeros; the clear is ordered before all later work.
+                // SAFETY: `p` is a fresh allocation of `bytes`.
+                unsafe { cu::memset_d8_async(p, 0, bytes, self.stream.0) }
+                    .map_err(|e| self.fail("cuMemsetD8Async", e))?;
+                lock(&self.subs).recorded = true;
+                p
+            }
+            MemoryKind::Unified => {
+                // SAFETY: plain allocation, attached globally (any stream may use it).
+                let p = unsafe {
+                    cu::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
+                }
+                .map_err(|e| oom("cuMemAllocManaged", e))?;
+                // SAFETY: `p` is a fresh allocation of `bytes`; the synchronous clear finishes
+                // before the host may touch it.
+                unsafe { cu::memset_d8_sync(p, 0, bytes) }
+                    .map_err(|e| self.fail("cuMemsetD8", e))?;
+                p
+            }
+            MemoryKind::Upload | MemoryKind::Readback => {
+                // SAFETY: pinned host allocation, mapped into the device's address space.
+                let p = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
+                    .map_err(|e| oom("cuMemHostAlloc", e))?;
+                // SAFETY: `p` points to `bytes` writable bytes nobody else uses yet.
+                unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
+                p as u64
+            }
+        };
+        Ok(CudaBlock {
+            ptr,
+            size,
+            kind,
+            on_device: AtomicBool::new(false),
+        })
+    }
+
+    fn free_block(&self, block: CudaBlock) {
+        if self.device.bind().is_err() {
+            log::warn!("vramkit: leaking a CUDA block: the context is gone");
+            return;
+        }
+        // The caller guarantees no submitted work uses the block; work recorded but not yet
+        // marked by an event (the clear of a new block) may: let it finish first.
+        if lock(&self.subs).recorded {
+            // SAFETY: the stream is alive.
+            let _ = unsafe { cu::stream::synchronize(self.stream.0) };
+        }
+        // SAFETY: the block came from `alloc_block` with this kind and is freed once.
+        let r = unsafe {
+            match block.kind {
+                MemoryKind::Upload | MemoryKind::Readback => {
+                    cu::free_host(block.ptr as *mut std::ffi::c_void)
+                }
+                MemoryKind::Device | MemoryKind::Unified => cu::free_sync(block.ptr),
+            }
+        };
+        if let Err(e) = r {
+            log::warn!(
+                "vramkit: freeing a CUDA block failed: {}",
+                driver::describe(e)
+            );
+        }
+    }
+
+    fn write_host(&self, block: &CudaBlock, offset: u64, data: &[u8]) -> Result<()> {
+        let dst = block.host_ptr(offset, data.len())?;
+        self.host_access(block, offset, data.len())?;
+        // SAFETY: `dst..dst + len` lies inside the host-visible block (checked), no device work
+        // uses it (the caller waited; managed memory was synchronised), and `data` is a
+        // separate Rust slice.
+        unsafe { host_copy::to_raw(data, dst) };
+        Ok(())
+    }
+
+    fn read_host(&self, block: &CudaBlock, offset: u64, out: &mut [u8]) -> Result<()> {
+        let src = block.host_ptr(offset, out.len())?;
+        self.host_access(block, offset, out.len())?;
+        // SAFETY: as in `write_host`, reading.
+        unsafe { host_copy::from_raw(src.cast_const(), out) };
+        Ok(())
+    }
+
+    fn copy(
+        &self,
+        src: &CudaBlock,
+        src_offset: u64,
+        dst: &CudaBlock,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        // SAFETY: both ranges lie inside live blocks (the memory manager checked them); with
+        // unified addressing every block's address is valid for cuMemcpyAsync.
+        unsafe {
+            sys::cuMemcpyAsync(
+                dst.ptr + dst_offset,
+                src.ptr + src_offset,
+                size as usize,
+                self.stream.0,
+            )
+        }
+        .result()
+        .map_err(|e| self.fail("cuMemcpyAsync", e))?;
+        Ok(lock(&self.subs).record())
+    }
+
+    fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+        self.enter()?;
+        // SAFETY: the range lies inside a live block.
+        unsafe { cu::memset_d8_async(block.ptr + offset, 0, size as usize, self.stream.0) }
+            .map_err(|e| self.fail("cuMemsetD8Async", e))?;
+        Ok(lock(&self.subs).record())
+    }
+
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<CudaKernel> {
+        self.enter()?;
+        kernel::compile(self, source, constants)
+    }
+
+    fn dispatch(
+        &self,
+        kernel: &CudaKernel,
+        bindings: &[BlockRange<'_, CudaBlock>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        for b in bindings {
+            self.prefetch(b.block, b.offset, b.size, false)?;
+        }
+        kernel::launch(self, kernel, bindings, params, workgroups)?;
+        Ok(lock(&self.subs).record())
+    }
+
+    fn advise(
+        &self,
+        block: &CudaBlock,
+        offset: u64,
+        size: u64,
+        advice: MemoryAdvice,
+    ) -> Result<()> {
+        if block.kind != MemoryKind::Unified || !self.concurrent_managed {
+            return Ok(());
+        }
+        self.enter()?;
+        use sys::CUmem_advise as A;
+        let (what, host) = match advice {
+            MemoryAdvice::ReadMostly => (A::CU_MEM_ADVISE_SET_READ_MOSTLY, false),
+            MemoryAdvice::UnsetReadMostly => (A::CU_MEM_ADVISE_UNSET_READ_MOSTLY, false),
+            MemoryAdvice::PreferDevice => (A::CU_MEM_ADVISE_SET_PREFERRED_LOCATION, false),
+            MemoryAdvice::PreferHost => (A::CU_MEM_ADVISE_SET_PREFERRED_LOCATION, true),
+            MemoryAdvice::UnsetPreferredLocation => {
+                (A::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, false)
+            }
+        };
+        // SAFETY: the range lies inside a live managed block.
+        unsafe { cu::mem_advise(block.ptr + offset, size as usize, what, self.location(host)) }
+            .map_err(|e| self.fail("cuMemAdvise", e))
+    }
+
+    fn has_vendor_matmul(&self) -> bool {
+        self.has_cublas()
+    }
+
+    fn vendor_matmul(
+        &self,
+        bindings: &[BlockRange<'_, CudaBlock>],
+        dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        let blas = self.blas().ok_or_else(|| Error::Unsupported {
+            what: "cuBLAS matmul".into(),
+            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
+        })?;
+        for b in bindings {
+            self.prefetch(b.block, b.offset, b.size, false)?;
+        }
+        blas.sgemm(self, bindings, dims)?;
+        Ok(lock(&self.subs).record())
+    }
+
+    fn submit(&self) -> Result<SubmissionIndex> {
+        self.enter()?;
+        lock(&self.subs)
+            .submit(self.stream.0)
+            .map_err(|(op, e)| self.fail(op, e))
+    }
+
+    fn is_done(&self, index: SubmissionIndex) -> Result<bool> {
+        self.enter()?;
+        lock(&self.subs)
+            .poll(index)
+            .map_err(|(op, e)| self.fail(op, e))
+    }
+
+    fn wait(&self, index: SubmissionIndex) -> Result<()> {
+        self.enter()?;
+        let mut subs = lock(&self.subs);
+        if index >= subs.open {
+            subs.submit(self.stream.0)
+                .map_err(|(op, e)| self.fail(op, e))?;
+        }
+        subs.wait(index).map_err(|(op, e)| self.fail(op, e))
+    }
+}

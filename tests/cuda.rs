@@ -1,0 +1,134 @@
+//! What only the CUDA backend has: run-time loading of the driver (a typed error without it),
+//! driver out-of-memory, pinned staging, cuBLAS next to vramkit's own kernels. The generic
+//! suites (memory, gpu, matmul, image, pipeline) run on CUDA through `gpu_tests!`.
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::try_cuda;
+use vramkit::backend::cuda::CudaBackend;
+use vramkit::backend::Backend;
+use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
+use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn a_missing_driver_or_device_is_no_adapter_not_a_crash() {
+    match Context::cuda(0, ContextDesc::default()) {
+        Ok(ctx) => {
+            assert_eq!(ctx.adapter_info().api, "CUDA");
+            eprintln!("CUDA present: {}", ctx.adapter_info());
+        }
+        Err(Error::NoAdapter { reason }) => {
+            eprintln!("no CUDA here: {reason}");
+            assert!(
+                reason.contains("driver") || reason.contains("CUDA"),
+                "{reason}"
+            );
+        }
+        Err(e) => panic!("expected a context or NoAdapter, got {e:?}"),
+    }
+    match Context::cuda(4096, ContextDesc::default()) {
+        Err(Error::NoAdapter { reason }) => assert!(!reason.is_empty()),
+        other => panic!("device 4096 must not exist: {other:?}"),
+    }
+}
+
+#[test]
+fn driver_out_of_memory_is_an_error_and_the_context_survives() {
+    let Some(ctx) = try_cuda("cuda out of memory", ContextDesc::default()) else {
+        return;
+    };
+    let total = ctx.backend().memory_info().expect("cuMemGetInfo").total;
+    let mut held = Vec::new();
+    let err = loop {
+        match ctx.alloc(AllocDesc::new("hog", 4 * GIB).uninit()) {
+            Ok(h) => held.push(h),
+            Err(e) => break e,
+        }
+        assert!(
+            (held.len() as u64) * 4 * GIB <= total + 4 * GIB,
+            "allocated past the device's {total} bytes"
+        );
+    };
+    match err {
+        Error::OutOfMemory { kind, detail, .. } => {
+            assert_eq!(kind, MemoryKind::Device);
+            assert!(detail.contains("OUT_OF_MEMORY"), "{detail}");
+        }
+        e => panic!("expected OutOfMemory, got {e:?}"),
+    }
+    eprintln!("out of memory after {} GiB", held.len() * 4);
+    ctx.release(held.pop().expect("at least one 4 GiB block fits"))
+        .expect("release");
+    ctx.trim().expect("trim");
+    let h = ctx
+        .alloc(AllocDesc::new("after", 1 << 20))
+        .expect("memory returns after a release and trim");
+    ctx.upload(h, &[9u8; 1 << 20]).expect("upload");
+    assert!(ctx.download(h).expect("download").iter().all(|&b| b == 9));
+    for h in held.into_iter().chain([h]) {
+        ctx.release(h).expect("release");
+    }
+}
+
+#[test]
+fn device_transfers_go_through_pinned_staging() {
+    let Some(ctx) = try_cuda("cuda staging", ContextDesc::default()) else {
+        return;
+    };
+    let data = common::random_bytes(20 << 20, 7);
+    let h = ctx
+        .alloc(AllocDesc::new("d", data.len() as u64))
+        .expect("alloc");
+    ctx.upload(h, &data).expect("upload");
+    assert!(
+        ctx.stats().staging > 0,
+        "device memory is reached through staging"
+    );
+    assert!(ctx.download(h).expect("download") == data);
+    ctx.release(h).expect("release");
+}
+
+#[test]
+fn cublas_and_the_own_kernels_agree() {
+    let Some(ctx) = try_cuda("cuda cublas", ContextDesc::default()) else {
+        return;
+    };
+    let backend: &CudaBackend = ctx.backend();
+    eprintln!("cuBLAS: {}", backend.has_cublas());
+    let d = MatmulDims {
+        m: 300,
+        n: 200,
+        k: 100,
+    };
+    let a: Vec<f32> = (0..300 * 100).map(|i| (i % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..100 * 200).map(|i| (i % 5) as f32 * 0.5).collect();
+    let ha = ctx
+        .alloc(AllocDesc::new("a", 300 * 100 * 4))
+        .expect("alloc");
+    let hb = ctx
+        .alloc(AllocDesc::new("b", 100 * 200 * 4))
+        .expect("alloc");
+    let hc = ctx
+        .alloc(AllocDesc::new("c", 300 * 200 * 4))
+        .expect("alloc");
+    ctx.upload(ha, bytemuck::cast_slice(&a)).expect("upload");
+    ctx.upload(hb, bytemuck::cast_slice(&b)).expect("upload");
+    // Small integers and halves: every product and sum is exact in f32, so all agree exactly.
+    let want = vramkit::kernels::matmul_cpu(&a, &b, d);
+    let mut kernels = vec![
+        MatmulKernel::Tiled,
+        MatmulKernel::Register,
+        MatmulKernel::Auto,
+    ];
+    if backend.has_cublas() {
+        kernels.push(MatmulKernel::Vendor);
+    }
+    for k in kernels {
+        matmul_with(&ctx, ha, hb, hc, d, k).expect("matmul");
+        let got: Vec<f32> = bytemuck::cast_slice(&ctx.download(hc).expect("download")).to_vec();
+        assert_eq!(got, want, "{k:?}");
+    }
+}
