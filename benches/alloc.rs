@@ -1,5 +1,6 @@
 //! Alloc + release pairs through the memory manager (host and wgpu) against
-//! `device.create_buffer` + drop, in one run.
+//! `device.create_buffer` + drop, in one run; and the same pairs with the timeline on
+//! (`start_trace`), to show what tracing costs.
 
 mod common;
 
@@ -15,14 +16,21 @@ fn bench(c: &mut Criterion) {
     let size = 64 << 10;
 
     let host = Context::host(ContextDesc::default());
-    g.bench_function("host/manager_64KiB", |b| {
-        b.iter(|| {
-            let h = host
-                .alloc(AllocDesc::new("bench", black_box(size)).uninit())
-                .expect("alloc");
-            host.release(h).expect("release");
-        })
-    });
+    let traced = Context::host(ContextDesc::default());
+    traced.start_trace(1 << 16);
+    for (name, ctx) in [
+        ("host/manager_64KiB", &host),
+        ("host/manager_64KiB_traced", &traced),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let h = ctx
+                    .alloc(AllocDesc::new("bench", black_box(size)).uninit())
+                    .expect("alloc");
+                ctx.release(h).expect("release");
+            })
+        });
+    }
 
     if let Some(ctx) = common::gpu(ContextDesc::default()) {
         g.bench_function("wgpu/manager_64KiB", |b| {
@@ -33,6 +41,16 @@ fn bench(c: &mut Criterion) {
                 ctx.release(h).expect("release");
             })
         });
+        ctx.start_trace(1 << 16);
+        g.bench_function("wgpu/manager_64KiB_traced", |b| {
+            b.iter(|| {
+                let h = ctx
+                    .alloc(AllocDesc::new("bench", black_box(size)).uninit())
+                    .expect("alloc");
+                ctx.release(h).expect("release");
+            })
+        });
+        ctx.stop_trace();
         // Zeroed allocations of reused memory record a clear; submit and wait every 64 pairs so the
         // released ranges come back.
         g.bench_function("wgpu/manager_64KiB_zeroed", |b| {

@@ -36,6 +36,12 @@ struct Args {
     /// Where the PNG outputs go.
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Write the memory timeline as Chrome trace-event JSON (open in ui.perfetto.dev).
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
+    /// Plot memory over time, with the budget, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// Backend: wgpu (Vulkan, Metal, DX12; lavapipe without a GPU), or cuda (NVIDIA; a build
     /// with `--features cuda`).
     #[arg(long, default_value = "wgpu")]
@@ -95,6 +101,7 @@ impl From<Error> for Failure {
             Error::InvalidParameter { .. } | Error::ShapeMismatch { .. } => {
                 Failure::Usage(e.to_string())
             }
+            Error::Io(_) => Failure::Input(e.to_string()),
             e => Failure::Other(e.to_string()),
         }
     }
@@ -187,6 +194,9 @@ fn run(args: &Args) -> Result<(), Failure> {
 /// Processes every input on `ctx`.
 fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
     let chain = parse_chain(&args.ops)?;
+    if args.trace.is_some() || args.plot.is_some() {
+        ctx.start_trace(1 << 20);
+    }
     eprintln!("device: {}", ctx.adapter_info());
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", args.out.display())))?;
@@ -345,6 +355,20 @@ fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
     );
     for (_, _, _, _, path) in &rows {
         println!("wrote {}", path.display());
+    }
+    if let Some(trace) = ctx.stop_trace() {
+        if let Some(p) = &args.trace {
+            trace.write_chrome_json(p)?;
+            println!(
+                "wrote {} ({} memory events)",
+                p.display(),
+                trace.events.len()
+            );
+        }
+        if let Some(p) = &args.plot {
+            trace.write_svg(p)?;
+            println!("wrote {}", p.display());
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::lock;
 use crate::memory::manager::{Geometry, Manager};
 use crate::memory::staging::Staging;
+use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
 use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
 
@@ -62,7 +63,7 @@ pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<K>>>;
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 pub struct Context<B: Backend = WgpuBackend> {
-    id: u32,
+    pub(crate) id: u32,
     pub(crate) backend: B,
     pub(crate) mem: Mutex<Manager<B>>,
     staging: Mutex<Staging<B::Block>>,
@@ -229,7 +230,14 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// As [`upload`](Self::upload).
     pub fn upload_at(&self, handle: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        self.transfer(|t| t.upload(handle, offset, data))
+        self.transfer(|t| t.upload(handle, offset, data))?;
+        self.traced(EventKind::Upload, handle, data.len() as u64);
+        Ok(())
+    }
+
+    /// Logs a transfer on the timeline, when tracing.
+    fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
+        lock(&self.mem).record_transfer(what, handle, bytes);
     }
 
     /// Streams `reader` (a file, a socket) into an allocation from its start, chunk by chunk,
@@ -243,7 +251,9 @@ impl<B: Backend> Context<B> {
         handle: BufferHandle,
         mut reader: impl std::io::Read,
     ) -> Result<u64> {
-        self.transfer(|t| t.upload_from_reader(handle, &mut reader))
+        let n = self.transfer(|t| t.upload_from_reader(handle, &mut reader))?;
+        self.traced(EventKind::Upload, handle, n);
+        Ok(n)
     }
 
     /// Reads a whole allocation back. Waits for the device.
@@ -261,7 +271,9 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::InvalidRange`] if the range passes the allocation's end; [`Error::StaleHandle`].
     pub fn download_into(&self, handle: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
-        self.transfer(|t| t.download(handle, offset, out))
+        self.transfer(|t| t.download(handle, offset, out))?;
+        self.traced(EventKind::Download, handle, out.len() as u64);
+        Ok(())
     }
 
     /// Submits recorded work. Returns its index.
@@ -349,11 +361,16 @@ impl<B: Backend> Drop for Context<B> {
         let _ = staging.readback.clear(&self.backend, &mut mem);
         for leak in mem.shutdown(&self.backend) {
             log::warn!(
-                "vramkit: context {} dropped with `{}` alive: {} B of {:?} memory",
+                "vramkit: context {} dropped with `{}`{} alive: {} B of {:?} memory{}",
                 self.id,
                 leak.label,
+                leak.tag.map_or(String::new(), |t| format!(" [{t}]")),
                 leak.size,
-                leak.kind
+                leak.kind,
+                leak.allocated_at.map_or_else(
+                    || " (VRAMKIT_BACKTRACE=1 says where it was allocated)".into(),
+                    |b| format!(", allocated at:\n{b}")
+                )
             );
         }
     }

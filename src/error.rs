@@ -162,6 +162,21 @@ pub enum Error {
         message: String,
     },
 
+    /// Memory allocated since a checkpoint is still alive (see
+    /// [`Context::check_no_growth`](crate::Context::check_no_growth)).
+    #[error(
+        "memory grew: {allocations} allocation(s), {bytes} bytes allocated since the checkpoint \
+         are still alive; release them (the report names them by label): {report}"
+    )]
+    MemoryGrowth {
+        /// Bytes still alive.
+        bytes: u64,
+        /// Allocations still alive.
+        allocations: usize,
+        /// The growth report, by label.
+        report: String,
+    },
+
     /// The CUDA driver, NVRTC or cuBLAS rejected an operation (only with the `cuda` feature).
     #[cfg(feature = "cuda")]
     #[error("CUDA `{op}` failed with {code}: {message}")]

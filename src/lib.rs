@@ -32,13 +32,17 @@ mod error;
 pub mod image;
 pub mod kernels;
 pub mod memory;
+mod observe;
 pub mod shaders;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
-pub use memory::{AllocDesc, AllocationInfo, BufferHandle, KindStats, Label, MemoryStats};
+pub use memory::{
+    AllocDesc, AllocationInfo, BufferHandle, Checkpoint, Event, EventKind, Growth, KindStats,
+    Label, MemoryStats, TagStats, Trace,
+};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
 

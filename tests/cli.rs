@@ -153,16 +153,47 @@ fn runs_the_built_in_chart_under_a_budget() {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
+    let (trace, plot) = (dir.path().join("mem.json"), dir.path().join("mem.svg"));
     let o = run(&[
         "--budget",
         "256MiB",
         "--out",
         dir.path().to_str().expect("utf-8"),
+        "--trace",
+        trace.to_str().expect("utf-8"),
+        "--plot",
+        plot.to_str().expect("utf-8"),
     ]);
     assert!(o.status.success(), "exit {:?}", o.status);
     let png = image::open(dir.path().join("test_chart.png")).expect("a valid PNG");
     assert_eq!((png.width(), png.height()), (1920, 1080));
     assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
+    // The timeline: frames allocated and released, never past the budget.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace written"))
+            .expect("valid JSON");
+    let events = json["traceEvents"].as_array().expect("events");
+    let allocs = events
+        .iter()
+        .filter(|e| e["name"] == "alloc" && e["ph"] == "i")
+        .count();
+    let releases = events
+        .iter()
+        .filter(|e| e["name"] == "release" && e["ph"] == "i")
+        .count();
+    assert!(
+        allocs >= 5 && allocs == releases,
+        "{allocs} allocs, {releases} releases"
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e["name"] == "memory (all kinds)")
+        .all(
+            |e| e["args"]["reserved"].as_u64().expect("bytes") <= 256 << 20
+                && e["args"]["budget"] == 256u64 << 20
+        ));
+    let svg = std::fs::read_to_string(&plot).expect("plot written");
+    roxmltree::Document::parse(&svg).expect("well-formed SVG");
 }
 
 #[test]

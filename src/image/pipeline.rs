@@ -278,8 +278,11 @@ impl Pipeline {
     ) -> Result<()> {
         let alloc =
             |live: &mut Vec<BufferHandle>, label: &'static str, r: &Rect, f: PixelFormat| {
-                let h =
-                    ctx.alloc(AllocDesc::new(label, r.area() * f.bytes_per_pixel()).uninit())?;
+                let h = ctx.alloc(
+                    AllocDesc::new(label, r.area() * f.bytes_per_pixel())
+                        .uninit()
+                        .tag("frames"),
+                )?;
                 live.push(h);
                 Ok::<_, Error>(ImageView::new(h, r.width(), r.height(), f))
             };

@@ -309,9 +309,13 @@ pub fn blur<B: Backend>(
     let weights = blur_weights(blur)?;
     let radius = (weights.len() / 2) as u32;
     let mut p = region(src, dst, origin)?;
-    let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4))?;
+    let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
     let tmp_bytes = u64::from(dst.width) * u64::from(src.height) * 16;
-    let tmp = match ctx.alloc(AllocDesc::new("blur intermediate", tmp_bytes).uninit()) {
+    let tmp = match ctx.alloc(
+        AllocDesc::new("blur intermediate", tmp_bytes)
+            .uninit()
+            .tag("frames"),
+    ) {
         Ok(t) => t,
         Err(e) => {
             ctx.release(w)?;

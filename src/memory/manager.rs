@@ -1,13 +1,17 @@
 //! The memory manager: pools, handles, budget, deferred release and counters, written once over
 //! any [`Backend`].
 
+use std::backtrace::Backtrace;
+use std::sync::Arc;
+
 use slotmap::SlotMap;
 
 use super::budget::Budget;
 use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
-use super::stats::{KindStats, MemoryStats};
+use super::stats::{Counters, MemoryStats};
+use super::trace::{EventKind, Recorder, Trace};
 use super::{AllocDesc, AllocationInfo, Label};
 use crate::backend::{Backend, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
@@ -19,21 +23,12 @@ pub(crate) struct Allocation {
     pub label: Label,
     /// The last submission that uses this allocation (0: none).
     pub last_use: SubmissionIndex,
-}
-
-#[derive(Default)]
-struct Counters {
-    requested: u64,
-    in_use: u64,
-    reserved: u64,
-    peak_in_use: u64,
-    peak_reserved: u64,
-    allocations: u64,
-    releases: u64,
-    over_budget: u64,
-    out_of_memory: u64,
-    /// Staging bytes and buffers per kind.
-    staging: [(u64, usize); 4],
+    /// Index of its tag in the counters.
+    pub tag: u32,
+    /// Allocation order, for checkpoints.
+    pub seq: u64,
+    /// Where it was allocated, when `VRAMKIT_BACKTRACE=1`.
+    pub backtrace: Option<Arc<Backtrace>>,
 }
 
 /// Pool geometry, derived from the backend's limits and the context's settings.
@@ -55,6 +50,28 @@ pub(crate) struct Manager<B: Backend> {
     budget: Budget,
     pub geometry: Geometry,
     counters: Counters,
+    /// Allocations made so far (the next one's `seq`).
+    seq: u64,
+    /// Capture where each allocation was made (`VRAMKIT_BACKTRACE=1`).
+    backtraces: bool,
+    /// The timeline, while tracing.
+    pub recorder: Option<Recorder>,
+}
+
+/// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
+/// release) or reserved bytes (blocks, staging).
+#[inline(always)]
+fn record(
+    recorder: &mut Option<Recorder>,
+    what: EventKind,
+    kind: MemoryKind,
+    bytes: u64,
+    delta: i64,
+    label: impl FnOnce() -> Label,
+) {
+    if let Some(r) = recorder {
+        r.push(what, kind, bytes, delta, label());
+    }
 }
 
 impl<B: Backend> Manager<B> {
@@ -67,6 +84,9 @@ impl<B: Backend> Manager<B> {
             budget: Budget::new(budget),
             geometry,
             counters: Counters::default(),
+            seq: 0,
+            backtraces: std::env::var("VRAMKIT_BACKTRACE").is_ok_and(|v| v == "1"),
+            recorder: None,
         }
     }
 
@@ -134,10 +154,10 @@ impl<B: Backend> Manager<B> {
                 if self.reclaim(backend)? =>
             {
                 self.place(backend, desc.kind, desc.size, size)
-                    .inspect_err(|e| self.count_error(e))?
+                    .inspect_err(|e| self.count_error(desc.kind, e))?
             }
             Err(e) => {
-                self.count_error(&e);
+                self.count_error(desc.kind, &e);
                 return Err(e);
             }
         };
@@ -171,17 +191,28 @@ impl<B: Backend> Manager<B> {
             desc.kind,
             placement.offset
         );
-        let c = &mut self.counters;
-        c.requested += desc.size;
-        c.in_use += size;
-        c.peak_in_use = c.peak_in_use.max(c.in_use);
-        c.allocations += 1;
+        let tag = self.counters.tag_index(desc.tag.as_ref());
+        self.counters.on_alloc(desc.kind, tag, desc.size, size);
+        record(
+            &mut self.recorder,
+            EventKind::Alloc,
+            desc.kind,
+            desc.size,
+            size as i64,
+            || desc.label.clone(),
+        );
+        self.seq += 1;
         let key = self.allocs.insert(Allocation {
             kind: desc.kind,
             placement,
             requested: desc.size,
             label: desc.label,
             last_use,
+            tag,
+            seq: self.seq,
+            backtrace: self
+                .backtraces
+                .then(|| Arc::new(Backtrace::force_capture())),
         });
         Ok(BufferHandle {
             key,
@@ -189,12 +220,15 @@ impl<B: Backend> Manager<B> {
         })
     }
 
-    fn count_error(&mut self, e: &Error) {
-        match e {
-            Error::OverBudget { .. } => self.counters.over_budget += 1,
-            Error::OutOfMemory { .. } => self.counters.out_of_memory += 1,
-            _ => {}
-        }
+    /// Counts a refusal the caller sees (over budget, out of memory).
+    pub fn count_error(&mut self, kind: MemoryKind, e: &Error) {
+        let (what, bytes) = match e {
+            Error::OverBudget { requested, .. } => (EventKind::OverBudget, *requested),
+            Error::OutOfMemory { requested, .. } => (EventKind::OutOfMemory, *requested),
+            _ => return,
+        };
+        self.counters.on_error(kind, what == EventKind::OverBudget);
+        record(&mut self.recorder, what, kind, bytes, 0, Label::default);
     }
 
     /// Finds room for `size` (aligned) bytes, growing the pool within the budget.
@@ -223,7 +257,15 @@ impl<B: Backend> Manager<B> {
             };
         let raw = backend.alloc_block(block, kind)?;
         log::debug!("vramkit: new {kind:?} block of {block} B (shared: {shared})");
-        self.add_reserved(block);
+        self.counters.on_reserve(kind, block, true);
+        record(
+            &mut self.recorder,
+            EventKind::BlockGrow,
+            kind,
+            block,
+            block as i64,
+            Label::default,
+        );
         let pool = &mut self.pools[kind.index()];
         let key = pool.add_block(raw, block, shared);
         pool.place_in(key, size).ok_or_else(|| Error::Backend {
@@ -244,14 +286,16 @@ impl<B: Backend> Manager<B> {
         }
     }
 
-    fn add_reserved(&mut self, bytes: u64) {
-        let c = &mut self.counters;
-        c.reserved += bytes;
-        c.peak_reserved = c.peak_reserved.max(c.reserved);
-    }
-
-    fn free_block(&mut self, backend: &B, block: PoolBlock<B::Block>) {
-        self.counters.reserved -= block.size;
+    fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
+        self.counters.on_reserve(kind, block.size, false);
+        record(
+            &mut self.recorder,
+            EventKind::BlockTrim,
+            kind,
+            block.size,
+            -(block.size as i64),
+            Label::default,
+        );
         backend.free_block(block.raw);
     }
 
@@ -260,11 +304,11 @@ impl<B: Backend> Manager<B> {
         let pool = &mut self.pools[kind.index()];
         let (dedicated, emptied) = pool.free(p);
         if let Some(b) = dedicated {
-            self.free_block(backend, b);
+            self.free_block(backend, kind, b);
         }
         if emptied {
             for b in self.pools[kind.index()].take_empty(1) {
-                self.free_block(backend, b);
+                self.free_block(backend, kind, b);
             }
         }
     }
@@ -277,10 +321,16 @@ impl<B: Backend> Manager<B> {
             });
         };
         log::trace!("vramkit: release `{}` {} B", a.label, a.requested);
-        let c = &mut self.counters;
-        c.requested -= a.requested;
-        c.in_use -= a.placement.size;
-        c.releases += 1;
+        self.counters
+            .on_release(a.kind, a.tag, a.requested, a.placement.size);
+        record(
+            &mut self.recorder,
+            EventKind::Release,
+            a.kind,
+            a.requested,
+            -(a.placement.size as i64),
+            || a.label,
+        );
         self.deferred_or_free(backend, a.kind, a.placement, a.last_use)
     }
 
@@ -330,7 +380,7 @@ impl<B: Backend> Manager<B> {
     fn trim_pools(&mut self, backend: &B) {
         for kind in MemoryKind::ALL {
             for b in self.pools[kind.index()].take_empty(0) {
-                self.free_block(backend, b);
+                self.free_block(backend, kind, b);
             }
         }
     }
@@ -342,7 +392,8 @@ impl<B: Backend> Manager<B> {
         Ok(before - self.counters.reserved)
     }
 
-    /// Reserves a staging buffer within the budget.
+    /// Reserves a staging buffer within the budget. A refusal is not counted here: the ring
+    /// usually carries on with the slots it has ([`count_error`](Self::count_error) when not).
     pub fn reserve_staging(
         &mut self,
         backend: &B,
@@ -352,15 +403,19 @@ impl<B: Backend> Manager<B> {
         if size > self.budget.headroom(self.counters.reserved) {
             self.reclaim(backend)?;
             if size > self.budget.headroom(self.counters.reserved) {
-                let e = self.over_budget(kind, size);
-                self.count_error(&e);
-                return Err(e);
+                return Err(self.over_budget(kind, size));
             }
         }
-        let raw = backend
-            .alloc_block(size, kind)
-            .inspect_err(|e| self.count_error(e))?;
-        self.add_reserved(size);
+        let raw = backend.alloc_block(size, kind)?;
+        self.counters.on_reserve(kind, size, true);
+        record(
+            &mut self.recorder,
+            EventKind::StagingGrow,
+            kind,
+            size,
+            size as i64,
+            Label::default,
+        );
         let s = &mut self.counters.staging[kind.index()];
         s.0 += size;
         s.1 += 1;
@@ -369,7 +424,15 @@ impl<B: Backend> Manager<B> {
 
     /// Returns a staging buffer's bytes to the budget (the caller frees the block).
     pub fn unreserve_staging(&mut self, size: u64, kind: MemoryKind) {
-        self.counters.reserved -= size;
+        self.counters.on_reserve(kind, size, false);
+        record(
+            &mut self.recorder,
+            EventKind::StagingTrim,
+            kind,
+            size,
+            -(size as i64),
+            Label::default,
+        );
         let s = &mut self.counters.staging[kind.index()];
         s.0 -= size;
         s.1 -= 1;
@@ -401,26 +464,72 @@ impl<B: Backend> Manager<B> {
 
     pub fn info(&self, h: BufferHandle) -> Result<AllocationInfo> {
         let a = self.get(h)?;
-        Ok(self.info_of(a))
+        Ok(self.info_of(a, false))
     }
 
-    fn info_of(&self, a: &Allocation) -> AllocationInfo {
+    /// What the manager knows of a live allocation; `where_from` resolves its backtrace.
+    fn info_of(&self, a: &Allocation, where_from: bool) -> AllocationInfo {
         AllocationInfo {
             label: a.label.clone(),
+            tag: self
+                .counters
+                .tags
+                .get(a.tag as usize)
+                .map(|t| t.tag.clone())
+                .filter(|t| !t.is_empty()),
             kind: a.kind,
             size: a.requested,
             reserved: a.placement.size,
             block: slotmap::Key::data(&a.placement.block).as_ffi(),
             offset: a.placement.offset,
             dedicated: a.placement.sub.is_none(),
+            allocated_at: if where_from {
+                a.backtrace.as_ref().map(|b| b.to_string())
+            } else {
+                None
+            },
         }
+    }
+
+    /// Live allocations made after allocation number `after` (all: 0), largest first;
+    /// `where_from` resolves their backtraces.
+    pub fn live_since(&self, after: u64, where_from: bool) -> Vec<AllocationInfo> {
+        let mut v: Vec<_> = self
+            .allocs
+            .values()
+            .filter(|a| a.seq > after)
+            .map(|a| self.info_of(a, where_from))
+            .collect();
+        v.sort_by(|a, b| b.reserved.cmp(&a.reserved).then(a.label.cmp(&b.label)));
+        v
     }
 
     /// Every live allocation, largest first.
     pub fn allocations(&self) -> Vec<AllocationInfo> {
-        let mut v: Vec<_> = self.allocs.values().map(|a| self.info_of(a)).collect();
-        v.sort_by(|a, b| b.reserved.cmp(&a.reserved).then(a.label.cmp(&b.label)));
-        v
+        self.live_since(0, false)
+    }
+
+    /// Logs a transfer of `bytes` to or from an allocation, if tracing.
+    pub fn record_transfer(&mut self, what: EventKind, h: BufferHandle, bytes: u64) {
+        if self.recorder.is_none() {
+            return;
+        }
+        if let Some(a) = self.allocs.get(h.key) {
+            let (kind, label) = (a.kind, a.label.clone());
+            record(&mut self.recorder, what, kind, bytes, 0, || label);
+        }
+    }
+
+    /// The timeline so far, if tracing.
+    pub fn trace(&self, device: String) -> Option<Trace> {
+        self.recorder
+            .as_ref()
+            .map(|r| r.trace(self.budget.as_option(), device))
+    }
+
+    /// The number of allocations made so far.
+    pub fn seq(&self) -> u64 {
+        self.seq
     }
 
     /// The counters. Recycled ranges are returned to their blocks first, so free space and
@@ -430,23 +539,14 @@ impl<B: Backend> Manager<B> {
             pool.flush();
         }
         let c = &self.counters;
-        let mut kinds: [KindStats; 4] = Default::default();
+        let mut kinds = c.kinds.clone();
         for kind in MemoryKind::ALL {
-            let k = &mut kinds[kind.index()];
-            let pool = &self.pools[kind.index()];
-            let (free, largest) = pool.free_space();
-            let (staging, staging_blocks) = c.staging[kind.index()];
-            k.reserved = pool.reserved() + staging;
-            k.blocks = pool.blocks.len() + staging_blocks;
-            k.free = free;
-            k.largest_free = largest;
+            let (free, largest) = self.pools[kind.index()].free_space();
+            kinds[kind.index()].free = free;
+            kinds[kind.index()].largest_free = largest;
         }
-        for a in self.allocs.values() {
-            let k = &mut kinds[a.kind.index()];
-            k.requested += a.requested;
-            k.in_use += a.placement.size;
-            k.allocations += 1;
-        }
+        let mut tags: Vec<_> = c.tags.iter().filter(|t| t.allocated > 0).cloned().collect();
+        tags.sort_by(|a, b| b.in_use.cmp(&a.in_use).then(a.tag.cmp(&b.tag)));
         MemoryStats {
             budget: self.budget.as_option(),
             requested: c.requested,
@@ -454,6 +554,7 @@ impl<B: Backend> Manager<B> {
             reserved: c.reserved,
             staging: c.staging.iter().map(|s| s.0).sum(),
             pending_release: self.deferred.bytes,
+            peak_requested: c.peak_requested,
             peak_in_use: c.peak_in_use,
             peak_reserved: c.peak_reserved,
             allocations: c.allocations,
@@ -462,19 +563,31 @@ impl<B: Backend> Manager<B> {
             over_budget_errors: c.over_budget,
             out_of_memory_errors: c.out_of_memory,
             kinds,
+            tags,
         }
+    }
+
+    /// Bytes and blocks each pool really holds, staging included: what the counters must say.
+    pub fn held(&self) -> [(u64, usize); 4] {
+        std::array::from_fn(|i| {
+            let (staging, buffers) = self.counters.staging[i];
+            (
+                self.pools[i].reserved() + staging,
+                self.pools[i].blocks.len() + buffers,
+            )
+        })
     }
 
     /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.
     pub fn shutdown(&mut self, backend: &B) -> Vec<AllocationInfo> {
-        let leaks = self.allocations();
+        let leaks = self.live_since(0, true);
         self.allocs.clear();
         for kind in MemoryKind::ALL {
             self.pools[kind.index()].flush();
             let keys: Vec<_> = self.pools[kind.index()].blocks.keys().collect();
             for k in keys {
                 if let Some(b) = self.pools[kind.index()].blocks.remove(k) {
-                    self.free_block(backend, b);
+                    self.free_block(backend, kind, b);
                 }
             }
         }

@@ -7,13 +7,17 @@ mod handle;
 pub(crate) mod manager;
 mod pool;
 mod release;
+pub(crate) mod report;
 pub(crate) mod staging;
 mod stats;
+pub(crate) mod trace;
 pub(crate) mod transfer;
 
 pub(crate) use handle::next_context_id;
 pub use handle::BufferHandle;
-pub use stats::{KindStats, MemoryStats};
+pub use report::{Checkpoint, Growth, LabelTotal};
+pub use stats::{KindStats, MemoryStats, TagStats};
+pub use trace::{Event, EventKind, Trace};
 
 use crate::backend::MemoryKind;
 
@@ -35,6 +39,8 @@ pub struct AllocDesc {
     /// Whether the memory must read as zeros (default). Reused memory is then cleared on the
     /// device before it is handed out.
     pub zeroed: bool,
+    /// A group for statistics and reports, e.g. `"weights"`, `"activations"`, `"frames"`.
+    pub tag: Option<Label>,
 }
 
 /// An allocation's label: borrowed when static, owned otherwise.
@@ -48,7 +54,15 @@ impl AllocDesc {
             size,
             kind: MemoryKind::Device,
             zeroed: true,
+            tag: None,
         }
+    }
+
+    /// Sets the tag: statistics, [`summary`](crate::Context::summary), growth and leak reports
+    /// total allocations by tag.
+    pub fn tag(mut self, tag: impl Into<Label>) -> Self {
+        self.tag = Some(tag.into());
+        self
     }
 
     /// Sets the memory kind.
@@ -70,6 +84,8 @@ impl AllocDesc {
 pub struct AllocationInfo {
     /// Its label.
     pub label: Label,
+    /// Its tag, if it has one.
+    pub tag: Option<Label>,
     /// Its memory kind.
     pub kind: MemoryKind,
     /// Bytes asked for.
@@ -82,4 +98,7 @@ pub struct AllocationInfo {
     pub offset: u64,
     /// Whether the block is its own.
     pub dedicated: bool,
+    /// Where it was allocated: a backtrace, in leak reports
+    /// ([`Context::leaks`](crate::Context::leaks)) when `VRAMKIT_BACKTRACE=1`.
+    pub allocated_at: Option<String>,
 }

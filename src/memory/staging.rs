@@ -76,7 +76,8 @@ impl<Blk> Ring<Blk> {
                 Err(e @ (Error::OverBudget { .. } | Error::OutOfMemory { .. }))
                     if self.slots.is_empty() =>
                 {
-                    return Err(e)
+                    lock(mem).count_error(self.kind, &e);
+                    return Err(e);
                 }
                 Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) => {}
                 Err(e) => return Err(e),

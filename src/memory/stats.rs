@@ -1,5 +1,7 @@
-//! Counters of the memory manager.
+//! Counters of the memory manager, kept as it works (per kind and per tag), and the snapshots
+//! [`Context::stats`](crate::Context::stats) returns.
 
+use super::Label;
 use crate::backend::MemoryKind;
 
 /// Figures for one [`MemoryKind`].
@@ -19,6 +21,54 @@ pub struct KindStats {
     pub free: u64,
     /// The largest free range inside one shared block.
     pub largest_free: u64,
+    /// Highest `requested` seen.
+    pub peak_requested: u64,
+    /// Highest `in_use` seen.
+    pub peak_in_use: u64,
+    /// Highest `reserved` seen.
+    pub peak_reserved: u64,
+    /// Allocations of this kind made since the context was created.
+    pub allocated: u64,
+    /// Releases of this kind since the context was created.
+    pub released: u64,
+    /// Requests of this kind refused for the budget.
+    pub over_budget_errors: u64,
+    /// Requests of this kind the driver had no memory for.
+    pub out_of_memory_errors: u64,
+}
+
+impl KindStats {
+    /// `1 − largest_free / free` over this pool's shared blocks: 0 when free memory is one
+    /// range, near 1 when it is scattered (out-of-memory while memory is free).
+    pub fn fragmentation(&self) -> f64 {
+        if self.free == 0 {
+            0.0
+        } else {
+            1.0 - self.largest_free as f64 / self.free as f64
+        }
+    }
+}
+
+/// Figures for one tag (see [`AllocDesc::tag`](crate::AllocDesc::tag)); untagged allocations
+/// are counted under the tag `""`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TagStats {
+    /// The tag.
+    pub tag: Label,
+    /// Bytes asked for by live allocations with this tag.
+    pub requested: u64,
+    /// Bytes they hold, padding included.
+    pub in_use: u64,
+    /// Highest `requested` seen.
+    pub peak_requested: u64,
+    /// Highest `in_use` seen.
+    pub peak_in_use: u64,
+    /// Live allocations with this tag.
+    pub live: usize,
+    /// Allocations with this tag made since the context was created.
+    pub allocated: u64,
+    /// Releases of allocations with this tag.
+    pub released: u64,
 }
 
 /// A snapshot of a context's memory. See [`Context::stats`](crate::Context::stats).
@@ -36,6 +86,8 @@ pub struct MemoryStats {
     pub staging: u64,
     /// Bytes released but still used by pending GPU work; they return to the pool after it.
     pub pending_release: u64,
+    /// Highest `requested` seen.
+    pub peak_requested: u64,
     /// Highest `in_use` seen.
     pub peak_in_use: u64,
     /// Highest `reserved` seen.
@@ -52,6 +104,8 @@ pub struct MemoryStats {
     pub out_of_memory_errors: u64,
     /// Per kind, indexed by [`MemoryKind::index`].
     pub kinds: [KindStats; 4],
+    /// Per tag, largest `in_use` first.
+    pub tags: Vec<TagStats>,
 }
 
 impl MemoryStats {
@@ -60,15 +114,14 @@ impl MemoryStats {
         &self.kinds[kind.index()]
     }
 
-    /// `1 − largest_free / free` over the device pool: 0 when free memory is one range, near 1
-    /// when it is scattered.
+    /// Figures of one tag (`""`: untagged), if any allocation ever had it.
+    pub fn tag(&self, tag: &str) -> Option<&TagStats> {
+        self.tags.iter().find(|t| t.tag == tag)
+    }
+
+    /// [`KindStats::fragmentation`] of the device pool.
     pub fn fragmentation(&self) -> f64 {
-        let k = self.kind(MemoryKind::Device);
-        if k.free == 0 {
-            0.0
-        } else {
-            1.0 - k.largest_free as f64 / k.free as f64
-        }
+        self.kind(MemoryKind::Device).fragmentation()
     }
 }
 
@@ -98,5 +151,121 @@ impl std::fmt::Display for MemoryStats {
             self.out_of_memory_errors,
             self.fragmentation()
         )
+    }
+}
+
+/// Running counters, updated on every operation (a few additions each; tags by index).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub requested: u64,
+    pub in_use: u64,
+    pub reserved: u64,
+    pub peak_requested: u64,
+    pub peak_in_use: u64,
+    pub peak_reserved: u64,
+    pub allocations: u64,
+    pub releases: u64,
+    pub over_budget: u64,
+    pub out_of_memory: u64,
+    /// Staging bytes and buffers per kind.
+    pub staging: [(u64, usize); 4],
+    pub kinds: [KindStats; 4],
+    /// Every tag seen, in first-use order; allocations refer to them by index.
+    pub tags: Vec<TagStats>,
+}
+
+impl Counters {
+    /// The index of `tag`, registering it on first use; untagged allocations are counted
+    /// under `""`, always index 0. Tags are few, so a scan beats hashing; a `&'static` tag is
+    /// usually the very string seen before, so pointers are compared first.
+    #[inline]
+    pub fn tag_index(&mut self, tag: Option<&Label>) -> u32 {
+        if self.tags.is_empty() {
+            self.tags.push(TagStats::default());
+        }
+        let Some(label) = tag else { return 0 };
+        let name: &str = label;
+        if let Some(i) = self
+            .tags
+            .iter()
+            .position(|t| std::ptr::eq(t.tag.as_ptr(), name.as_ptr()) && t.tag.len() == name.len())
+            .or_else(|| self.tags.iter().position(|t| t.tag == name))
+        {
+            return i as u32;
+        }
+        self.tags.push(TagStats {
+            tag: label.clone(),
+            ..Default::default()
+        });
+        (self.tags.len() - 1) as u32
+    }
+
+    #[inline]
+    pub fn on_alloc(&mut self, kind: MemoryKind, tag: u32, requested: u64, size: u64) {
+        self.requested += requested;
+        self.in_use += size;
+        self.peak_requested = self.peak_requested.max(self.requested);
+        self.peak_in_use = self.peak_in_use.max(self.in_use);
+        self.allocations += 1;
+        let k = &mut self.kinds[kind.index()];
+        k.requested += requested;
+        k.in_use += size;
+        k.allocations += 1;
+        k.allocated += 1;
+        k.peak_requested = k.peak_requested.max(k.requested);
+        k.peak_in_use = k.peak_in_use.max(k.in_use);
+        if let Some(t) = self.tags.get_mut(tag as usize) {
+            t.requested += requested;
+            t.in_use += size;
+            t.live += 1;
+            t.allocated += 1;
+            t.peak_requested = t.peak_requested.max(t.requested);
+            t.peak_in_use = t.peak_in_use.max(t.in_use);
+        }
+    }
+
+    #[inline]
+    pub fn on_release(&mut self, kind: MemoryKind, tag: u32, requested: u64, size: u64) {
+        self.requested -= requested;
+        self.in_use -= size;
+        self.releases += 1;
+        let k = &mut self.kinds[kind.index()];
+        k.requested -= requested;
+        k.in_use -= size;
+        k.allocations -= 1;
+        k.released += 1;
+        if let Some(t) = self.tags.get_mut(tag as usize) {
+            t.requested -= requested;
+            t.in_use -= size;
+            t.live -= 1;
+            t.released += 1;
+        }
+    }
+
+    /// A block (or staging buffer) of `kind` was made (`bytes > 0`) or freed.
+    pub fn on_reserve(&mut self, kind: MemoryKind, bytes: u64, made: bool) {
+        let k = &mut self.kinds[kind.index()];
+        if made {
+            self.reserved += bytes;
+            self.peak_reserved = self.peak_reserved.max(self.reserved);
+            k.reserved += bytes;
+            k.blocks += 1;
+            k.peak_reserved = k.peak_reserved.max(k.reserved);
+        } else {
+            self.reserved -= bytes;
+            k.reserved -= bytes;
+            k.blocks -= 1;
+        }
+    }
+
+    pub fn on_error(&mut self, kind: MemoryKind, over_budget: bool) {
+        let k = &mut self.kinds[kind.index()];
+        if over_budget {
+            self.over_budget += 1;
+            k.over_budget_errors += 1;
+        } else {
+            self.out_of_memory += 1;
+            k.out_of_memory_errors += 1;
+        }
     }
 }

@@ -1,0 +1,231 @@
+//! Seeing where memory goes: the summary table, checkpoints and growth, leak reports, and a
+//! self-check of the counters.
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::memory::trace::Recorder;
+use crate::memory::{report, AllocationInfo, Checkpoint, Growth, Trace};
+use crate::{lock, Context};
+
+impl<B: Backend> Context<B> {
+    /// A human-readable table of the context's memory, like `torch.cuda.memory_summary()`:
+    /// totals and peaks, per memory kind (with fragmentation and error counts), per tag, and
+    /// the largest live allocations grouped by label.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let w = ctx.alloc(vramkit::AllocDesc::new("layer 1", 4096).tag("weights")).unwrap();
+    /// let table = ctx.summary();
+    /// assert!(table.contains("weights") && table.contains("layer 1"));
+    /// # ctx.release(w).unwrap();
+    /// ```
+    pub fn summary(&self) -> String {
+        let mut m = lock(&self.mem);
+        let stats = m.stats();
+        let live = m.allocations();
+        drop(m);
+        report::summary(
+            &format!("context {} on {}", self.id, self.backend.device_info()),
+            &stats,
+            &live,
+        )
+    }
+
+    /// Starts (or restarts) the timeline: every allocation, release, block and staging buffer
+    /// taken or given back, and every refusal, with a timestamp and the counters after it, in a
+    /// log of at most `capacity` events (the oldest go first). Timestamps come from a clock
+    /// thread that ticks every 0.1 ms while any context traces (reading a clock per event would
+    /// cost a third of an allocation on virtual machines): events within a tick share a time,
+    /// and their order is exact. Costs one copy per event while on, nothing when off.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// ctx.start_trace(10_000);
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4096)).unwrap();
+    /// ctx.release(h).unwrap();
+    /// let trace = ctx.stop_trace().unwrap();
+    /// assert!(trace.to_chrome_json().contains("\"alloc\""));
+    /// ```
+    pub fn start_trace(&self, capacity: usize) {
+        let mut m = lock(&self.mem);
+        let s = m.stats();
+        let base = std::array::from_fn(|i| (s.kinds[i].in_use, s.kinds[i].reserved));
+        m.recorder = Some(Recorder::new(capacity, base));
+    }
+
+    /// The timeline so far, if tracing (see [`Trace::to_chrome_json`], [`Trace::to_svg`]).
+    pub fn trace(&self) -> Option<Trace> {
+        let device = self.backend.device_info().to_string();
+        lock(&self.mem).trace(device)
+    }
+
+    /// Stops tracing and returns the timeline.
+    pub fn stop_trace(&self) -> Option<Trace> {
+        let t = self.trace();
+        lock(&self.mem).recorder = None;
+        t
+    }
+
+    /// Marks a point to measure growth from (see [`growth_since`](Self::growth_since)).
+    pub fn checkpoint(&self) -> Checkpoint {
+        let mut m = lock(&self.mem);
+        Checkpoint {
+            context: self.id,
+            seq: m.seq(),
+            stats: m.stats(),
+        }
+    }
+
+    /// What was allocated since `cp` and is still alive, by label: in a loop that should not
+    /// grow, this is the leak.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a checkpoint of another context.
+    pub fn growth_since(&self, cp: &Checkpoint) -> Result<Growth> {
+        if cp.context != self.id {
+            return Err(Error::InvalidParameter {
+                name: "checkpoint",
+                value: format!("of context {}", cp.context),
+                reason: "use a checkpoint of the context it measures",
+            });
+        }
+        let mut m = lock(&self.mem);
+        let now = m.stats();
+        let live = m.live_since(cp.seq, false);
+        drop(m);
+        Ok(Growth {
+            bytes: live.iter().map(|a| a.size).sum(),
+            allocations: live.len(),
+            by_label: report::by_label(&live),
+            in_use_delta: now.in_use as i64 - cp.stats.in_use as i64,
+            reserved_delta: now.reserved as i64 - cp.stats.reserved as i64,
+        })
+    }
+
+    /// `Ok` when nothing allocated since `cp` is still alive, else [`Error::MemoryGrowth`] with
+    /// the report: put it after a loop that must not leak, in a test or a debug build.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let cp = ctx.checkpoint();
+    /// for _ in 0..3 {
+    ///     let tmp = ctx.alloc(vramkit::AllocDesc::new("scratch", 1024)).unwrap();
+    ///     ctx.release(tmp).unwrap();
+    /// }
+    /// ctx.check_no_growth(&cp).expect("the loop releases what it allocates");
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::MemoryGrowth`]; [`Error::InvalidParameter`] for another context's checkpoint.
+    pub fn check_no_growth(&self, cp: &Checkpoint) -> Result<()> {
+        let g = self.growth_since(cp)?;
+        if g.is_empty() {
+            return Ok(());
+        }
+        Err(Error::MemoryGrowth {
+            bytes: g.bytes,
+            allocations: g.allocations,
+            report: g.to_string(),
+        })
+    }
+
+    /// The live allocations, largest first, with where each was allocated when
+    /// `VRAMKIT_BACKTRACE=1`: what would leak if the context were dropped now (dropping it logs
+    /// the same list at warn level).
+    pub fn leaks(&self) -> Vec<AllocationInfo> {
+        lock(&self.mem).live_since(0, true)
+    }
+
+    /// Recomputes every counter from the live allocations and the pools' blocks and compares:
+    /// `Err` lists each counter that disagrees. A diagnostic for tests and bug reports; the
+    /// counters are kept incrementally, so this walks everything.
+    ///
+    /// # Errors
+    /// A description of the mismatches.
+    pub fn audit(&self) -> std::result::Result<(), String> {
+        let mut m = lock(&self.mem);
+        let s = m.stats();
+        let live = m.allocations();
+        let held = m.held();
+        drop(m);
+        let mut bad = Vec::new();
+        let mut check = |what: String, counter: u64, actual: u64| {
+            if counter != actual {
+                bad.push(format!("{what}: counter {counter}, actual {actual}"));
+            }
+        };
+        let sum = |f: &dyn Fn(&AllocationInfo) -> bool, g: &dyn Fn(&AllocationInfo) -> u64| {
+            live.iter().filter(|a| f(a)).map(g).sum::<u64>()
+        };
+        check("requested".into(), s.requested, sum(&|_| true, &|a| a.size));
+        check("in use".into(), s.in_use, sum(&|_| true, &|a| a.reserved));
+        check("live".into(), s.live as u64, live.len() as u64);
+        check(
+            "reserved".into(),
+            s.reserved,
+            held.iter().map(|h| h.0).sum(),
+        );
+        check(
+            "allocations - releases".into(),
+            s.allocations - s.releases,
+            live.len() as u64,
+        );
+        for kind in crate::MemoryKind::ALL {
+            let k = s.kind(kind);
+            let of = |a: &AllocationInfo| a.kind == kind;
+            check(
+                format!("{kind:?} requested"),
+                k.requested,
+                sum(&of, &|a| a.size),
+            );
+            check(
+                format!("{kind:?} in use"),
+                k.in_use,
+                sum(&of, &|a| a.reserved),
+            );
+            check(
+                format!("{kind:?} live"),
+                k.allocations as u64,
+                live.iter().filter(|a| of(a)).count() as u64,
+            );
+            check(
+                format!("{kind:?} reserved"),
+                k.reserved,
+                held[kind.index()].0,
+            );
+            check(
+                format!("{kind:?} blocks"),
+                k.blocks as u64,
+                held[kind.index()].1 as u64,
+            );
+            check(
+                format!("{kind:?} allocated - released"),
+                k.allocated - k.released,
+                k.allocations as u64,
+            );
+        }
+        for t in &s.tags {
+            let of = |a: &AllocationInfo| a.tag.as_deref().unwrap_or("") == t.tag;
+            check(
+                format!("tag `{}` requested", t.tag),
+                t.requested,
+                sum(&of, &|a| a.size),
+            );
+            check(
+                format!("tag `{}` in use", t.tag),
+                t.in_use,
+                sum(&of, &|a| a.reserved),
+            );
+            check(
+                format!("tag `{}` live", t.tag),
+                t.live as u64,
+                live.iter().filter(|a| of(a)).count() as u64,
+            );
+        }
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
+    }
+}
