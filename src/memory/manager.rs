@@ -10,11 +10,13 @@ use super::budget::Budget;
 use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
-use super::stats::{Counters, MemoryStats};
-use super::trace::{EventKind, Recorder, Trace};
+use super::stats::Counters;
+use super::trace::{EventKind, Recorder};
 use super::{AllocDesc, AllocationInfo, Label};
 use crate::backend::{Backend, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
+
+mod inspect;
 
 pub(crate) struct Allocation {
     pub kind: MemoryKind,
@@ -460,122 +462,6 @@ impl<B: Backend> Manager<B> {
             0
         };
         Ok(in_new.saturating_add(in_pool))
-    }
-
-    pub fn info(&self, h: BufferHandle) -> Result<AllocationInfo> {
-        let a = self.get(h)?;
-        Ok(self.info_of(a, false))
-    }
-
-    /// What the manager knows of a live allocation; `where_from` resolves its backtrace.
-    fn info_of(&self, a: &Allocation, where_from: bool) -> AllocationInfo {
-        AllocationInfo {
-            label: a.label.clone(),
-            tag: self
-                .counters
-                .tags
-                .get(a.tag as usize)
-                .map(|t| t.tag.clone())
-                .filter(|t| !t.is_empty()),
-            kind: a.kind,
-            size: a.requested,
-            reserved: a.placement.size,
-            block: slotmap::Key::data(&a.placement.block).as_ffi(),
-            offset: a.placement.offset,
-            dedicated: a.placement.sub.is_none(),
-            allocated_at: if where_from {
-                a.backtrace.as_ref().map(|b| b.to_string())
-            } else {
-                None
-            },
-        }
-    }
-
-    /// Live allocations made after allocation number `after` (all: 0), largest first;
-    /// `where_from` resolves their backtraces.
-    pub fn live_since(&self, after: u64, where_from: bool) -> Vec<AllocationInfo> {
-        let mut v: Vec<_> = self
-            .allocs
-            .values()
-            .filter(|a| a.seq > after)
-            .map(|a| self.info_of(a, where_from))
-            .collect();
-        v.sort_by(|a, b| b.reserved.cmp(&a.reserved).then(a.label.cmp(&b.label)));
-        v
-    }
-
-    /// Every live allocation, largest first.
-    pub fn allocations(&self) -> Vec<AllocationInfo> {
-        self.live_since(0, false)
-    }
-
-    /// Logs a transfer of `bytes` to or from an allocation, if tracing.
-    pub fn record_transfer(&mut self, what: EventKind, h: BufferHandle, bytes: u64) {
-        if self.recorder.is_none() {
-            return;
-        }
-        if let Some(a) = self.allocs.get(h.key) {
-            let (kind, label) = (a.kind, a.label.clone());
-            record(&mut self.recorder, what, kind, bytes, 0, || label);
-        }
-    }
-
-    /// The timeline so far, if tracing.
-    pub fn trace(&self, device: String) -> Option<Trace> {
-        self.recorder
-            .as_ref()
-            .map(|r| r.trace(self.budget.as_option(), device))
-    }
-
-    /// The number of allocations made so far.
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// The counters. Recycled ranges are returned to their blocks first, so free space and
-    /// fragmentation describe the blocks as they really are.
-    pub fn stats(&mut self) -> MemoryStats {
-        for pool in &mut self.pools {
-            pool.flush();
-        }
-        let c = &self.counters;
-        let mut kinds = c.kinds.clone();
-        for kind in MemoryKind::ALL {
-            let (free, largest) = self.pools[kind.index()].free_space();
-            kinds[kind.index()].free = free;
-            kinds[kind.index()].largest_free = largest;
-        }
-        let mut tags: Vec<_> = c.tags.iter().filter(|t| t.allocated > 0).cloned().collect();
-        tags.sort_by(|a, b| b.in_use.cmp(&a.in_use).then(a.tag.cmp(&b.tag)));
-        MemoryStats {
-            budget: self.budget.as_option(),
-            requested: c.requested,
-            in_use: c.in_use,
-            reserved: c.reserved,
-            staging: c.staging.iter().map(|s| s.0).sum(),
-            pending_release: self.deferred.bytes,
-            peak_requested: c.peak_requested,
-            peak_in_use: c.peak_in_use,
-            peak_reserved: c.peak_reserved,
-            allocations: c.allocations,
-            releases: c.releases,
-            live: self.allocs.len(),
-            over_budget_errors: c.over_budget,
-            out_of_memory_errors: c.out_of_memory,
-            kinds,
-            tags,
-        }
-    }
-
-    /// Bytes and blocks each pool really holds, staging included: what the counters must say.
-    pub fn held(&self) -> [(u64, usize); 4] {
-        std::array::from_fn(|i| {
-            let (staging, buffers) = self.counters.staging[i];
-            (
-                self.pools[i].reserved() + staging,
-                self.pools[i].blocks.len() + buffers,
-            )
-        })
     }
 
     /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.

@@ -200,43 +200,49 @@ impl Counters {
         (self.tags.len() - 1) as u32
     }
 
+    /// An allocation of `requested` bytes holding `size` was made: totals, its kind and its tag
+    /// grow alike.
     #[inline]
     pub fn on_alloc(&mut self, kind: MemoryKind, tag: u32, requested: u64, size: u64) {
-        self.requested += requested;
-        self.in_use += size;
-        self.peak_requested = self.peak_requested.max(self.requested);
-        self.peak_in_use = self.peak_in_use.max(self.in_use);
+        // The same four running figures and peaks, kept for all, per kind and per tag.
+        macro_rules! grow {
+            ($t:expr) => {
+                $t.requested += requested;
+                $t.in_use += size;
+                $t.peak_requested = $t.peak_requested.max($t.requested);
+                $t.peak_in_use = $t.peak_in_use.max($t.in_use);
+            };
+        }
+        grow!(self);
         self.allocations += 1;
         let k = &mut self.kinds[kind.index()];
-        k.requested += requested;
-        k.in_use += size;
+        grow!(k);
         k.allocations += 1;
         k.allocated += 1;
-        k.peak_requested = k.peak_requested.max(k.requested);
-        k.peak_in_use = k.peak_in_use.max(k.in_use);
         if let Some(t) = self.tags.get_mut(tag as usize) {
-            t.requested += requested;
-            t.in_use += size;
+            grow!(t);
             t.live += 1;
             t.allocated += 1;
-            t.peak_requested = t.peak_requested.max(t.requested);
-            t.peak_in_use = t.peak_in_use.max(t.in_use);
         }
     }
 
+    /// An allocation made by [`on_alloc`](Self::on_alloc) was released.
     #[inline]
     pub fn on_release(&mut self, kind: MemoryKind, tag: u32, requested: u64, size: u64) {
-        self.requested -= requested;
-        self.in_use -= size;
+        macro_rules! shrink {
+            ($t:expr) => {
+                $t.requested -= requested;
+                $t.in_use -= size;
+            };
+        }
+        shrink!(self);
         self.releases += 1;
         let k = &mut self.kinds[kind.index()];
-        k.requested -= requested;
-        k.in_use -= size;
+        shrink!(k);
         k.allocations -= 1;
         k.released += 1;
         if let Some(t) = self.tags.get_mut(tag as usize) {
-            t.requested -= requested;
-            t.in_use -= size;
+            shrink!(t);
             t.live -= 1;
             t.released += 1;
         }

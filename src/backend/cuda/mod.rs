@@ -8,14 +8,15 @@
 //! [`Error::Unsupported`] with the reason.
 
 mod blas;
+mod block;
 mod driver;
 mod host_copy;
 mod kernel;
 mod submissions;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+pub use block::CudaBlock;
 pub use cudarc;
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
@@ -29,47 +30,6 @@ use crate::error::{Error, Result};
 use crate::lock;
 use driver::Device;
 use submissions::Submissions;
-
-/// A block of CUDA memory: device, managed, or pinned host memory (whose host address is also
-/// its device address under unified addressing).
-#[derive(Debug)]
-pub struct CudaBlock {
-    ptr: u64,
-    size: u64,
-    kind: MemoryKind,
-    /// Managed memory: the whole block was prefetched to the device and the host has not
-    /// touched it since, so kernels need no prefetch.
-    on_device: AtomicBool,
-}
-
-impl CudaBlock {
-    /// The block's address (`CUdeviceptr`), for interop.
-    pub fn device_ptr(&self) -> u64 {
-        self.ptr
-    }
-
-    /// The block's size in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    fn host_ptr(&self, offset: u64, len: usize) -> Result<*mut u8> {
-        if !self.kind.host_visible() {
-            return Err(Error::Backend {
-                message: "host access to a device-only CUDA block".into(),
-            });
-        }
-        if offset.saturating_add(len as u64) > self.size {
-            return Err(Error::Backend {
-                message: format!(
-                    "host access to bytes {offset}..+{len} of a {}-byte block",
-                    self.size
-                ),
-            });
-        }
-        Ok((self.ptr + offset) as *mut u8)
-    }
-}
 
 /// The CUDA stream all work is ordered on.
 struct Stream(sys::CUstream);
@@ -202,58 +162,6 @@ impl CudaBackend {
         self.check_device()?;
         self.device.bind()
     }
-
-    fn location(&self, host: bool) -> sys::CUmemLocation {
-        sys::CUmemLocation {
-            type_: if host {
-                sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST
-            } else {
-                sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
-            },
-            id: if host { 0 } else { self.device.dev },
-        }
-    }
-
-    /// Migrates managed memory ahead of its use, ordered on the stream: for the host, the range
-    /// it touches; for kernels, the whole block, once until the host touches it again (a
-    /// prefetch of resident pages still walks them: half the speed of a kernel on them).
-    fn prefetch(&self, block: &CudaBlock, offset: u64, size: u64, host: bool) -> Result<()> {
-        if block.kind != MemoryKind::Unified || !self.concurrent_managed {
-            return Ok(());
-        }
-        let (offset, size) = if host {
-            block.on_device.store(false, Ordering::Relaxed);
-            (offset, size)
-        } else if block.on_device.swap(true, Ordering::Relaxed) {
-            return Ok(());
-        } else {
-            (0, block.size)
-        };
-        // SAFETY: the range lies inside a live managed block.
-        unsafe {
-            cu::mem_prefetch_async(
-                block.ptr + offset,
-                size as usize,
-                self.location(host),
-                self.stream.0,
-            )
-        }
-        .map_err(|e| self.fail("cuMemPrefetchAsync", e))?;
-        lock(&self.subs).recorded = true;
-        Ok(())
-    }
-
-    /// Before host access to managed memory: bring it to the host and wait for the stream.
-    fn host_access(&self, block: &CudaBlock, offset: u64, len: usize) -> Result<()> {
-        if block.kind == MemoryKind::Unified {
-            self.enter()?;
-            self.prefetch(block, offset, len as u64, true)?;
-            // SAFETY: the stream is alive.
-            unsafe { cu::stream::synchronize(self.stream.0) }
-                .map_err(|e| self.fail("cuStreamSynchronize", e))?;
-        }
-        Ok(())
-    }
 }
 
 impl Drop for CudaBackend {
@@ -321,91 +229,11 @@ impl Backend for CudaBackend {
     }
 
     fn alloc_block(&self, size: u64, kind: MemoryKind) -> Result<CudaBlock> {
-        self.supports(kind)?;
-        self.enter()?;
-        let bytes = usize::try_from(size).map_err(|_| Error::TooLarge {
-            label: "CUDA block".into(),
-            requested: size,
-            max: usize::MAX as u64,
-            what: "address space",
-        })?;
-        let oom = |op, e: DriverError| {
-            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                Error::OutOfMemory {
-                    requested: size,
-                    kind,
-                    detail: driver::describe(e),
-                }
-            } else {
-                self.fail(op, e)
-            }
-        };
-        let ptr = match kind {
-            MemoryKind::Device => {
-                // SAFETY: plain allocation; cleared below before any use.
-                let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| oom("cuMemAlloc", e))?;
-                // New blocks read as zeros; the clear is ordered before all later work.
-                // SAFETY: `p` is a fresh allocation of `bytes`.
-                unsafe { cu::memset_d8_async(p, 0, bytes, self.stream.0) }
-                    .map_err(|e| self.fail("cuMemsetD8Async", e))?;
-                lock(&self.subs).recorded = true;
-                p
-            }
-            MemoryKind::Unified => {
-                // SAFETY: plain allocation, attached globally (any stream may use it).
-                let p = unsafe {
-                    cu::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL)
-                }
-                .map_err(|e| oom("cuMemAllocManaged", e))?;
-                // SAFETY: `p` is a fresh allocation of `bytes`; the synchronous clear finishes
-                // before the host may touch it.
-                unsafe { cu::memset_d8_sync(p, 0, bytes) }
-                    .map_err(|e| self.fail("cuMemsetD8", e))?;
-                p
-            }
-            MemoryKind::Upload | MemoryKind::Readback => {
-                // SAFETY: pinned host allocation, mapped into the device's address space.
-                let p = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
-                    .map_err(|e| oom("cuMemHostAlloc", e))?;
-                // SAFETY: `p` points to `bytes` writable bytes nobody else uses yet.
-                unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
-                p as u64
-            }
-        };
-        Ok(CudaBlock {
-            ptr,
-            size,
-            kind,
-            on_device: AtomicBool::new(false),
-        })
+        self.new_block(size, kind)
     }
 
     fn free_block(&self, block: CudaBlock) {
-        if self.device.bind().is_err() {
-            log::warn!("vramkit: leaking a CUDA block: the context is gone");
-            return;
-        }
-        // The caller guarantees no submitted work uses the block; work recorded but not yet
-        // marked by an event (the clear of a new block) may: let it finish first.
-        if lock(&self.subs).recorded {
-            // SAFETY: the stream is alive.
-            let _ = unsafe { cu::stream::synchronize(self.stream.0) };
-        }
-        // SAFETY: the block came from `alloc_block` with this kind and is freed once.
-        let r = unsafe {
-            match block.kind {
-                MemoryKind::Upload | MemoryKind::Readback => {
-                    cu::free_host(block.ptr as *mut std::ffi::c_void)
-                }
-                MemoryKind::Device | MemoryKind::Unified => cu::free_sync(block.ptr),
-            }
-        };
-        if let Err(e) = r {
-            log::warn!(
-                "vramkit: freeing a CUDA block failed: {}",
-                driver::describe(e)
-            );
-        }
+        self.drop_block(block);
     }
 
     fn write_host(&self, block: &CudaBlock, offset: u64, data: &[u8]) -> Result<()> {
