@@ -8,11 +8,12 @@ use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
-use crate::memory::manager::{Geometry, Manager};
+use crate::memory::manager::{Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
 use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
+use crate::memory::{CompactReport, CompactionDesc, Geometry};
 
 /// How a context manages memory.
 ///
@@ -25,13 +26,22 @@ pub struct ContextDesc {
     /// Hard limit on the bytes the context holds from the device (blocks and staging buffers).
     /// `None`: no limit but the device's.
     pub budget: Option<u64>,
-    /// Size of the shared blocks allocations are carved from (default 64 MiB, at most the
-    /// device's largest binding). Requests above half of it get blocks of their own.
+    /// Size of the blocks medium requests share (default 20 MiB). Requests up to a tenth of
+    /// it (at most 1 MiB) share 2 MiB blocks; requests above half of it get a block of their
+    /// own size rounded up to 2 MiB, which is cached and split for smaller requests once they
+    /// release it.
     pub block_size: Option<u64>,
     /// Size of one staging buffer (default 4 MiB); larger transfers stream through in chunks.
     pub staging_chunk: u64,
     /// Staging buffers per direction at most (default 4).
     pub staging_slots: usize,
+    /// Bytes of empty blocks kept cached for later requests (default: all of them, as
+    /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
+    /// that empty go back to the device. [`Context::trim`] gives back everything free, and a
+    /// request the budget refuses frees cached blocks first.
+    pub release_threshold: u64,
+    /// When the memory manager compacts on its own (see [`CompactionDesc`]).
+    pub compaction: CompactionDesc,
 }
 
 impl Default for ContextDesc {
@@ -41,6 +51,8 @@ impl Default for ContextDesc {
             block_size: None,
             staging_chunk: 4 << 20,
             staging_slots: 4,
+            release_threshold: u64::MAX,
+            compaction: CompactionDesc::default(),
         }
     }
 }
@@ -121,23 +133,26 @@ impl<B: Backend> Context<B> {
     /// A context over any backend.
     pub fn with_backend(backend: B, desc: ContextDesc) -> Self {
         let limits = backend.limits().clone();
-        let unit = limits.offset_alignment.max(limits.copy_alignment);
-        let cap = limits.max_binding_size.min(limits.max_block_size);
-        let block_size = (desc.block_size.unwrap_or(64 << 20).min(cap) / unit * unit).max(unit);
-        let geometry = Geometry {
-            unit,
-            block_size,
-            dedicated: block_size / 2,
-        };
+        let geometry = Geometry::new(
+            limits.offset_alignment.max(limits.copy_alignment),
+            limits.max_block_size,
+            desc.block_size,
+        );
         let chunk = desc
             .staging_chunk
             .clamp(4, limits.max_block_size)
-            .next_multiple_of(unit);
+            .next_multiple_of(geometry.unit);
+        let settings = Settings {
+            geometry,
+            budget: desc.budget,
+            release_threshold: desc.release_threshold,
+            compaction: desc.compaction,
+        };
         let id = crate::memory::next_context_id();
         log::info!("vramkit: context {id} on {}", backend.device_info());
         Self {
             id,
-            mem: Mutex::new(Manager::new(id, geometry, desc.budget)),
+            mem: Mutex::new(Manager::new(id, settings)),
             staging: Mutex::new(Staging::new(chunk, desc.staging_slots)),
             kernels: Mutex::new(HashMap::new()),
             backend,
@@ -335,8 +350,34 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device)
     }
 
-    /// Waits for pending releases, then frees empty blocks and idle staging buffers. Returns
-    /// the bytes given back to the device.
+    /// Moves live allocations out of the sparsest blocks into free ranges of others, at most
+    /// `max_bytes` of them, and gives the emptied blocks back to the device once the copies
+    /// have run. Handles stay valid; allocations made with
+    /// [`AllocDesc::immovable`](crate::AllocDesc::immovable) and released ones that pending
+    /// work still uses stay put. Work recorded before or after runs in order with the copies.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`]; [`Error::Backend`] if the device refused a copy.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let a: Vec<_> = (0..4).map(|_| ctx.alloc(vramkit::AllocDesc::new("a", 512 << 10)).unwrap()).collect();
+    /// let b = ctx.alloc(vramkit::AllocDesc::new("b", 15 << 20))?;  // a 20 MiB block
+    /// let c = ctx.alloc(vramkit::AllocDesc::new("c", 15 << 20))?;  // another one
+    /// ctx.upload(c, &[7; 64])?;
+    /// ctx.release(b)?;
+    /// for h in a { ctx.release(h)?; }
+    /// let report = ctx.compact(u64::MAX)?;   // `c` moves into the first block's free range
+    /// assert_eq!(report.blocks_freed, 1);
+    /// assert_eq!(ctx.download(c)?[..64], [7; 64]);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn compact(&self, max_bytes: u64) -> Result<CompactReport> {
+        lock(&self.mem).compact(&self.backend, max_bytes)
+    }
+
+    /// Waits for pending releases, compacts every pool as far as it goes, then frees empty
+    /// blocks and idle staging buffers. Returns the bytes given back to the device.
     ///
     /// # Errors
     /// [`Error::DeviceLost`].

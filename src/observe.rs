@@ -136,8 +136,9 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).live_since(0, true)
     }
 
-    /// Recomputes every counter from the live allocations and the pools' blocks and compares:
-    /// `Err` lists each counter that disagrees. A diagnostic for tests and bug reports; the
+    /// Recomputes every counter from the live allocations and the pools' blocks and compares,
+    /// and re-derives each pool's layout (chunks tile every block, free ranges are coalesced
+    /// and indexed, allocations point at their ranges): `Err` lists what disagrees. A diagnostic for tests and bug reports; the
     /// counters are kept incrementally, so this walks everything.
     ///
     /// # Errors
@@ -147,8 +148,12 @@ impl<B: Backend> Context<B> {
         let s = m.stats();
         let live = m.allocations();
         let held = m.held();
+        let layout = m.check_layout();
         drop(m);
         let mut bad = Vec::new();
+        if let Err(e) = layout {
+            bad.push(e);
+        }
         let mut check = |what: String, counter: u64, actual: u64| {
             if counter != actual {
                 bad.push(format!("{what}: counter {counter}, actual {actual}"));

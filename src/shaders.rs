@@ -44,6 +44,17 @@ pub const ADD: KernelSource = KernelSource {
     guarded: true,
 };
 
+/// `dst[i] = src[i]` over `n` 32-bit words: bindings `src`, `dst` (two ranges that do not
+/// overlap, of one buffer or two), then params `{ n: u32 }`; workgroups of 256, in x (and y
+/// past 65,535 of them). The wgpu backend copies within one buffer with it.
+pub const BUFFER_COPY: KernelSource = KernelSource {
+    label: "buffer_copy",
+    wgsl: include_str!("../shaders/buffer_copy.wgsl"),
+    entry: "buffer_copy",
+    cuda: cuda!("buffer_copy.cu"),
+    guarded: true,
+};
+
 /// `C = A·B` without workgroup memory, 8×8 per invocation (CPU adapters). Override constants
 /// `WG_X`, `WG_Y`. See [`crate::kernels::matmul`].
 pub const MATMUL_REGISTER: KernelSource = KernelSource {
@@ -164,6 +175,7 @@ pub const ALL: &[KernelSource] = &[
     SCALE,
     AXPY,
     ADD,
+    BUFFER_COPY,
     MATMUL_REGISTER,
     MATMUL_TILED,
     IMAGE_UNPACK,

@@ -82,6 +82,7 @@ proptest! {
             block_size: Some(1 << 20),
             staging_chunk: 64 << 10,
             staging_slots: 2,
+            ..Default::default()
         });
         let mut model: HashMap<BufferHandle, Vec<u8>> = HashMap::new();
         let mut order: Vec<BufferHandle> = Vec::new();

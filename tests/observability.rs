@@ -65,6 +65,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
         block_size: Some(8 * MIB),
         staging_chunk: MIB,
         staging_slots: 2,
+        ..Default::default()
     });
     let unified = ctx.backend().supports(MemoryKind::Unified).is_ok();
     let mut rng = rand::rngs::StdRng::seed_from_u64(6);
@@ -284,6 +285,7 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
         block_size: Some(4 * MIB),
         staging_chunk: MIB,
         staging_slots: 1,
+        ..Default::default()
     });
     assert!(ctx.trace().is_none(), "tracing is off by default");
     ctx.start_trace(1000);

@@ -20,6 +20,14 @@ pub struct HostConfig {
     pub limits: BackendLimits,
     /// Emulated device capacity in bytes; `None` is bounded only by the host's memory.
     pub capacity: Option<u64>,
+    /// Whether device blocks grow and shrink in place (default), so the memory manager keeps
+    /// growing segments as it does on CUDA (see [`Backend::resizable`]); `false` gives fixed
+    /// blocks, as on wgpu.
+    pub resizable: bool,
+    /// Whether blocks hold their bytes (default). `false` makes a null device: blocks hold
+    /// nothing, reads give zeros, writes, copies and clears are dropped. It measures the memory
+    /// manager's own work, with no memory traffic (`benches/replay.rs`).
+    pub keep_bytes: bool,
 }
 
 impl Default for HostConfig {
@@ -32,6 +40,8 @@ impl Default for HostConfig {
                 copy_alignment: 4,
             },
             capacity: None,
+            resizable: true,
+            keep_bytes: true,
         }
     }
 }
@@ -39,7 +49,57 @@ impl Default for HostConfig {
 /// A block of host memory.
 #[derive(Debug)]
 pub struct HostBlock {
-    bytes: Mutex<Vec<u8>>,
+    /// Empty on a null device.
+    bytes: Mutex<Box<[u8]>>,
+    size: AtomicU64,
+}
+
+/// `bytes` resized to `size` in place where the allocator can (glibc remaps large blocks'
+/// pages), new bytes zero. `Err` gives the bytes back unchanged when the host has no memory.
+fn resized(bytes: Box<[u8]>, size: usize) -> std::result::Result<Box<[u8]>, Box<[u8]>> {
+    let old = bytes.len();
+    if old == 0 || size == 0 {
+        return zeroed(size).ok_or(bytes);
+    }
+    let (Ok(layout), Ok(_)) = (
+        std::alloc::Layout::array::<u8>(old),
+        std::alloc::Layout::array::<u8>(size),
+    ) else {
+        return Err(bytes);
+    };
+    let ptr = Box::into_raw(bytes).cast::<u8>();
+    // SAFETY: `ptr` was allocated by the global allocator with `layout` (a boxed slice of
+    // `old` bytes) and `size` is non-zero and a valid array size.
+    let grown = unsafe { std::alloc::realloc(ptr, layout, size) };
+    if grown.is_null() {
+        // SAFETY: realloc failed, so `ptr` still owns the original allocation.
+        return Err(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, old)) });
+    }
+    if size > old {
+        // SAFETY: `grown` holds `size` bytes; the ones past `old` are uninitialised.
+        unsafe { grown.add(old).write_bytes(0, size - old) };
+    }
+    // SAFETY: `grown` is a live allocation of `size` initialised bytes with the layout of
+    // `[u8; size]`, now owned by the box.
+    Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(grown, size)) })
+}
+
+/// `size` zero bytes from the allocator's zeroing path (calloc): large blocks come from fresh
+/// pages the OS zeroes on first touch, so a block costs memory and time only where it is used,
+/// as device memory does. `None` when the host has no memory for it.
+fn zeroed(size: usize) -> Option<Box<[u8]>> {
+    if size == 0 {
+        return Some(Box::default());
+    }
+    let layout = std::alloc::Layout::array::<u8>(size).ok()?;
+    // SAFETY: `layout` has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `[u8; size]` and every
+    // byte is initialised (zeroed); the box owns it and frees it with that same layout.
+    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, size)) })
 }
 
 /// The host backend. See the [module docs](self).
@@ -66,6 +126,22 @@ impl HostBackend {
         }
     }
 
+    /// Counts `size` more bytes in blocks, within the emulated capacity.
+    fn reserve_capacity(&self, size: u64, kind: MemoryKind) -> Result<()> {
+        let prev = self.used.fetch_add(size, Ordering::AcqRel);
+        match self.config.capacity {
+            Some(capacity) if prev + size > capacity => {
+                self.used.fetch_sub(size, Ordering::AcqRel);
+                Err(Error::OutOfMemory {
+                    requested: size,
+                    kind,
+                    detail: format!("emulated capacity {capacity} bytes, {prev} bytes in blocks"),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn record(&self) -> SubmissionIndex {
         // Work is done at once; it belongs to the open submission for ordering purposes.
         self.recorded.load(Ordering::Acquire) + 1
@@ -78,7 +154,7 @@ impl Default for HostBackend {
     }
 }
 
-fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, Vec<u8>> {
+fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, Box<[u8]>> {
     // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
     block.bytes.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -125,40 +201,91 @@ impl Backend for HostBackend {
             kind,
             detail,
         };
-        if let Some(capacity) = self.config.capacity {
-            let prev = self.used.fetch_add(size, Ordering::AcqRel);
-            if prev + size > capacity {
-                self.used.fetch_sub(size, Ordering::AcqRel);
-                return Err(oom(format!(
-                    "emulated capacity {capacity} bytes, {prev} bytes in blocks"
-                )));
-            }
+        self.reserve_capacity(size, kind)?;
+        let bytes = if self.config.keep_bytes {
+            usize::try_from(size).ok().and_then(zeroed)
         } else {
-            self.used.fetch_add(size, Ordering::AcqRel);
-        }
-        let mut bytes = Vec::new();
-        if let Err(e) = bytes.try_reserve_exact(size as usize) {
+            Some(Box::default())
+        };
+        let Some(bytes) = bytes else {
             self.used.fetch_sub(size, Ordering::AcqRel);
-            return Err(oom(e.to_string()));
-        }
-        bytes.resize(size as usize, 0);
+            return Err(oom("the host has no memory for it".into()));
+        };
         Ok(HostBlock {
             bytes: Mutex::new(bytes),
+            size: AtomicU64::new(size),
         })
     }
 
     fn free_block(&self, block: HostBlock) {
-        let len = lock(&block).len() as u64;
-        self.used.fetch_sub(len, Ordering::AcqRel);
+        self.used
+            .fetch_sub(block.size.load(Ordering::Acquire), Ordering::AcqRel);
+    }
+
+    fn resizable(&self, kind: MemoryKind) -> bool {
+        self.config.resizable && kind == MemoryKind::Device
+    }
+
+    fn grow_block(&self, block: &HostBlock, new_size: u64) -> Result<()> {
+        let old = block.size.load(Ordering::Acquire);
+        let extra = new_size.saturating_sub(old);
+        self.reserve_capacity(extra, MemoryKind::Device)?;
+        let mut bytes = lock(block);
+        if self.config.keep_bytes {
+            let n = usize::try_from(new_size).unwrap_or(usize::MAX);
+            match resized(std::mem::take(&mut *bytes), n) {
+                Ok(grown) => *bytes = grown,
+                Err(same) => {
+                    *bytes = same;
+                    self.used.fetch_sub(extra, Ordering::AcqRel);
+                    return Err(Error::OutOfMemory {
+                        requested: extra,
+                        kind: MemoryKind::Device,
+                        detail: "the host has no memory for it".into(),
+                    });
+                }
+            }
+        }
+        block.size.store(new_size, Ordering::Release);
+        Ok(())
+    }
+
+    fn shrink_block(&self, block: &HostBlock, new_size: u64) -> Result<u64> {
+        let old = block.size.load(Ordering::Acquire);
+        if new_size >= old {
+            return Ok(old);
+        }
+        let mut bytes = lock(block);
+        if !bytes.is_empty() {
+            // Shrinking in place does not fail in practice; if it does, the block stays.
+            match resized(std::mem::take(&mut *bytes), new_size as usize) {
+                Ok(b) => *bytes = b,
+                Err(same) => {
+                    *bytes = same;
+                    return Ok(old);
+                }
+            }
+        }
+        block.size.store(new_size, Ordering::Release);
+        self.used.fetch_sub(old - new_size, Ordering::AcqRel);
+        Ok(new_size)
     }
 
     fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
-        lock(block)[range(offset, data.len() as u64)].copy_from_slice(data);
+        let mut bytes = lock(block);
+        if !bytes.is_empty() {
+            bytes[range(offset, data.len() as u64)].copy_from_slice(data);
+        }
         Ok(())
     }
 
     fn read_host(&self, block: &HostBlock, offset: u64, out: &mut [u8]) -> Result<()> {
-        out.copy_from_slice(&lock(block)[range(offset, out.len() as u64)]);
+        let bytes = lock(block);
+        if bytes.is_empty() {
+            out.fill(0);
+        } else {
+            out.copy_from_slice(&bytes[range(offset, out.len() as u64)]);
+        }
         Ok(())
     }
 
@@ -170,7 +297,9 @@ impl Backend for HostBackend {
         dst_offset: u64,
         size: u64,
     ) -> Result<SubmissionIndex> {
-        if std::ptr::eq(src, dst) {
+        if !self.config.keep_bytes {
+            // A null device moves nothing.
+        } else if std::ptr::eq(src, dst) {
             lock(src).copy_within(range(src_offset, size), dst_offset as usize);
         } else {
             let from = lock(src);
@@ -180,7 +309,10 @@ impl Backend for HostBackend {
     }
 
     fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
-        lock(block)[range(offset, size)].fill(0);
+        let mut bytes = lock(block);
+        if !bytes.is_empty() {
+            bytes[range(offset, size)].fill(0);
+        }
         Ok(self.record())
     }
 

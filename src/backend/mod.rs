@@ -173,12 +173,41 @@ pub trait Backend: Send + Sync + 'static {
     /// Frees a block. The caller guarantees no pending submission uses it.
     fn free_block(&self, block: Self::Block);
 
+    /// Whether blocks of `kind` grow and shrink in place, keeping their contents and device
+    /// address ([`grow_block`](Backend::grow_block), [`shrink_block`](Backend::shrink_block)).
+    /// The memory manager then keeps one growing block (a segment) per pool class, as
+    /// PyTorch's expandable segments: free space anywhere in it can be gathered by compaction
+    /// and joined with new memory at its end.
+    fn resizable(&self, _kind: MemoryKind) -> bool {
+        false
+    }
+
+    /// Grows a block made by [`alloc_block`](Backend::alloc_block) to `new_size` bytes in
+    /// place; the new bytes read as zeros. Only where [`resizable`](Backend::resizable).
+    fn grow_block(&self, _block: &Self::Block, _new_size: u64) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "growing a block".into(),
+            reason: "this backend's blocks have a fixed size".into(),
+        })
+    }
+
+    /// Gives back the end of a block beyond `new_size` bytes, as far as the API's granularity
+    /// allows, and returns the block's size afterwards (at least `new_size`). The caller
+    /// guarantees nothing uses that end. Only where [`resizable`](Backend::resizable).
+    fn shrink_block(&self, _block: &Self::Block, _new_size: u64) -> Result<u64> {
+        Err(Error::Unsupported {
+            what: "shrinking a block".into(),
+            reason: "this backend's blocks have a fixed size".into(),
+        })
+    }
+
     /// Writes `data` at `offset` of a host-visible block.
     fn write_host(&self, block: &Self::Block, offset: u64, data: &[u8]) -> Result<()>;
     /// Reads `out.len()` bytes at `offset` of a host-visible block.
     fn read_host(&self, block: &Self::Block, offset: u64, out: &mut [u8]) -> Result<()>;
 
-    /// Records a copy of `size` bytes between blocks.
+    /// Records a copy of `size` bytes between blocks, or between two ranges of one block that
+    /// do not overlap.
     fn copy(
         &self,
         src: &Self::Block,

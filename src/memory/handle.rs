@@ -9,8 +9,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 slotmap::new_key_type! {
     /// Key of a live buffer allocation inside one context.
     pub(crate) struct BufferKey;
-    /// Key of a block inside one pool.
-    pub(crate) struct BlockKey;
 }
 
 /// A handle to a buffer allocated by a [`Context`](crate::Context). `Copy`, cheap, and checked

@@ -1,5 +1,14 @@
-//! The memory manager: pools, handles, budget, deferred release and counters, written once over
-//! any [`Backend`].
+//! The memory manager: pools, handles, budget, deferred release, compaction and counters,
+//! written once over any [`Backend`].
+//!
+//! A request takes the best free range of its class across every block of its kind
+//! ([`pool`](super::pool)). When none holds it, in this order: compaction into a window of an
+//! existing block when the free ranges add up to the request (`compaction.before_growth`), a new
+//! block sized by the [geometry](super::geometry) within the budget, and under pressure (budget
+//! or device out of memory) everything that avoids failing, cheapest first: waiting for pending
+//! releases and freeing cached blocks, the other class's free ranges, a compaction window in
+//! any block, and evacuating sparse blocks to give their bytes back before growing
+//! ([`compact`](super::compact)).
 
 use std::backtrace::Backtrace;
 use std::sync::Arc;
@@ -7,6 +16,8 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::budget::Budget;
+use super::compact::{CompactionDesc, Goal};
+use super::geometry::Geometry;
 use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
@@ -17,6 +28,8 @@ use crate::backend::{Backend, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
 mod inspect;
+mod place;
+mod room;
 
 pub(crate) struct Allocation {
     pub kind: MemoryKind,
@@ -29,29 +42,30 @@ pub(crate) struct Allocation {
     pub tag: u32,
     /// Allocation order, for checkpoints.
     pub seq: u64,
+    /// Whether compaction may move it.
+    pub movable: bool,
     /// Where it was allocated, when `VRAMKIT_BACKTRACE=1`.
     pub backtrace: Option<Arc<Backtrace>>,
 }
 
-/// Pool geometry, derived from the backend's limits and the context's settings.
+/// How a manager behaves, from the context's description.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Geometry {
-    /// Bytes per sub-allocation unit (the offset alignment).
-    pub unit: u64,
-    /// Size of a shared block.
-    pub block_size: u64,
-    /// Requests above this get a dedicated block.
-    pub dedicated: u64,
+pub(crate) struct Settings {
+    pub geometry: Geometry,
+    pub budget: Option<u64>,
+    /// Bytes of empty blocks kept cached.
+    pub release_threshold: u64,
+    pub compaction: CompactionDesc,
 }
 
 pub(crate) struct Manager<B: Backend> {
-    context: u32,
-    pools: [Pool<B::Block>; 4],
-    allocs: SlotMap<BufferKey, Allocation>,
+    pub(super) context: u32,
+    pub(super) pools: [Pool<B::Block>; 4],
+    pub(super) allocs: SlotMap<BufferKey, Allocation>,
     deferred: Deferred,
-    budget: Budget,
-    pub geometry: Geometry,
-    counters: Counters,
+    pub(super) budget: Budget,
+    pub settings: Settings,
+    pub(super) counters: Counters,
     /// Allocations made so far (the next one's `seq`).
     seq: u64,
     /// Capture where each allocation was made (`VRAMKIT_BACKTRACE=1`).
@@ -63,7 +77,7 @@ pub(crate) struct Manager<B: Backend> {
 /// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
 /// release) or reserved bytes (blocks, staging).
 #[inline(always)]
-fn record(
+pub(super) fn record(
     recorder: &mut Option<Recorder>,
     what: EventKind,
     kind: MemoryKind,
@@ -76,15 +90,20 @@ fn record(
     }
 }
 
+pub(super) fn is_refusal(e: &Error) -> bool {
+    matches!(e, Error::OverBudget { .. } | Error::OutOfMemory { .. })
+}
+
 impl<B: Backend> Manager<B> {
-    pub fn new(context: u32, geometry: Geometry, budget: Option<u64>) -> Self {
+    pub fn new(context: u32, settings: Settings) -> Self {
+        let unit = settings.geometry.unit;
         Self {
             context,
-            pools: std::array::from_fn(|_| Pool::new(geometry.unit)),
+            pools: std::array::from_fn(|_| Pool::new(unit)),
             allocs: SlotMap::with_key(),
             deferred: Deferred::default(),
-            budget: Budget::new(budget),
-            geometry,
+            budget: Budget::new(settings.budget),
+            settings,
             counters: Counters::default(),
             seq: 0,
             backtraces: std::env::var("VRAMKIT_BACKTRACE").is_ok_and(|v| v == "1"),
@@ -93,22 +112,25 @@ impl<B: Backend> Manager<B> {
     }
 
     /// The live allocation behind a handle.
+    #[inline]
     pub fn get(&self, h: BufferHandle) -> Result<&Allocation> {
         if h.context != self.context {
             return Err(Error::StaleHandle {
                 reason: StaleReason::ForeignContext,
             });
         }
-        self.allocs.get(h.key).ok_or(Error::StaleHandle {
-            reason: StaleReason::Released,
-        })
+        match self.allocs.get(h.key) {
+            Some(a) => Ok(a),
+            None => Err(Error::StaleHandle {
+                reason: StaleReason::Released,
+            }),
+        }
     }
 
     /// The raw block an allocation lives in.
     pub fn raw(&self, a: &Allocation) -> Result<&B::Block> {
         self.pools[a.kind.index()]
-            .blocks
-            .get(a.placement.block)
+            .block(a.placement.block)
             .map(|b| &b.raw)
             .ok_or_else(|| Error::Backend {
                 message: format!("allocation `{}` lost its block (a vramkit bug)", a.label),
@@ -140,7 +162,7 @@ impl<B: Backend> Manager<B> {
         backend.check_device()?;
         backend.supports(desc.kind)?;
         let max = backend.limits().max_block_size;
-        let size = desc.size.next_multiple_of(self.geometry.unit);
+        let size = desc.size.next_multiple_of(self.settings.geometry.unit);
         if desc.size > max || size > max {
             return Err(Error::TooLarge {
                 label: label.to_string(),
@@ -152,74 +174,86 @@ impl<B: Backend> Manager<B> {
         self.collect(backend)?;
         let placement = match self.place(backend, desc.kind, desc.size, size) {
             Ok(p) => p,
-            Err(Error::OverBudget { .. } | Error::OutOfMemory { .. })
-                if self.reclaim(backend)? =>
-            {
-                self.place(backend, desc.kind, desc.size, size)
-                    .inspect_err(|e| self.count_error(desc.kind, e))?
-            }
             Err(e) => {
                 self.count_error(desc.kind, &e);
                 return Err(e);
             }
         };
-        let pool = &mut self.pools[desc.kind.index()];
-        let mut dirty: [Option<std::ops::Range<u64>>; 2] = [None, None];
-        let mut more = Vec::new();
-        pool.take_dirty(&placement, |r| {
-            match dirty.iter_mut().find(|d| d.is_none()) {
-                Some(slot) => *slot = Some(r),
-                None => more.push(r),
-            }
-        });
-        let mut last_use = 0;
-        if desc.zeroed {
-            if let Some(b) = pool.blocks.get(placement.block) {
-                for r in dirty.into_iter().flatten().chain(more) {
-                    match backend.clear(&b.raw, r.start, r.end - r.start) {
-                        Ok(index) => last_use = index,
-                        Err(e) => {
-                            // The range goes back; the clear may be recorded in part.
-                            self.deferred_or_free(backend, desc.kind, placement, last_use)?;
-                            return Err(e);
-                        }
-                    }
-                }
-            }
+        let kind = desc.kind;
+        let mut last_use = self.pools[kind.index()]
+            .block(placement.block)
+            .map_or(0, |b| b.fence);
+        if let Err(e) = self.clear_dirty(backend, kind, &placement, desc.zeroed, &mut last_use) {
+            // The range goes back; the clear may be recorded in part.
+            self.deferred_or_free(backend, kind, placement, last_use)?;
+            return Err(e);
         }
         log::trace!(
-            "vramkit: alloc `{label}` {} B ({:?}) at {}",
+            "vramkit: alloc `{label}` {} B ({kind:?}) at {}",
             desc.size,
-            desc.kind,
             placement.offset
         );
         let tag = self.counters.tag_index(desc.tag.as_ref());
-        self.counters.on_alloc(desc.kind, tag, desc.size, size);
+        self.counters.on_alloc(kind, tag, desc.size, size);
         record(
             &mut self.recorder,
             EventKind::Alloc,
-            desc.kind,
+            kind,
             desc.size,
             size as i64,
             || desc.label.clone(),
         );
         self.seq += 1;
         let key = self.allocs.insert(Allocation {
-            kind: desc.kind,
+            kind,
             placement,
             requested: desc.size,
             label: desc.label,
             last_use,
             tag,
             seq: self.seq,
+            movable: desc.movable,
             backtrace: self
                 .backtraces
                 .then(|| Arc::new(Backtrace::force_capture())),
         });
+        self.pools[kind.index()].set_owner(placement.chunk, key, desc.movable);
         Ok(BufferHandle {
             key,
             context: self.context,
         })
+    }
+
+    /// Clears the parts of a new placement that were handed out before, if it must read as
+    /// zeros; either way they are marked handed out.
+    fn clear_dirty(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        placement: &Placement,
+        zeroed: bool,
+        last_use: &mut SubmissionIndex,
+    ) -> Result<()> {
+        let pool = &mut self.pools[kind.index()];
+        if !zeroed {
+            pool.take_dirty(placement, |_| {});
+            return Ok(());
+        }
+        let mut dirty: [Option<std::ops::Range<u64>>; 2] = [None, None];
+        let mut more = Vec::new();
+        pool.take_dirty(placement, |r| {
+            match dirty.iter_mut().find(|d| d.is_none()) {
+                Some(slot) => *slot = Some(r),
+                None => more.push(r),
+            }
+        });
+        if let Some(b) = pool.block(placement.block) {
+            for r in dirty.into_iter().flatten().chain(more) {
+                let index = backend.clear(&b.raw, r.start, r.end - r.start)?;
+                *last_use = (*last_use).max(index);
+            }
+        }
+        Ok(())
     }
 
     /// Counts a refusal the caller sees (over budget, out of memory).
@@ -233,62 +267,8 @@ impl<B: Backend> Manager<B> {
         record(&mut self.recorder, what, kind, bytes, 0, Label::default);
     }
 
-    /// Finds room for `size` (aligned) bytes, growing the pool within the budget.
-    fn place(
-        &mut self,
-        backend: &B,
-        kind: MemoryKind,
-        requested: u64,
-        size: u64,
-    ) -> Result<Placement> {
-        let g = self.geometry;
-        let shareable = size <= g.dedicated;
-        if shareable {
-            if let Some(p) = self.pools[kind.index()].try_place(size) {
-                return Ok(p);
-            }
-        }
-        let headroom = self.budget.headroom(self.counters.reserved);
-        if size > headroom {
-            return Err(self.over_budget(kind, requested));
-        }
-        let (block, shared) =
-            match Budget::shared_block(size, headroom, g.unit, g.block_size, g.dedicated) {
-                Some(block) => (block, true),
-                None => (size, false),
-            };
-        let raw = backend.alloc_block(block, kind)?;
-        log::debug!("vramkit: new {kind:?} block of {block} B (shared: {shared})");
-        self.counters.on_reserve(kind, block, true);
-        record(
-            &mut self.recorder,
-            EventKind::BlockGrow,
-            kind,
-            block,
-            block as i64,
-            Label::default,
-        );
-        let pool = &mut self.pools[kind.index()];
-        let key = pool.add_block(raw, block, shared);
-        pool.place_in(key, size).ok_or_else(|| Error::Backend {
-            message: format!("a fresh {block}-byte block refused {size} bytes (a vramkit bug)"),
-        })
-    }
-
-    fn over_budget(&self, kind: MemoryKind, requested: u64) -> Error {
-        let (_, largest_free) = self.pools[kind.index()].free_space();
-        let headroom = self.budget.headroom(self.counters.reserved);
-        Error::OverBudget {
-            requested,
-            limit: self.budget.limit,
-            in_use: self.counters.in_use,
-            reserved: self.counters.reserved,
-            largest_free,
-            fits_now: largest_free.max(headroom / self.geometry.unit * self.geometry.unit),
-        }
-    }
-
-    fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
+    /// Gives a block back to the device.
+    pub(super) fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
         self.counters.on_reserve(kind, block.size, false);
         record(
             &mut self.recorder,
@@ -301,22 +281,36 @@ impl<B: Backend> Manager<B> {
         backend.free_block(block.raw);
     }
 
-    /// Returns a placement to its pool, freeing a dedicated block and all but one empty block.
-    fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
-        let pool = &mut self.pools[kind.index()];
-        let (dedicated, emptied) = pool.free(p);
-        if let Some(b) = dedicated {
+    /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes.
+    fn release_empty(&mut self, backend: &B, kind: MemoryKind, keep: u64) {
+        for b in self.pools[kind.index()].take_empty(keep) {
             self.free_block(backend, kind, b);
         }
-        if emptied {
-            for b in self.pools[kind.index()].take_empty(1) {
-                self.free_block(backend, kind, b);
-            }
+    }
+
+    /// Returns a placement's chunk to its pool, then applies the release threshold.
+    fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
+        let keep = self.settings.release_threshold;
+        let pool = &mut self.pools[kind.index()];
+        if pool.free(p.chunk).is_some() && pool.empty_bytes > keep {
+            self.release_empty(backend, kind, keep);
+        }
+        let pool = &self.pools[kind.index()];
+        if keep != u64::MAX
+            && pool.block(p.block).is_some_and(|b| b.segment)
+            && pool.tail_free(p.block) > keep
+        {
+            // A failed shrink leaves the memory where it is: nothing is lost.
+            let _ = self.shrink_segments(backend, kind, keep);
         }
     }
 
     pub fn release(&mut self, backend: &B, h: BufferHandle) -> Result<()> {
-        self.get(h)?;
+        if h.context != self.context {
+            return Err(Error::StaleHandle {
+                reason: StaleReason::ForeignContext,
+            });
+        }
         let Some(a) = self.allocs.remove(h.key) else {
             return Err(Error::StaleHandle {
                 reason: StaleReason::Released,
@@ -336,7 +330,8 @@ impl<B: Backend> Manager<B> {
         self.deferred_or_free(backend, a.kind, a.placement, a.last_use)
     }
 
-    /// Frees a placement now if no pending submission uses it, else after that submission.
+    /// Frees a placement now if no pending submission uses it, else after that submission
+    /// (it stays where it is, and may not move, until then).
     fn deferred_or_free(
         &mut self,
         backend: &B,
@@ -347,6 +342,7 @@ impl<B: Backend> Manager<B> {
         if last_use == 0 || backend.is_done(last_use)? {
             self.free_placement(backend, kind, placement);
         } else {
+            self.pools[kind.index()].orphan(placement.chunk);
             self.deferred.push(PendingFree {
                 after: last_use,
                 kind,
@@ -367,101 +363,33 @@ impl<B: Backend> Manager<B> {
         Ok(())
     }
 
-    /// Waits for pending releases and frees empty blocks. Returns whether memory came back.
-    fn reclaim(&mut self, backend: &B) -> Result<bool> {
+    /// Waits for pending releases and frees every empty block. Returns whether memory came
+    /// back.
+    pub(super) fn reclaim(&mut self, backend: &B) -> Result<bool> {
         let before = self.counters.reserved;
         let had_pending = !self.deferred.is_empty();
         if let Some(last) = self.deferred.last() {
             backend.wait(last)?;
             self.collect(backend)?;
         }
-        self.trim_pools(backend);
+        for kind in MemoryKind::ALL {
+            self.release_empty(backend, kind, 0);
+            self.shrink_segments(backend, kind, 0)?;
+        }
         Ok(had_pending || self.counters.reserved < before)
     }
 
-    fn trim_pools(&mut self, backend: &B) {
-        for kind in MemoryKind::ALL {
-            for b in self.pools[kind.index()].take_empty(0) {
-                self.free_block(backend, kind, b);
-            }
-        }
-    }
-
-    /// Frees every empty block after waiting for pending releases. Returns the bytes freed.
+    /// Compacts every pool as far as it goes, then frees every empty block. Returns the bytes
+    /// freed.
     pub fn trim(&mut self, backend: &B) -> Result<u64> {
         let before = self.counters.reserved;
         self.reclaim(backend)?;
+        for kind in [MemoryKind::Device, MemoryKind::Unified] {
+            self.slide(backend, kind, u64::MAX, None, None)?;
+            self.evacuate(backend, kind, Goal::All, u64::MAX)?;
+        }
+        self.reclaim(backend)?;
         Ok(before - self.counters.reserved)
-    }
-
-    /// Reserves a staging buffer within the budget. A refusal is not counted here: the ring
-    /// usually carries on with the slots it has ([`count_error`](Self::count_error) when not).
-    pub fn reserve_staging(
-        &mut self,
-        backend: &B,
-        size: u64,
-        kind: MemoryKind,
-    ) -> Result<B::Block> {
-        if size > self.budget.headroom(self.counters.reserved) {
-            self.reclaim(backend)?;
-            if size > self.budget.headroom(self.counters.reserved) {
-                return Err(self.over_budget(kind, size));
-            }
-        }
-        let raw = backend.alloc_block(size, kind)?;
-        self.counters.on_reserve(kind, size, true);
-        record(
-            &mut self.recorder,
-            EventKind::StagingGrow,
-            kind,
-            size,
-            size as i64,
-            Label::default,
-        );
-        let s = &mut self.counters.staging[kind.index()];
-        s.0 += size;
-        s.1 += 1;
-        Ok(raw)
-    }
-
-    /// Returns a staging buffer's bytes to the budget (the caller frees the block).
-    pub fn unreserve_staging(&mut self, size: u64, kind: MemoryKind) {
-        self.counters.on_reserve(kind, size, false);
-        record(
-            &mut self.recorder,
-            EventKind::StagingTrim,
-            kind,
-            size,
-            -(size as i64),
-            Label::default,
-        );
-        let s = &mut self.counters.staging[kind.index()];
-        s.0 -= size;
-        s.1 -= 1;
-    }
-
-    /// How many more allocations of `item` bytes of `kind` would succeed now.
-    pub fn max_batch(&mut self, backend: &B, item: u64, kind: MemoryKind) -> Result<u64> {
-        if item == 0 {
-            return Err(Error::ZeroSize {
-                label: "max_batch".into(),
-            });
-        }
-        self.collect(backend)?;
-        let g = self.geometry;
-        let size = item.next_multiple_of(g.unit);
-        // Without a budget, the device's free memory (where the API tells) is the limit.
-        let mut headroom = self.budget.headroom(self.counters.reserved);
-        if let Some(info) = backend.memory_info() {
-            headroom = headroom.min(info.free);
-        }
-        let in_new = Budget::items_in_new_blocks(headroom, size, g.unit, g.block_size, g.dedicated);
-        let in_pool = if size <= g.dedicated {
-            self.pools[kind.index()].count_fits(size, 1 << 20)
-        } else {
-            0
-        };
-        Ok(in_new.saturating_add(in_pool))
     }
 
     /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.
@@ -469,12 +397,8 @@ impl<B: Backend> Manager<B> {
         let leaks = self.live_since(0, true);
         self.allocs.clear();
         for kind in MemoryKind::ALL {
-            self.pools[kind.index()].flush();
-            let keys: Vec<_> = self.pools[kind.index()].blocks.keys().collect();
-            for k in keys {
-                if let Some(b) = self.pools[kind.index()].blocks.remove(k) {
-                    self.free_block(backend, kind, b);
-                }
+            for b in self.pools[kind.index()].drain() {
+                self.free_block(backend, kind, b);
             }
         }
         leaks

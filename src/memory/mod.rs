@@ -1,8 +1,12 @@
 //! The memory manager, written once over any [`Backend`](crate::backend::Backend): pools of
-//! blocks sub-allocated with generational handles, budgets, deferred release, staging and
-//! statistics. Users reach it through [`Context`](crate::Context).
+//! blocks sub-allocated behind generational handles (`pool`, best fit across blocks, split and
+//! coalesce, cached blocks), block sizes (`geometry`), budgets, deferred release, compaction
+//! that keeps handles valid (`compact`), staging and statistics. Users reach it through
+//! [`Context`](crate::Context).
 
 mod budget;
+mod compact;
+mod geometry;
 mod handle;
 pub(crate) mod manager;
 mod pool;
@@ -13,10 +17,12 @@ mod stats;
 pub(crate) mod trace;
 pub(crate) mod transfer;
 
+pub use compact::{CompactReport, CompactionDesc};
+pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
 pub use handle::BufferHandle;
 pub use report::{Checkpoint, Growth, LabelTotal};
-pub use stats::{KindStats, MemoryStats, TagStats};
+pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
 pub use trace::{Event, EventKind, Trace};
 
 use crate::backend::MemoryKind;
@@ -41,6 +47,8 @@ pub struct AllocDesc {
     pub zeroed: bool,
     /// A group for statistics and reports, e.g. `"weights"`, `"activations"`, `"frames"`.
     pub tag: Option<Label>,
+    /// Whether compaction may move it (default). See [`AllocDesc::immovable`].
+    pub movable: bool,
 }
 
 /// An allocation's label: borrowed when static, owned otherwise.
@@ -55,7 +63,17 @@ impl AllocDesc {
             kind: MemoryKind::Device,
             zeroed: true,
             tag: None,
+            movable: true,
         }
+    }
+
+    /// Keeps the allocation where it is: compaction moves other allocations around it. Use it
+    /// when something outside vramkit holds the allocation's address (a raw device pointer or
+    /// a buffer binding handed to other code). Movable allocations stay valid through their
+    /// handles wherever they move.
+    pub fn immovable(mut self) -> Self {
+        self.movable = false;
+        self
     }
 
     /// Sets the tag: statistics, [`summary`](crate::Context::summary), growth and leak reports
@@ -96,8 +114,10 @@ pub struct AllocationInfo {
     pub block: u64,
     /// Byte offset inside the block.
     pub offset: u64,
-    /// Whether the block is its own.
+    /// Whether it fills its block.
     pub dedicated: bool,
+    /// Whether compaction may move it.
+    pub movable: bool,
     /// Where it was allocated: a backtrace, in leak reports
     /// ([`Context::leaks`](crate::Context::leaks)) when `VRAMKIT_BACKTRACE=1`.
     pub allocated_at: Option<String>,

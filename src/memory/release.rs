@@ -1,5 +1,5 @@
 //! Deferred release: memory that pending GPU work still uses returns to its pool only after that
-//! work completes.
+//! work completes. Until then its range stays used and may not move.
 
 use std::collections::VecDeque;
 

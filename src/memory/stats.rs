@@ -35,6 +35,9 @@ pub struct KindStats {
     pub over_budget_errors: u64,
     /// Requests of this kind the driver had no memory for.
     pub out_of_memory_errors: u64,
+    /// Blocks of this kind taken from the device since the context was created (staging
+    /// buffers not included).
+    pub block_allocations: u64,
 }
 
 impl KindStats {
@@ -71,6 +74,19 @@ pub struct TagStats {
     pub released: u64,
 }
 
+/// What compaction has done since the context was created.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompactionStats {
+    /// Passes (one per window emptied for a request, or per block evacuation run).
+    pub passes: u64,
+    /// Allocations moved.
+    pub allocations_moved: u64,
+    /// Bytes copied.
+    pub bytes_moved: u64,
+    /// Host time spent in passes.
+    pub duration: std::time::Duration,
+}
+
 /// A snapshot of a context's memory. See [`Context::stats`](crate::Context::stats).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
@@ -84,6 +100,16 @@ pub struct MemoryStats {
     pub reserved: u64,
     /// Bytes of staging buffers (part of `reserved`).
     pub staging: u64,
+    /// Bytes held in blocks but not in use: free ranges, cached for the next requests (part of
+    /// `reserved`).
+    pub cached_free: u64,
+    /// Bytes of blocks with no allocation at all, kept up to the release threshold (part of
+    /// `cached_free`).
+    pub cached_empty: u64,
+    /// Blocks taken from the device since the context was created (staging not included).
+    pub block_allocations: u64,
+    /// What compaction did.
+    pub compaction: CompactionStats,
     /// Bytes released but still used by pending GPU work; they return to the pool after it.
     pub pending_release: u64,
     /// Highest `requested` seen.
@@ -141,7 +167,7 @@ impl std::fmt::Display for MemoryStats {
             mib(self.peak_reserved),
             mib(self.staging),
         )?;
-        write!(
+        writeln!(
             f,
             "{} live, {} allocated, {} released, {} over budget, {} out of memory, fragmentation {:.2}",
             self.live,
@@ -150,6 +176,16 @@ impl std::fmt::Display for MemoryStats {
             self.over_budget_errors,
             self.out_of_memory_errors,
             self.fragmentation()
+        )?;
+        write!(
+            f,
+            "cached free {:.1} MiB ({:.1} MiB in empty blocks), {} blocks taken, {} compaction passes moved {:.1} MiB in {:.2} ms",
+            mib(self.cached_free),
+            mib(self.cached_empty),
+            self.block_allocations,
+            self.compaction.passes,
+            mib(self.compaction.bytes_moved),
+            self.compaction.duration.as_secs_f64() * 1e3,
         )
     }
 }
@@ -169,6 +205,8 @@ pub(crate) struct Counters {
     pub out_of_memory: u64,
     /// Staging bytes and buffers per kind.
     pub staging: [(u64, usize); 4],
+    pub block_allocations: u64,
+    pub compaction: CompactionStats,
     pub kinds: [KindStats; 4],
     /// Every tag seen, in first-use order; allocations refer to them by index.
     pub tags: Vec<TagStats>,
@@ -262,6 +300,21 @@ impl Counters {
             k.reserved -= bytes;
             k.blocks -= 1;
         }
+    }
+
+    /// A segment grew (`delta > 0`) or shrank in place.
+    pub fn on_resize(&mut self, kind: MemoryKind, delta: i64) {
+        let k = &mut self.kinds[kind.index()];
+        self.reserved = self.reserved.wrapping_add_signed(delta);
+        k.reserved = k.reserved.wrapping_add_signed(delta);
+        self.peak_reserved = self.peak_reserved.max(self.reserved);
+        k.peak_reserved = k.peak_reserved.max(k.reserved);
+    }
+
+    /// A pool block (not staging) was taken from the device, or a segment grew.
+    pub fn on_block_alloc(&mut self, kind: MemoryKind) {
+        self.block_allocations += 1;
+        self.kinds[kind.index()].block_allocations += 1;
     }
 
     pub fn on_error(&mut self, kind: MemoryKind, over_budget: bool) {

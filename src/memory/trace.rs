@@ -21,8 +21,11 @@ pub enum EventKind {
     Release,
     /// A block was taken from the device.
     BlockGrow,
-    /// A block was given back to the device (trim, or an emptied dedicated block).
+    /// A block was given back to the device (trim, the release threshold, or a block that
+    /// compaction emptied).
     BlockTrim,
+    /// A compaction pass moved allocations (`bytes`: bytes moved); in-use bytes do not change.
+    Compact,
     /// A staging buffer was taken from the device.
     StagingGrow,
     /// A staging buffer was given back.
@@ -45,6 +48,7 @@ impl EventKind {
             Self::Release => "release",
             Self::BlockGrow => "block grow",
             Self::BlockTrim => "block trim",
+            Self::Compact => "compact",
             Self::StagingGrow => "staging grow",
             Self::StagingTrim => "staging trim",
             Self::Upload => "upload",

@@ -6,6 +6,7 @@
 
 mod adapter;
 mod block;
+mod copy;
 mod kernel;
 
 use std::collections::VecDeque;
@@ -40,6 +41,8 @@ pub struct WgpuBackend {
     completed: Arc<AtomicU64>,
     lost: Arc<OnceLock<String>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// The kernel that copies within one buffer, built on first use.
+    copy_kernel: OnceLock<WgpuKernel>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -105,6 +108,7 @@ impl WgpuBackend {
             completed: Arc::new(AtomicU64::new(0)),
             lost,
             uncaptured,
+            copy_kernel: OnceLock::new(),
         })
     }
 
@@ -315,6 +319,9 @@ impl Backend for WgpuBackend {
         dst_offset: u64,
         size: u64,
     ) -> Result<SubmissionIndex> {
+        if std::ptr::eq(src, dst) {
+            return self.copy_within(src, src_offset, dst_offset, size);
+        }
         src.unmap_for_gpu();
         dst.unmap_for_gpu();
         self.record(|e| {

@@ -27,9 +27,14 @@ impl<B: Backend> Manager<B> {
             kind: a.kind,
             size: a.requested,
             reserved: a.placement.size,
-            block: slotmap::Key::data(&a.placement.block).as_ffi(),
+            block: self.pools[a.kind.index()]
+                .block(a.placement.block)
+                .map_or(u64::MAX, |b| b.seq),
             offset: a.placement.offset,
-            dedicated: a.placement.sub.is_none(),
+            dedicated: self.pools[a.kind.index()]
+                .block(a.placement.block)
+                .is_some_and(|b| b.size == a.placement.size),
+            movable: a.movable,
             allocated_at: if where_from {
                 a.backtrace.as_ref().map(|b| b.to_string())
             } else {
@@ -79,18 +84,18 @@ impl<B: Backend> Manager<B> {
         self.seq
     }
 
-    /// The counters. Recycled ranges are returned to their blocks first, so free space and
-    /// fragmentation describe the blocks as they really are.
+    /// The counters, with the pools' free space as it is now.
     pub fn stats(&mut self) -> MemoryStats {
-        for pool in &mut self.pools {
-            pool.flush();
-        }
         let c = &self.counters;
         let mut kinds = c.kinds.clone();
+        let (mut cached_free, mut cached_empty) = (0, 0);
         for kind in MemoryKind::ALL {
-            let (free, largest) = self.pools[kind.index()].free_space();
+            let pool = &self.pools[kind.index()];
+            let (free, largest) = pool.free_space();
             kinds[kind.index()].free = free;
             kinds[kind.index()].largest_free = largest;
+            cached_free += free;
+            cached_empty += pool.empty_bytes;
         }
         let mut tags: Vec<_> = c.tags.iter().filter(|t| t.allocated > 0).cloned().collect();
         tags.sort_by(|a, b| b.in_use.cmp(&a.in_use).then(a.tag.cmp(&b.tag)));
@@ -100,6 +105,10 @@ impl<B: Backend> Manager<B> {
             in_use: c.in_use,
             reserved: c.reserved,
             staging: c.staging.iter().map(|s| s.0).sum(),
+            cached_free,
+            cached_empty,
+            block_allocations: c.block_allocations,
+            compaction: c.compaction.clone(),
             pending_release: self.deferred.bytes,
             peak_requested: c.peak_requested,
             peak_in_use: c.peak_in_use,
@@ -118,10 +127,26 @@ impl<B: Backend> Manager<B> {
     pub fn held(&self) -> [(u64, usize); 4] {
         std::array::from_fn(|i| {
             let (staging, buffers) = self.counters.staging[i];
-            (
-                self.pools[i].reserved() + staging,
-                self.pools[i].blocks.len() + buffers,
-            )
+            let pool = &self.pools[i];
+            let bytes: u64 = pool.blocks().map(|(_, b)| b.size).sum();
+            (bytes + staging, pool.blocks().count() + buffers)
         })
+    }
+
+    /// Re-derives every pool's layout from its chunks and compares it with the pools' and the
+    /// manager's records: chunks tile each block without gaps or overlap, no two free chunks
+    /// touch (every free range is coalesced), the free index holds exactly the free chunks,
+    /// per-block counts and bytes agree, and each used chunk's owner points back at it.
+    pub fn check_layout(&self) -> std::result::Result<(), String> {
+        for kind in MemoryKind::ALL {
+            self.pools[kind.index()]
+                .check(|key, chunk| {
+                    self.allocs
+                        .get(key)
+                        .is_some_and(|a| a.kind == kind && a.placement.chunk == chunk)
+                })
+                .map_err(|e| format!("{kind:?} pool: {e}"))?;
+        }
+        Ok(())
     }
 }

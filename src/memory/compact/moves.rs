@@ -1,0 +1,156 @@
+//! Moves: free ranges found for the allocations of a region to empty, the device copies, and
+//! the records that follow them (the allocation's placement, both blocks' fences, counters).
+
+use std::time::Instant;
+
+use super::super::geometry::Class;
+use super::super::manager::{record, Manager};
+use super::super::pool::{Placement, State};
+use super::super::trace::EventKind;
+use super::super::Label;
+use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::error::Result;
+
+impl<B: Backend> Manager<B> {
+    /// Takes free ranges elsewhere for the used chunks among `chunks` (which all lie in one
+    /// block region to empty), holding that region's free chunks out of the index meanwhile.
+    /// Returns (source chunk, destination) pairs, or `None` (everything undone) when one does
+    /// not fit.
+    pub(super) fn plan_moves(
+        &mut self,
+        kind: MemoryKind,
+        chunks: &[u32],
+    ) -> Result<Option<Vec<(u32, Placement)>>> {
+        let g = self.settings.geometry;
+        let pool = &mut self.pools[kind.index()];
+        for &id in chunks {
+            if pool.chunks[id].state == State::Free {
+                pool.hold(id);
+            }
+        }
+        let mut used: Vec<u32> = chunks
+            .iter()
+            .copied()
+            .filter(|&id| pool.chunks[id].state == State::Used)
+            .collect();
+        used.sort_by_key(|&id| std::cmp::Reverse(pool.chunks[id].size));
+        let mut moves = Vec::with_capacity(used.len());
+        for src in used {
+            let size = pool.chunks[src].size;
+            let class = g.class(size);
+            let other = if class == Class::Small {
+                Class::Large
+            } else {
+                Class::Small
+            };
+            match pool
+                .try_place(class, size)
+                .or_else(|| pool.try_place(other, size))
+            {
+                Some(dst) => moves.push((src, dst)),
+                None => {
+                    for (_, dst) in moves {
+                        pool.free(dst.chunk);
+                    }
+                    for &id in chunks {
+                        if pool.chunks[id].state == State::Held {
+                            pool.release_chunk(id);
+                        }
+                    }
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(moves))
+    }
+
+    /// Copies each source chunk's allocation to its destination, points the allocation there,
+    /// and frees the region `chunks` (held and vacated chunks). Returns the last copy's
+    /// submission (0: none).
+    pub(super) fn run_moves(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        chunks: &[u32],
+        moves: Vec<(u32, Placement)>,
+    ) -> Result<SubmissionIndex> {
+        let mut last = 0;
+        let mut result = Ok(());
+        let mut pending = moves.into_iter();
+        for (src, dst) in pending.by_ref() {
+            match self.move_one(backend, kind, src, dst) {
+                Ok(index) => last = last.max(index),
+                Err(e) => {
+                    self.pools[kind.index()].free(dst.chunk);
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let pool = &mut self.pools[kind.index()];
+        for (_, dst) in pending {
+            pool.free(dst.chunk);
+        }
+        for &id in chunks {
+            if pool.chunks[id].state == State::Held {
+                pool.release_chunk(id);
+            }
+        }
+        result.map(|()| last)
+    }
+
+    /// Moves the allocation in used chunk `src` to `dst` (taken, same size).
+    pub(super) fn move_one(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        src: u32,
+        dst: Placement,
+    ) -> Result<SubmissionIndex> {
+        let pool = &self.pools[kind.index()];
+        let c = &pool.chunks[src];
+        let (sb, so, size, owner) = (c.block, c.offset, c.size, c.owner);
+        let Some(key) = owner else {
+            return Err(crate::Error::Backend {
+                message: "compaction picked a released range (a vramkit bug)".into(),
+            });
+        };
+        let missing = || crate::Error::Backend {
+            message: "compaction lost a block (a vramkit bug)".into(),
+        };
+        let from = pool.block(sb).ok_or_else(missing)?;
+        let to = pool.block(dst.block).ok_or_else(missing)?;
+        let index = backend.copy(&from.raw, so, &to.raw, dst.offset, size)?;
+        let pool = &mut self.pools[kind.index()];
+        pool.take_dirty(&dst, |_| {});
+        pool.set_owner(dst.chunk, key, true);
+        pool.vacate(src);
+        for b in [sb, dst.block] {
+            if let Some(blk) = pool.block_mut(b) {
+                blk.fence = blk.fence.max(index);
+            }
+        }
+        if let Some(a) = self.allocs.get_mut(key) {
+            a.placement = dst;
+            a.last_use = a.last_use.max(index);
+        }
+        self.counters.compaction.allocations_moved += 1;
+        self.counters.compaction.bytes_moved += size;
+        Ok(index)
+    }
+
+    /// Counts a pass and records it on the timeline.
+    pub(super) fn finish_pass(&mut self, kind: MemoryKind, moved: u64, start: Instant) {
+        let c = &mut self.counters.compaction;
+        c.passes += 1;
+        c.duration += start.elapsed();
+        record(
+            &mut self.recorder,
+            EventKind::Compact,
+            kind,
+            moved,
+            0,
+            Label::default,
+        );
+    }
+}

@@ -1,0 +1,408 @@
+//! Placement: where a request goes when no free range of its class holds it, and how pools
+//! grow. See the [manager's docs](super) for the order.
+
+use super::super::compact::Goal;
+use super::super::geometry::Class;
+use super::super::pool::{Placement, NIL};
+use super::super::trace::EventKind;
+use super::super::Label;
+use super::{is_refusal, record, Manager};
+use crate::backend::{Backend, MemoryKind};
+use crate::error::{Error, Result};
+
+impl<B: Backend> Manager<B> {
+    /// Finds room for `size` (aligned) bytes. See the module docs for the order.
+    pub(super) fn place(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        requested: u64,
+        size: u64,
+    ) -> Result<Placement> {
+        // A pool of segments keeps everything in the large class's index (see `Pool::add_block`).
+        let resizable = backend.resizable(kind);
+        let class = if resizable {
+            Class::Large
+        } else {
+            self.settings.geometry.class(size)
+        };
+        if let Some(p) = self.pools[kind.index()].try_place(class, size) {
+            if !self.oversized_cache_hit(&p, kind, size) {
+                return Ok(p);
+            }
+            // Under a budget, an empty cached block larger than what would be made for this
+            // request now goes back, and a block that fits is made: the rest of the budget
+            // stays usable by staging and the other pools.
+            let pool = &mut self.pools[kind.index()];
+            pool.free(p.chunk);
+            if let Some(blk) = pool.remove_block(p.block) {
+                self.free_block(backend, kind, blk);
+            }
+        }
+        let c = self.settings.compaction;
+        let other = match class {
+            Class::Small => Class::Large,
+            Class::Large => Class::Small,
+        };
+        // The other class's free ranges before any growth: a block less.
+        if let Some(p) = self.pools[kind.index()].try_place(other, size) {
+            return Ok(p);
+        }
+        if c.before_growth && self.growth_past_slack(kind, size, resizable) {
+            // Growing would take reserved memory past the slack while the free ranges add up
+            // to the request: reuse them, by a window in an existing block, else by giving
+            // back sparse blocks to make room for the new one.
+            let beyond = if backend.resizable(kind) {
+                self.slack_room(kind, size)
+            } else {
+                0
+            };
+            if let Some(p) = self.compact_into_window(backend, kind, None, size, beyond)? {
+                return Ok(p);
+            }
+            if backend.resizable(kind) {
+                // Gather the segments' free space at their ends, where growth joins it.
+                if let Some(p) = self.slide_and_place(backend, kind, class, size, beyond, false)? {
+                    return Ok(p);
+                }
+            } else {
+                let headroom = self.budget.headroom(self.counters.reserved);
+                if let Some(block) = self.settings.geometry.new_block(size, headroom) {
+                    self.evacuate(backend, kind, Goal::Free(block), c.max_pass_bytes)?;
+                }
+            }
+        }
+        let refusal = match self.grow(backend, kind, class, requested, size) {
+            Err(e) if is_refusal(&e) => e,
+            other => return other,
+        };
+        // Under pressure.
+        if self.reclaim(backend)? {
+            if let Some(p) = self.pools[kind.index()].try_place(class, size) {
+                return Ok(p);
+            }
+            match self.grow(backend, kind, class, requested, size) {
+                Err(e) if is_refusal(&e) => {}
+                other => return other,
+            }
+        }
+        if let Some(p) = self.pools[kind.index()].try_place(other, size) {
+            return Ok(p);
+        }
+        let unit = self.settings.geometry.unit;
+        let beyond = if backend.resizable(kind) {
+            self.budget.headroom(self.counters.reserved) / unit * unit
+        } else {
+            0
+        };
+        if let Some(p) = self.compact_into_window(backend, kind, None, size, beyond)? {
+            return Ok(p);
+        }
+        // The free ranges are too scattered: gather each block's at its end, then try again.
+        if let Some(p) = self.slide_and_place(backend, kind, class, size, beyond, true)? {
+            return Ok(p);
+        }
+        if backend.resizable(kind) {
+            match self.grow(backend, kind, class, requested, size) {
+                Err(e) if is_refusal(&e) => {}
+                other => return other,
+            }
+        }
+        if self
+            .evacuate(backend, kind, Goal::Room(size), c.max_pass_bytes)?
+            .blocks_freed
+            > 0
+        {
+            match self.grow(backend, kind, class, requested, size) {
+                Err(e) if is_refusal(&e) => {}
+                other => return other,
+            }
+        }
+        Err(match refusal {
+            Error::OverBudget { .. } => self.over_budget(kind, requested),
+            e => e,
+        })
+    }
+
+    /// Whether growing for `size` bytes would take the pool's reserved bytes past the slack
+    /// over its peak in use (this request included) while its free ranges could make up the
+    /// difference (see [`CompactionDesc::slack_permille`]). A segment grows by what its end
+    /// lacks; a pool of fixed blocks by a whole block, and only when the free ranges add up to
+    /// the request can they spare it.
+    fn growth_past_slack(&self, kind: MemoryKind, size: u64, resizable: bool) -> bool {
+        let pool = &self.pools[kind.index()];
+        let free = pool.free_total();
+        let g = &self.settings.geometry;
+        let growth = match (resizable, pool.segment()) {
+            (true, Some(seg)) => size
+                .saturating_sub(pool.tail_free(seg))
+                .next_multiple_of(g.granule),
+            (true, None) => size.next_multiple_of(g.granule),
+            (false, _) if free < size => return false,
+            (false, _) => {
+                let headroom = self.budget.headroom(self.counters.reserved);
+                g.new_block(size, headroom).unwrap_or(size)
+            }
+        };
+        let room = self.slack_room(kind, size);
+        growth > room && free >= growth - room
+    }
+
+    /// Bytes the pool may still grow by within the slack over its peak in use, a request of
+    /// `size` bytes included.
+    fn slack_room(&self, kind: MemoryKind, size: u64) -> u64 {
+        let k = &self.counters.kinds[kind.index()];
+        let peak = u128::from(k.peak_in_use.max(k.in_use + size));
+        let slack = u128::from(self.settings.compaction.slack_permille);
+        let allowed = (peak * (1000 + slack) / 1000) as u64;
+        let room = allowed
+            .saturating_sub(k.reserved)
+            .min(self.budget.headroom(self.counters.reserved));
+        room / self.settings.geometry.unit * self.settings.geometry.unit
+    }
+
+    /// Whether `p` (just placed) took an empty cached block that, under a budget, is larger
+    /// than the block the geometry would make for it.
+    fn oversized_cache_hit(&self, p: &Placement, kind: MemoryKind, size: u64) -> bool {
+        if self.budget.as_option().is_none() {
+            return false;
+        }
+        let Some(blk) = self.pools[kind.index()].block(p.block) else {
+            return false;
+        };
+        let headroom = self.budget.headroom(self.counters.reserved) + blk.size;
+        // A segment is shared by every size and shrinks by its tail instead.
+        !blk.segment
+            && blk.live == 1
+            && self
+                .settings
+                .geometry
+                .new_block(size, headroom)
+                .is_some_and(|want| want < blk.size)
+    }
+
+    /// Slides so that a request of `size` bytes fits: in a pool of fixed blocks, the cheapest
+    /// block that can gather it at its end; in a pool of segments, the request's class segment,
+    /// gathering all it can up to what the segment may not grow by (`beyond`), which then grows
+    /// by what its end still lacks. `None` when it still does not fit (or a segment would have to
+    /// grow past `beyond` while `strict`).
+    fn slide_and_place(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        class: Class,
+        size: u64,
+        beyond: u64,
+        strict: bool,
+    ) -> Result<Option<Placement>> {
+        let max = self.settings.compaction.max_pass_bytes;
+        let pool = &self.pools[kind.index()];
+        let seg = pool.segment().filter(|_| backend.resizable(kind));
+        let Some(seg) = seg else {
+            if self.slide(backend, kind, max, Some(size), None)? == 0 {
+                return Ok(None);
+            }
+            let other = match class {
+                Class::Small => Class::Large,
+                Class::Large => Class::Small,
+            };
+            let pool = &mut self.pools[kind.index()];
+            return Ok(pool
+                .try_place(class, size)
+                .or_else(|| pool.try_place(other, size)));
+        };
+        let free = pool.block(seg).map_or(0, |b| b.size - b.used);
+        let want = size.saturating_sub(beyond).min(free).max(1);
+        self.slide(backend, kind, max, Some(want), Some(seg))?;
+        let pool = &mut self.pools[kind.index()];
+        if let Some(p) = pool.try_place(class, size) {
+            return Ok(Some(p));
+        }
+        let need = size - pool.tail_free(seg).min(size);
+        if strict && need > beyond {
+            return Ok(None);
+        }
+        let g = self.settings.geometry;
+        let headroom = self.budget.headroom(self.counters.reserved) / g.unit * g.unit;
+        if need > headroom {
+            return Ok(None);
+        }
+        let extra = need.next_multiple_of(g.granule).min(headroom).max(need);
+        self.extend_segment(backend, kind, seg, extra)?;
+        let pool = &mut self.pools[kind.index()];
+        let last = pool.block(seg).map_or(NIL, |b| b.last);
+        Ok(Some(pool.take(last, size)))
+    }
+
+    /// Makes a new block for the request within the budget and places it there.
+    fn grow(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        class: Class,
+        requested: u64,
+        size: u64,
+    ) -> Result<Placement> {
+        let headroom = self.budget.headroom(self.counters.reserved);
+        let resizable = backend.resizable(kind);
+        if let (true, Some(seg)) = (resizable, self.pools[kind.index()].segment()) {
+            return self.grow_segment(backend, kind, seg, requested, size, headroom);
+        }
+        let g = &self.settings.geometry;
+        let block = if resizable {
+            g.segment_step(0, size, headroom)
+        } else {
+            g.new_block(size, headroom)
+        };
+        let Some(block) = block else {
+            return Err(self.over_budget(kind, requested));
+        };
+        let raw = backend.alloc_block(block, kind)?;
+        log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
+        self.counters.on_reserve(kind, block, true);
+        self.counters.on_block_alloc(kind);
+        record(
+            &mut self.recorder,
+            EventKind::BlockGrow,
+            kind,
+            block,
+            block as i64,
+            Label::default,
+        );
+        let pool = &mut self.pools[kind.index()];
+        let class = if resizable { Class::Large } else { class };
+        let b = pool.add_block(raw, block, class, resizable);
+        let first = pool.block(b).map(|blk| blk.first);
+        match first {
+            Some(first) => Ok(pool.take(first, size)),
+            None => Err(Error::Backend {
+                message: format!("a fresh {block}-byte block went missing (a vramkit bug)"),
+            }),
+        }
+    }
+
+    /// Grows segment `seg` in place by what the request lacks at its end, and places it there.
+    fn grow_segment(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        seg: u32,
+        requested: u64,
+        size: u64,
+        headroom: u64,
+    ) -> Result<Placement> {
+        let pool = &self.pools[kind.index()];
+        let need = size.saturating_sub(pool.tail_free(seg));
+        let seg_size = pool.block(seg).map_or(0, |b| b.size);
+        let Some(extra) = self
+            .settings
+            .geometry
+            .segment_step(seg_size, need, headroom)
+        else {
+            return Err(self.over_budget(kind, requested));
+        };
+        let Some(blk) = pool.block(seg) else {
+            return Err(Error::Backend {
+                message: "a pool lost its segment (a vramkit bug)".into(),
+            });
+        };
+        let new_size = blk.size + extra;
+        if new_size > self.settings.geometry.max_block {
+            return Err(Error::OutOfMemory {
+                requested,
+                kind,
+                detail: format!(
+                    "the segment would pass the largest block the device makes ({} bytes)",
+                    self.settings.geometry.max_block
+                ),
+            });
+        }
+        self.extend_segment(backend, kind, seg, extra)?;
+        let pool = &mut self.pools[kind.index()];
+        let last = pool.block(seg).map_or(NIL, |b| b.last);
+        Ok(pool.take(last, size))
+    }
+
+    /// Grows segment `seg` by `extra` bytes at its end.
+    pub(crate) fn extend_segment(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        seg: u32,
+        extra: u64,
+    ) -> Result<()> {
+        let Some(blk) = self.pools[kind.index()].block(seg) else {
+            return Ok(());
+        };
+        let new_size = blk.size + extra;
+        backend.grow_block(&blk.raw, new_size)?;
+        log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");
+        self.counters.on_resize(kind, extra as i64);
+        self.counters.on_block_alloc(kind);
+        record(
+            &mut self.recorder,
+            EventKind::BlockGrow,
+            kind,
+            extra,
+            extra as i64,
+            Label::default,
+        );
+        self.pools[kind.index()].extend(seg, extra);
+        Ok(())
+    }
+
+    /// Gives back the free end of the segment of `kind` past `keep` bytes. Returns the bytes
+    /// given back.
+    pub(crate) fn shrink_segments(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        keep: u64,
+    ) -> Result<u64> {
+        let pool = &self.pools[kind.index()];
+        let Some(seg) = pool.segment() else {
+            return Ok(0);
+        };
+        let tail = pool.tail_free(seg);
+        let Some(blk) = pool.block(seg) else {
+            return Ok(0);
+        };
+        if tail <= keep {
+            return Ok(0);
+        }
+        let target = (blk.size - tail + keep).next_multiple_of(self.settings.geometry.granule);
+        if target >= blk.size {
+            return Ok(0);
+        }
+        let size = backend.shrink_block(&blk.raw, target)?;
+        let delta = blk.size.saturating_sub(size);
+        if delta == 0 {
+            return Ok(0);
+        }
+        self.pools[kind.index()].truncate(seg, size);
+        self.counters.on_resize(kind, -(delta as i64));
+        record(
+            &mut self.recorder,
+            EventKind::BlockTrim,
+            kind,
+            delta,
+            -(delta as i64),
+            Label::default,
+        );
+        Ok(delta)
+    }
+
+    pub(super) fn over_budget(&self, kind: MemoryKind, requested: u64) -> Error {
+        let (_, largest_free) = self.pools[kind.index()].free_space();
+        let headroom = self.budget.headroom(self.counters.reserved);
+        let unit = self.settings.geometry.unit;
+        Error::OverBudget {
+            requested,
+            limit: self.budget.limit,
+            in_use: self.counters.in_use,
+            reserved: self.counters.reserved,
+            largest_free,
+            fits_now: largest_free.max(headroom / unit * unit),
+        }
+    }
+}
