@@ -22,6 +22,8 @@ use vramkit::{Context, ContextDesc};
 enum BackendArg {
     /// Host memory with no bytes behind it: the memory manager alone.
     Null,
+    /// The null device with fixed blocks (as on wgpu): the manager alone, without segments.
+    NullFixed,
     /// Host memory.
     Host,
     Wgpu,
@@ -104,6 +106,16 @@ fn main() -> anyhow::Result<()> {
                 Context::with_backend(
                     HostBackend::new(HostConfig {
                         keep_bytes: false,
+                        ..Default::default()
+                    }),
+                    d,
+                )
+            })),
+            BackendArg::NullFixed => rows.extend(run(&args, "null, fixed blocks", &traces, |d| {
+                Context::with_backend(
+                    HostBackend::new(HostConfig {
+                        keep_bytes: false,
+                        resizable: false,
                         ..Default::default()
                     }),
                     d,

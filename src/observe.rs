@@ -138,8 +138,9 @@ impl<B: Backend> Context<B> {
 
     /// Recomputes every counter from the live allocations and the pools' blocks and compares,
     /// and re-derives each pool's layout (chunks tile every block, free ranges are coalesced
-    /// and indexed, allocations point at their ranges): `Err` lists what disagrees. A diagnostic for tests and bug reports; the
-    /// counters are kept incrementally, so this walks everything.
+    /// and indexed, allocations point at their ranges): `Err` lists what disagrees. A
+    /// diagnostic for tests and bug reports; the counters are kept incrementally, so this walks
+    /// everything.
     ///
     /// # Errors
     /// A description of the mismatches.
