@@ -27,7 +27,10 @@ enum BackendArg {
     /// Host memory.
     Host,
     Wgpu,
+    /// CUDA device 0, device memory in growable segments (the default).
     Cuda,
+    /// CUDA device 0 with fixed `cuMemAlloc` blocks (`CudaConfig::segments = false`).
+    CudaFixed,
 }
 
 #[derive(Parser)]
@@ -139,8 +142,22 @@ fn main() -> anyhow::Result<()> {
                     Context::cuda(0, d).expect("the device opened a moment ago")
                 }));
             }
+            #[cfg(feature = "cuda")]
+            BackendArg::CudaFixed => {
+                use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+                let config = CudaConfig { segments: false };
+                let probe = CudaBackend::with_config(0, config)?;
+                let name = format!("cuda, fixed blocks ({})", probe.device_info().name);
+                drop(probe);
+                rows.extend(run(&args, &name, &traces, |d| {
+                    Context::with_backend(
+                        CudaBackend::with_config(0, config).expect("the device opened"),
+                        d,
+                    )
+                }));
+            }
             #[cfg(not(feature = "cuda"))]
-            BackendArg::Cuda => {
+            BackendArg::Cuda | BackendArg::CudaFixed => {
                 anyhow::bail!("this build has no CUDA backend: build with --features cuda")
             }
         }

@@ -132,3 +132,51 @@ fn cublas_and_the_own_kernels_agree() {
         assert_eq!(got, want, "{k:?}");
     }
 }
+
+#[test]
+fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
+    let Some(ctx) = try_cuda("cuda segments", ContextDesc::default()) else {
+        return;
+    };
+    assert!(
+        ctx.backend().resizable(MemoryKind::Device),
+        "an H200 has virtual memory management: device blocks are segments"
+    );
+    let a = ctx.alloc(AllocDesc::new("a", 1 << 20)).expect("alloc");
+    let data = common::random_bytes(1 << 20, 5);
+    ctx.upload(a, &data).expect("upload");
+    let at = ctx.allocation_info(a).expect("info");
+    let big: Vec<_> = (0..3)
+        .map(|_| ctx.alloc(AllocDesc::new("big", GIB)).expect("alloc"))
+        .collect();
+    assert!(ctx.stats().reserved >= 3 * GIB);
+    for h in &big {
+        let info = ctx.allocation_info(*h).expect("info");
+        assert_eq!(info.block, at.block);
+        // New memory reads as zeros.
+        assert!(ctx.download(*h).expect("download").iter().all(|&b| b == 0));
+    }
+    for h in big {
+        ctx.release(h).expect("release");
+    }
+    ctx.trim().expect("trim");
+    let s = ctx.stats();
+    assert!(
+        s.reserved < GIB,
+        "the free end went back: {} B reserved",
+        s.reserved
+    );
+    let now = ctx.allocation_info(a).expect("info");
+    assert_eq!((now.block, now.offset), (at.block, at.offset));
+    assert_eq!(ctx.download(a).expect("download"), data);
+
+    let fixed = Context::with_backend(
+        CudaBackend::with_config(0, vramkit::backend::cuda::CudaConfig { segments: false })
+            .expect("the device opened a moment ago"),
+        ContextDesc::default(),
+    );
+    assert!(!fixed.backend().resizable(MemoryKind::Device));
+    let h = fixed.alloc(AllocDesc::new("f", 1 << 20)).expect("alloc");
+    fixed.upload(h, &data).expect("upload");
+    assert_eq!(fixed.download(h).expect("download"), data);
+}

@@ -180,9 +180,15 @@ impl<B: Backend> Manager<B> {
             }
         };
         let kind = desc.kind;
-        let mut last_use = self.pools[kind.index()]
-            .block(placement.block)
-            .map_or(0, |b| b.fence);
+        // Memory the host writes directly must wait for copies still reading its old contents
+        // (a compaction's source); device memory is only reached through the queue, in order.
+        let mut last_use = if kind.host_visible() {
+            self.pools[kind.index()]
+                .block(placement.block)
+                .map_or(0, |b| b.fence)
+        } else {
+            0
+        };
         if let Err(e) = self.clear_dirty(backend, kind, &placement, desc.zeroed, &mut last_use) {
             // The range goes back; the clear may be recorded in part.
             self.deferred_or_free(backend, kind, placement, last_use)?;
@@ -267,8 +273,13 @@ impl<B: Backend> Manager<B> {
         record(&mut self.recorder, what, kind, bytes, 0, Label::default);
     }
 
-    /// Gives a block back to the device.
+    /// Gives a block back to the device, once the last copy into or out of it has run (its
+    /// allocations' own work was waited for when they were released).
     pub(super) fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
+        if block.fence != 0 && backend.wait(block.fence).is_err() {
+            // A lost device runs nothing more: the block can go.
+            log::warn!("vramkit: freeing a block without waiting for its copies: device lost");
+        }
         self.counters.on_reserve(kind, block.size, false);
         record(
             &mut self.recorder,
@@ -330,8 +341,12 @@ impl<B: Backend> Manager<B> {
         self.deferred_or_free(backend, a.kind, a.placement, a.last_use)
     }
 
-    /// Frees a placement now if no pending submission uses it, else after that submission
-    /// (it stays where it is, and may not move, until then).
+    /// Frees a placement. Device memory is reused at once in queue order, as PyTorch reuses
+    /// memory on one stream: the queue runs pending work on the old contents before any work
+    /// recorded later, and the host reaches device memory only through the queue; the block
+    /// remembers the work (`fence`), so it is not given back before that work completes.
+    /// Host-visible memory, which the host writes directly, comes back after the submission
+    /// that last used it (it stays where it is, and may not move, until then).
     fn deferred_or_free(
         &mut self,
         backend: &B,
@@ -339,7 +354,12 @@ impl<B: Backend> Manager<B> {
         placement: Placement,
         last_use: SubmissionIndex,
     ) -> Result<()> {
-        if last_use == 0 || backend.is_done(last_use)? {
+        if last_use != 0 && !kind.host_visible() {
+            if let Some(b) = self.pools[kind.index()].block_mut(placement.block) {
+                b.fence = b.fence.max(last_use);
+            }
+            self.free_placement(backend, kind, placement);
+        } else if last_use == 0 || backend.is_done(last_use)? {
             self.free_placement(backend, kind, placement);
         } else {
             self.pools[kind.index()].orphan(placement.chunk);

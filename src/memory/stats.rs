@@ -35,8 +35,8 @@ pub struct KindStats {
     pub over_budget_errors: u64,
     /// Requests of this kind the driver had no memory for.
     pub out_of_memory_errors: u64,
-    /// Blocks of this kind taken from the device since the context was created (staging
-    /// buffers not included).
+    /// Blocks of this kind taken from the device since the context was created, growths of
+    /// a segment included (staging buffers not included).
     pub block_allocations: u64,
 }
 
@@ -106,7 +106,8 @@ pub struct MemoryStats {
     /// Bytes of blocks with no allocation at all, kept up to the release threshold (part of
     /// `cached_free`).
     pub cached_empty: u64,
-    /// Blocks taken from the device since the context was created (staging not included).
+    /// Blocks taken from the device since the context was created, growths of a segment
+    /// included (staging not included): the driver allocations the pools cost.
     pub block_allocations: u64,
     /// What compaction did.
     pub compaction: CompactionStats,

@@ -1,7 +1,8 @@
 //! CUDA memory: the block type, making and freeing blocks of each kind, and moving managed
-//! memory to where it is used next.
+//! memory to where it is used next. Growable device blocks (segments) are in
+//! [`segment`](super::segment).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
@@ -16,11 +17,15 @@ use crate::lock;
 #[derive(Debug)]
 pub struct CudaBlock {
     pub(super) ptr: u64,
-    size: u64,
+    /// Bytes usable from `ptr`; a segment's grows and shrinks.
+    pub(super) size: AtomicU64,
     pub(super) kind: MemoryKind,
     /// Managed memory: the whole block was prefetched to the device and the host has not
     /// touched it since, so kernels need no prefetch.
-    on_device: AtomicBool,
+    pub(super) on_device: AtomicBool,
+    /// The physical memory mapped into a segment's address range; `None` for a block from
+    /// `cuMemAlloc`, `cuMemAllocManaged` or `cuMemHostAlloc`.
+    pub(super) segment: Option<super::segment::Segment>,
 }
 
 impl CudaBlock {
@@ -31,7 +36,7 @@ impl CudaBlock {
 
     /// The block's size in bytes.
     pub fn size(&self) -> u64 {
-        self.size
+        self.size.load(Ordering::Acquire)
     }
 
     pub(super) fn host_ptr(&self, offset: u64, len: usize) -> Result<*mut u8> {
@@ -40,11 +45,11 @@ impl CudaBlock {
                 message: "host access to a device-only CUDA block".into(),
             });
         }
-        if offset.saturating_add(len as u64) > self.size {
+        if offset.saturating_add(len as u64) > self.size() {
             return Err(Error::Backend {
                 message: format!(
                     "host access to bytes {offset}..+{len} of a {}-byte block",
-                    self.size
+                    self.size()
                 ),
             });
         }
@@ -83,7 +88,7 @@ impl CudaBackend {
         } else if block.on_device.swap(true, Ordering::Relaxed) {
             return Ok(());
         } else {
-            (0, block.size)
+            (0, block.size())
         };
         // SAFETY: the range lies inside a live managed block.
         unsafe {
@@ -111,28 +116,41 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// The error for a failed allocation of `requested` bytes: [`Error::OutOfMemory`] when the
+    /// driver had none.
+    pub(super) fn refused(
+        &self,
+        op: &'static str,
+        e: DriverError,
+        requested: u64,
+        kind: MemoryKind,
+    ) -> Error {
+        if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            Error::OutOfMemory {
+                requested,
+                kind,
+                detail: driver::describe(e),
+            }
+        } else {
+            self.fail(op, e)
+        }
+    }
+
     /// A zeroed block of `kind`: `cuMemAlloc` (cleared on the stream), `cuMemAllocManaged`
     /// (cleared now) or pinned `cuMemHostAlloc`.
     pub(super) fn new_block(&self, size: u64, kind: MemoryKind) -> Result<CudaBlock> {
         self.supports(kind)?;
         self.enter()?;
+        if kind == MemoryKind::Device && self.vmm.is_some() {
+            return self.new_segment(size);
+        }
         let bytes = usize::try_from(size).map_err(|_| Error::TooLarge {
             label: "CUDA block".into(),
             requested: size,
             max: usize::MAX as u64,
             what: "address space",
         })?;
-        let oom = |op, e: DriverError| {
-            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                Error::OutOfMemory {
-                    requested: size,
-                    kind,
-                    detail: driver::describe(e),
-                }
-            } else {
-                self.fail(op, e)
-            }
-        };
+        let oom = |op, e| self.refused(op, e, size, kind);
         let ptr = match kind {
             MemoryKind::Device => {
                 // SAFETY: plain allocation; cleared below before any use.
@@ -167,9 +185,10 @@ impl CudaBackend {
         };
         Ok(CudaBlock {
             ptr,
-            size,
+            size: AtomicU64::new(size),
             kind,
             on_device: AtomicBool::new(false),
+            segment: None,
         })
     }
 
@@ -181,9 +200,10 @@ impl CudaBackend {
         }
         // The caller guarantees no submitted work uses the block; work recorded but not yet
         // marked by an event (the clear of a new block) may: let it finish first.
-        if lock(&self.subs).recorded {
-            // SAFETY: the stream is alive.
-            let _ = unsafe { cu::stream::synchronize(self.stream.0) };
+        self.settle();
+        if let Some(segment) = &block.segment {
+            self.drop_segment(block.ptr, segment);
+            return;
         }
         // SAFETY: the block came from `alloc_block` with this kind and is freed once.
         let r = unsafe {

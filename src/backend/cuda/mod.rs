@@ -1,4 +1,6 @@
-//! The CUDA backend (cargo feature `cuda`): device memory from `cuMemAlloc`, unified memory from
+//! The CUDA backend (cargo feature `cuda`): device memory in growable segments of virtual memory
+//! ([`segment`]; `cuMemAlloc` blocks where the device lacks it or [`CudaConfig::segments`] is
+//! off), unified memory from
 //! `cuMemAllocManaged` (prefetched to the device before kernels and to the host before host
 //! access, with [`MemoryAdvice`]), pinned host staging from `cuMemHostAlloc`, NVRTC-compiled
 //! kernels and cuBLAS matmul, all on one stream whose events mark submissions.
@@ -12,11 +14,13 @@ mod block;
 mod driver;
 mod host_copy;
 mod kernel;
+mod segment;
 mod submissions;
 
 use std::sync::OnceLock;
 
 pub use block::CudaBlock;
+
 pub use cudarc;
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
@@ -53,7 +57,25 @@ pub struct CudaBackend {
     /// Whether managed memory migrates on demand (prefetch and advice apply).
     concurrent_managed: bool,
     managed: bool,
+    /// Virtual memory management, when device blocks are segments.
+    vmm: Option<segment::Vmm>,
     device: Device,
+}
+
+/// How a [`CudaBackend`] is set up.
+#[derive(Clone, Copy, Debug)]
+pub struct CudaConfig {
+    /// Device memory in growable segments (default; where the device supports virtual memory
+    /// management): the memory manager keeps one segment per pool that grows and shrinks at
+    /// its end without copies, as PyTorch's `expandable_segments`. `false`: fixed blocks from
+    /// `cuMemAlloc`.
+    pub segments: bool,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        Self { segments: true }
+    }
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -70,6 +92,14 @@ impl CudaBackend {
     /// # Errors
     /// [`Error::NoAdapter`] when the driver is missing or too old, or the device does not exist.
     pub fn new(ordinal: usize) -> Result<Self> {
+        Self::with_config(ordinal, CudaConfig::default())
+    }
+
+    /// Opens CUDA device `ordinal` set up as `config` says.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<Self> {
         let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoAdapter {
             reason: format!("CUDA device {ordinal} does not exist"),
         })?;
@@ -85,6 +115,11 @@ impl CudaBackend {
         // SAFETY: `dev` is a valid device.
         let total = unsafe { cu::device::total_mem(device.dev) }
             .map_err(|e| driver::error("cuDeviceTotalMem", e))? as u64;
+        let vmm = (config.segments
+            && device.attribute(Attr::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)?
+                != 0)
+            .then(|| Self::probe_vmm(device.dev, total))
+            .flatten();
         let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(|e| driver::error("cuStreamCreate", e))?;
         let v = device.driver_version;
@@ -114,6 +149,7 @@ impl CudaBackend {
             compute_capability: major * 10 + minor,
             concurrent_managed,
             managed,
+            vmm,
             device,
         })
     }
@@ -234,6 +270,18 @@ impl Backend for CudaBackend {
 
     fn free_block(&self, block: CudaBlock) {
         self.drop_block(block);
+    }
+
+    fn resizable(&self, kind: MemoryKind) -> bool {
+        kind == MemoryKind::Device && self.vmm.is_some()
+    }
+
+    fn grow_block(&self, block: &CudaBlock, new_size: u64) -> Result<()> {
+        self.grow_segment(block, new_size)
+    }
+
+    fn shrink_block(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
+        self.shrink_segment(block, new_size)
     }
 
     fn write_host(&self, block: &CudaBlock, offset: u64, data: &[u8]) -> Result<()> {

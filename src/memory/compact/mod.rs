@@ -97,9 +97,10 @@ pub(crate) enum Goal {
 }
 
 impl<B: Backend> Manager<B> {
-    /// An explicit pass over the device and unified pools: slides every block, evacuates the
-    /// sparsest blocks into free ranges of others, moving at most `max_bytes` in all, and gives
-    /// back what emptied (whole blocks, and the free ends of segments).
+    /// An explicit pass over the device and unified pools: evacuates the sparsest blocks into
+    /// free ranges of others, then slides every block (gathering its free space at its end),
+    /// moving at most `max_bytes` in all, and gives back what emptied (whole blocks, and the
+    /// free ends of segments). Evacuation goes first: it is what gives fixed blocks back.
     pub fn compact(&mut self, backend: &B, max_bytes: u64) -> Result<CompactReport> {
         let start = Instant::now();
         self.collect(backend)?;
@@ -107,11 +108,11 @@ impl<B: Backend> Manager<B> {
         let before = self.counters.compaction.clone();
         for kind in [MemoryKind::Device, MemoryKind::Unified] {
             let moved = self.counters.compaction.bytes_moved - before.bytes_moved;
-            self.slide(backend, kind, max_bytes.saturating_sub(moved), None, None)?;
-            let moved = self.counters.compaction.bytes_moved - before.bytes_moved;
             let r = self.evacuate(backend, kind, Goal::All, max_bytes.saturating_sub(moved))?;
             report.blocks_freed += r.blocks_freed;
             report.bytes_freed += r.bytes_freed;
+            let moved = self.counters.compaction.bytes_moved - before.bytes_moved;
+            self.slide(backend, kind, max_bytes.saturating_sub(moved), None, None)?;
             report.bytes_freed += self.shrink_segments(backend, kind, 0)?;
         }
         report.bytes_moved = self.counters.compaction.bytes_moved - before.bytes_moved;

@@ -374,6 +374,10 @@ impl<B: Backend> Manager<B> {
         if target >= blk.size {
             return Ok(0);
         }
+        // Copies may still read the end (a compaction's source): they run first.
+        if blk.fence != 0 {
+            backend.wait(blk.fence)?;
+        }
         let size = backend.shrink_block(&blk.raw, target)?;
         let delta = blk.size.saturating_sub(size);
         if delta == 0 {

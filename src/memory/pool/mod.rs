@@ -62,8 +62,9 @@ pub(crate) struct PoolBlock<Blk> {
     pub used: u64,
     /// Used chunks that may not move (immovable, or released while GPU work still uses them).
     pub pinned: u32,
-    /// The last submission that moved bytes out of or into this block (compaction): memory
-    /// reused here waits for it before the host touches it.
+    /// The last submission that used memory of this block since released, or moved bytes out
+    /// of or into it (compaction): the block is not given back, nor shrunk, before it
+    /// completes, and host-visible memory reused here waits for it before the host touches it.
     pub fence: SubmissionIndex,
     clean: CleanRanges,
 }

@@ -1,0 +1,306 @@
+//! Growable device blocks (segments) from CUDA's virtual memory management, as PyTorch's
+//! expandable segments: a segment reserves address space for the whole device once
+//! (`cuMemAddressReserve`), grows by mapping new physical memory at its end (`cuMemCreate`,
+//! `cuMemMap`, `cuMemSetAccess`) and shrinks by unmapping and releasing pieces from its end. Its address never changes, so allocations in it keep theirs while it grows, and the
+//! memory manager keeps one segment per pool (see [`Backend::resizable`](crate::Backend)).
+//!
+//! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
+//! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
+//! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
+//! 2 MiB. Pieces are about 1/128 of the segment (2–32 MiB), so a shrink gives back all but at
+//! most one piece of what it is asked for.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use cudarc::driver::result as cu;
+use cudarc::driver::sys;
+
+use super::{driver, CudaBackend, CudaBlock};
+use crate::backend::MemoryKind;
+use crate::error::{Error, Result};
+use crate::lock;
+
+/// The largest piece of physical memory a segment maps at once.
+const MAX_PIECE: u64 = 32 << 20;
+
+/// What virtual memory management needs, probed once per device.
+#[derive(Debug)]
+pub(super) struct Vmm {
+    /// Mappings are multiples of this (2 MiB on current GPUs).
+    granularity: u64,
+    /// Address space each segment reserves: twice the device's memory (address space is
+    /// plentiful; the device runs out of memory first, with the driver's own error).
+    reserve: u64,
+}
+
+/// One piece: a `cuMemCreate` allocation mapped at `offset` of a segment.
+#[derive(Debug)]
+struct Mapping {
+    handle: sys::CUmemGenericAllocationHandle,
+    offset: u64,
+    size: u64,
+}
+
+/// The physical side of a segment: its mappings in address order.
+#[derive(Debug)]
+pub(super) struct Segment {
+    reserved: u64,
+    mappings: Mutex<Vec<Mapping>>,
+}
+
+impl Segment {
+    /// Where the mapped range ends.
+    fn mapped(mappings: &[Mapping]) -> u64 {
+        mappings.last().map_or(0, |m| m.offset + m.size)
+    }
+}
+
+impl CudaBackend {
+    /// Probes virtual memory management on the current device: `None` where it is missing.
+    pub(super) fn probe_vmm(dev: sys::CUdevice, total: u64) -> Option<Vmm> {
+        let prop = allocation_prop(dev);
+        let mut granularity = 0usize;
+        // SAFETY: `prop` is a valid property struct and `granularity` a valid out pointer.
+        let r = unsafe {
+            sys::cuMemGetAllocationGranularity(
+                &mut granularity,
+                &prop,
+                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            )
+        };
+        let granularity = granularity as u64;
+        if r.result().is_err() || granularity == 0 {
+            return None;
+        }
+        Some(Vmm {
+            granularity,
+            reserve: total.saturating_mul(2).next_multiple_of(granularity),
+        })
+    }
+
+    /// A new segment of `size` bytes (zeroed), reserving address space for the whole device.
+    pub(super) fn new_segment(&self, size: u64) -> Result<CudaBlock> {
+        let vmm = self.vmm.as_ref().ok_or_else(|| Error::Unsupported {
+            what: "growable device blocks".into(),
+            reason: "the device lacks virtual memory management".into(),
+        })?;
+        let mut ptr: sys::CUdeviceptr = 0;
+        // SAFETY: reserves address space only; `ptr` is a valid out pointer.
+        unsafe { sys::cuMemAddressReserve(&mut ptr, vmm.reserve as usize, 0, 0, 0) }
+            .result()
+            .map_err(|e| self.refused("cuMemAddressReserve", e, size, MemoryKind::Device))?;
+        let block = CudaBlock {
+            ptr,
+            size: AtomicU64::new(0),
+            kind: MemoryKind::Device,
+            on_device: AtomicBool::new(false),
+            segment: Some(Segment {
+                reserved: vmm.reserve,
+                mappings: Mutex::new(Vec::new()),
+            }),
+        };
+        if let Err(e) = self.grow_segment(&block, size) {
+            self.drop_block(block);
+            return Err(e);
+        }
+        Ok(block)
+    }
+
+    /// Grows a segment to `new_size` bytes; the new bytes read as zeros.
+    pub(super) fn grow_segment(&self, block: &CudaBlock, new_size: u64) -> Result<()> {
+        let (Some(vmm), Some(seg)) = (&self.vmm, &block.segment) else {
+            return Err(Error::Unsupported {
+                what: "growing a block".into(),
+                reason: "it is not a segment".into(),
+            });
+        };
+        self.enter()?;
+        let old = block.size();
+        if new_size <= old {
+            return Ok(());
+        }
+        let mut mappings = lock(&seg.mappings);
+        let mapped = Segment::mapped(&mappings);
+        let target = new_size.next_multiple_of(vmm.granularity);
+        if target > seg.reserved {
+            return Err(Error::OutOfMemory {
+                requested: new_size - old,
+                kind: MemoryKind::Device,
+                detail: format!(
+                    "out of memory: a segment cannot grow past the {} bytes of address space it \
+                     reserved",
+                    seg.reserved
+                ),
+            });
+        }
+        if target > mapped {
+            let made = self.map_range(block.ptr, mapped, target, vmm)?;
+            mappings.extend(made);
+        }
+        drop(mappings);
+        // SAFETY: `old..new_size` lies in the mapped range, which nothing uses yet.
+        unsafe {
+            cu::memset_d8_async(block.ptr + old, 0, (new_size - old) as usize, self.stream.0)
+        }
+        .map_err(|e| self.fail("cuMemsetD8Async", e))?;
+        lock(&self.subs).recorded = true;
+        block.size.store(new_size, Ordering::Release);
+        Ok(())
+    }
+
+    /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
+    /// granularity), read-write for this device, in pieces of about 1/128 of what is mapped
+    /// already (2–32 MiB): a shrink gives back whole pieces, so it can stop within a piece of
+    /// where it is asked to, while a growth costs a few `cuMemCreate` calls and one
+    /// `cuMemSetAccess`. Nothing is left mapped on failure.
+    fn map_range(
+        &self,
+        ptr: sys::CUdeviceptr,
+        from: u64,
+        to: u64,
+        vmm: &Vmm,
+    ) -> Result<Vec<Mapping>> {
+        let piece = (from / 128)
+            .next_multiple_of(vmm.granularity)
+            .clamp(vmm.granularity, MAX_PIECE.max(vmm.granularity));
+        let mut made = Vec::new();
+        let mut at = from;
+        let mut result = Ok(());
+        while at < to {
+            let size = piece.min(to - at);
+            match self.map_piece(ptr, at, size) {
+                Ok(m) => made.push(m),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+            at += size;
+        }
+        if result.is_ok() {
+            let access = sys::CUmemAccessDesc {
+                location: self.location(false),
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            // SAFETY: `from..to` is fully mapped (above); `access` describes this device.
+            result = unsafe { sys::cuMemSetAccess(ptr + from, (to - from) as usize, &access, 1) }
+                .result()
+                .map_err(|e| self.refused("cuMemSetAccess", e, to - from, MemoryKind::Device));
+        }
+        if let Err(e) = result {
+            for m in made.iter().rev() {
+                release(ptr, m);
+            }
+            return Err(e);
+        }
+        Ok(made)
+    }
+
+    /// Creates `size` bytes of physical memory and maps them at `ptr + offset`.
+    fn map_piece(&self, ptr: sys::CUdeviceptr, offset: u64, size: u64) -> Result<Mapping> {
+        let prop = allocation_prop(self.device.dev);
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: `prop` is valid and `handle` a valid out pointer.
+        unsafe { sys::cuMemCreate(&mut handle, size as usize, &prop, 0) }
+            .result()
+            .map_err(|e| self.refused("cuMemCreate", e, size, MemoryKind::Device))?;
+        // SAFETY: `ptr + offset .. + size` lies in this segment's reservation and is unmapped
+        // (pieces are mapped at the mapped end); `handle` holds `size` bytes.
+        if let Err(e) = unsafe { sys::cuMemMap(ptr + offset, size as usize, 0, handle, 0) }.result()
+        {
+            // SAFETY: `handle` came from cuMemCreate, was not mapped, and is released once.
+            let _ = unsafe { sys::cuMemRelease(handle) };
+            return Err(self.refused("cuMemMap", e, size, MemoryKind::Device));
+        }
+        Ok(Mapping {
+            handle,
+            offset,
+            size,
+        })
+    }
+
+    /// Gives back the pieces that lie wholly past `new_size`; returns the segment's size after.
+    /// The caller guarantees no submitted work uses the bytes past `new_size`.
+    pub(super) fn shrink_segment(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
+        let old = block.size();
+        let Some(seg) = &block.segment else {
+            return Ok(old);
+        };
+        if new_size >= old {
+            return Ok(old);
+        }
+        self.enter()?;
+        let mut mappings = lock(&seg.mappings);
+        if mappings.last().is_none_or(|m| m.offset < new_size) {
+            return Ok(old);
+        }
+        self.settle();
+        while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
+            release(block.ptr, &m);
+        }
+        let size = Segment::mapped(&mappings).min(old);
+        block.size.store(size, Ordering::Release);
+        Ok(size)
+    }
+
+    /// Unmaps and releases a segment's memory and its address range.
+    pub(super) fn drop_segment(&self, ptr: sys::CUdeviceptr, seg: &Segment) {
+        let mappings = std::mem::take(&mut *lock(&seg.mappings));
+        for m in &mappings {
+            release(ptr, m);
+        }
+        // SAFETY: the range was reserved by `new_segment` with this size and is freed once,
+        // after every mapping in it is gone.
+        if let Err(e) = unsafe { sys::cuMemAddressFree(ptr, seg.reserved as usize) }.result() {
+            log::warn!(
+                "vramkit: freeing a segment's address range failed: {}",
+                driver::describe(e)
+            );
+        }
+    }
+
+    /// Lets work recorded but not yet marked by an event (a new block's clear) finish, before
+    /// memory it may touch is given back.
+    pub(super) fn settle(&self) {
+        if lock(&self.subs).recorded {
+            // SAFETY: the stream is alive.
+            let _ = unsafe { cu::stream::synchronize(self.stream.0) };
+        }
+    }
+}
+
+/// Unmaps one mapping and releases its memory.
+fn release(ptr: sys::CUdeviceptr, m: &Mapping) {
+    // SAFETY: the mapping was made by `CudaBackend::map` at this place and size; the caller
+    // guarantees no work uses it, and it is released once (it was taken out of its list).
+    let r = unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }
+        .result()
+        // SAFETY: as above: the handle came from cuMemCreate and is released once.
+        .and_then(|()| unsafe { sys::cuMemRelease(m.handle) }.result());
+    if let Err(e) = r {
+        log::warn!(
+            "vramkit: giving back a segment's memory failed: {}",
+            driver::describe(e)
+        );
+    }
+}
+
+/// Physical device memory on `dev`, with no export handles.
+fn allocation_prop(dev: sys::CUdevice) -> sys::CUmemAllocationProp {
+    sys::CUmemAllocationProp {
+        type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: dev,
+        },
+        win32HandleMetaData: std::ptr::null_mut(),
+        allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
+            compressionType: 0,
+            gpuDirectRDMACapable: 0,
+            usage: 0,
+            reserved: [0; 4],
+        },
+    }
+}
