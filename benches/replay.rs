@@ -1,8 +1,8 @@
-//! Real-trace replay (`benches/traces/`): every stored trace through the memory manager on host
-//! memory (the manager alone), on the wgpu adapter and, with the `cuda` feature, on CUDA device
-//! 0, with the smallest completing budget bisected on the host. Prints the table of
-//! BENCHMARKS.md. Run as a test (`cargo test --all-targets`), it replays the smallest trace on
-//! the host once.
+//! Real-trace replay (`benches/traces/`): every stored trace through the memory manager on the
+//! null host device (the manager alone; growing segments, and fixed blocks), on the wgpu
+//! adapter and, with the `cuda` feature, on CUDA device 0, with the smallest completing budget
+//! bisected on the null device. Prints the table of BENCHMARKS.md. Run as a test (`cargo test --all-targets`), it replays the smallest trace on
+//! the null device once. `examples/replay.rs` does the same with a choice of backends.
 //!
 //! `cargo bench --bench replay` (add `--features cuda` on an NVIDIA machine). PyTorch's own
 //! allocator on the same traces: `python3 benches/reference/replay_torch.py benches/traces/*.gz`.
@@ -10,6 +10,7 @@
 #[path = "common/replay.rs"]
 mod replay;
 
+use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::{Context, ContextDesc};
 
 fn desc(budget: Option<u64>) -> ContextDesc {
@@ -29,9 +30,23 @@ fn main() -> anyhow::Result<()> {
     for path in &paths {
         let t = replay::load(path)?;
         eprintln!("{}: {} allocations", t.name, t.allocations);
-        rows.push(replay::measure(&t, "host", bench, |b| {
-            Context::host(desc(b))
-        }));
+        for resizable in [true, false] {
+            let name = if resizable {
+                "null (manager alone)"
+            } else {
+                "null, fixed blocks"
+            };
+            rows.push(replay::measure(&t, name, bench, |b| {
+                Context::with_backend(
+                    HostBackend::new(HostConfig {
+                        keep_bytes: false,
+                        resizable,
+                        ..Default::default()
+                    }),
+                    desc(b),
+                )
+            }));
+        }
         if !bench {
             continue;
         }

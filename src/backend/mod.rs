@@ -2,7 +2,9 @@
 //!
 //! A [`Backend`] makes raw blocks, copies bytes and launches kernels; it does no validation and
 //! no accounting. Everything above it (sub-allocation, budgets, handles, staging, statistics) is
-//! written once in [`crate::memory`] and works for every backend.
+//! written once in [`crate::memory`] and works for every backend. The seam is narrow on purpose:
+//! blocks (fixed, or growable segments), host access, queue-ordered copies, clears and
+//! dispatches, and submission indices to wait on.
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -151,6 +153,11 @@ pub struct BlockRange<'a, Blk> {
 /// work runs after [`submit`](Backend::submit). Host access ([`write_host`](Backend::write_host),
 /// [`read_host`](Backend::read_host)) is immediate: the caller waits first for submissions that
 /// use the block. Implementations are internally synchronised: every method takes `&self`.
+///
+/// All recorded work runs in recording order, as on one CUDA stream or one wgpu queue: the
+/// memory manager relies on it to reuse released device memory at once and to move allocations
+/// that pending work uses (the copy runs after that work). Blocks are either fixed or, where
+/// [`resizable`](Backend::resizable), segments that grow and shrink at their end.
 pub trait Backend: Send + Sync + 'static {
     /// A raw block of memory.
     type Block: Send + Sync + 'static;

@@ -1,7 +1,8 @@
 //! The memory manager, written once over any [`Backend`](crate::backend::Backend): pools of
 //! blocks sub-allocated behind generational handles (`pool`, best fit across blocks, split and
-//! coalesce, cached blocks), block sizes (`geometry`), budgets, deferred release, compaction
-//! that keeps handles valid (`compact`), staging and statistics. Users reach it through
+//! coalesce, cached blocks, growing segments), block sizes (`geometry`), budgets, release in
+//! queue order (device memory) or after the GPU is done (host-visible memory, `release`),
+//! compaction that keeps handles valid (`compact`), staging and statistics. Users reach it through
 //! [`Context`](crate::Context).
 
 mod budget;

@@ -1,5 +1,7 @@
-//! Deferred release: memory that pending GPU work still uses returns to its pool only after that
-//! work completes. Until then its range stays used and may not move.
+//! Deferred release of host-visible memory: memory that pending GPU work still uses returns to
+//! its pool only after that work completes, since the host writes such memory directly. Until
+//! then its range stays used and may not move. (Device memory is reused in queue order at once;
+//! see the [manager](super::manager).)
 
 use std::collections::VecDeque;
 

@@ -1,9 +1,9 @@
 //! The CUDA backend (cargo feature `cuda`): device memory in growable segments of virtual memory
-//! ([`segment`]; `cuMemAlloc` blocks where the device lacks it or [`CudaConfig::segments`] is
-//! off), unified memory from
-//! `cuMemAllocManaged` (prefetched to the device before kernels and to the host before host
-//! access, with [`MemoryAdvice`]), pinned host staging from `cuMemHostAlloc`, NVRTC-compiled
-//! kernels and cuBLAS matmul, all on one stream whose events mark submissions.
+//! (`segment.rs`; `cuMemAlloc` blocks where the device lacks it or [`CudaConfig::segments`] is
+//! off), unified memory from `cuMemAllocManaged` (prefetched to the device before kernels and to
+//! the host before host access, with [`MemoryAdvice`]), pinned host staging from
+//! `cuMemHostAlloc`, NVRTC-compiled kernels and cuBLAS matmul, all on one stream whose events
+//! mark submissions.
 //!
 //! The driver, NVRTC and cuBLAS are loaded at run time (cudarc's `dynamic-loading`): a binary
 //! built with the feature runs on machines without them and reports [`Error::NoAdapter`] or
