@@ -7,8 +7,9 @@
 //! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
 //! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
 //! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
-//! 2 MiB. Pieces are about 1/128 of the segment (2–32 MiB), so a shrink gives back all but at
-//! most one piece of what it is asked for.
+//! 2 MiB. Pieces are about 1/128 of the segment (2–32 MiB): a shrink gives back the pieces past
+//! the new end, and the piece holding it stays mapped (at most 1/128 of the segment, or 2 MiB,
+//! more than the manager counts, as `cuMemAlloc` rounds inside its own pages).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -220,8 +221,11 @@ impl CudaBackend {
         })
     }
 
-    /// Gives back the pieces that lie wholly past `new_size`; returns the segment's size after.
-    /// The caller guarantees no submitted work uses the bytes past `new_size`.
+    /// Gives back the pieces that lie wholly past `new_size` and returns `new_size`: the piece
+    /// that holds it stays mapped whole, its end unused until the segment grows again (as
+    /// `cuMemAlloc` rounds inside its own pages), so what the memory manager counts, and its
+    /// budget, follow the sizes it asked for; the device holds at most one piece more. The
+    /// caller guarantees no submitted work uses the bytes past `new_size`.
     pub(super) fn shrink_segment(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
         let old = block.size();
         let Some(seg) = &block.segment else {
@@ -232,16 +236,14 @@ impl CudaBackend {
         }
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
-        if mappings.last().is_none_or(|m| m.offset < new_size) {
-            return Ok(old);
+        if mappings.last().is_some_and(|m| m.offset >= new_size) {
+            self.settle();
+            while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
+                release(block.ptr, &m);
+            }
         }
-        self.settle();
-        while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
-            release(block.ptr, &m);
-        }
-        let size = Segment::mapped(&mappings).min(old);
-        block.size.store(size, Ordering::Release);
-        Ok(size)
+        block.size.store(new_size, Ordering::Release);
+        Ok(new_size)
     }
 
     /// Unmaps and releases a segment's memory and its address range.
