@@ -37,8 +37,9 @@ pub struct ContextDesc {
     pub staging_slots: usize,
     /// Bytes of empty blocks kept cached for later requests (default: all of them, as
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
-    /// that empty go back to the device. [`Context::trim`] gives back everything free, and a
-    /// request the budget refuses frees cached blocks first.
+    /// that empty go back to the device, and a segment's free end past it shrinks away.
+    /// [`Context::trim`] gives back everything free, and a request the budget refuses frees
+    /// cached blocks first.
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).
     pub compaction: CompactionDesc,
@@ -186,8 +187,9 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).alloc(&self.backend, desc)
     }
 
-    /// Releases an allocation. Memory that submitted work still uses returns to the pool when
-    /// that work completes.
+    /// Releases an allocation. Device memory goes back to the pool at once: work recorded later
+    /// runs after the work already recorded on it, as on one CUDA stream. Host-visible memory
+    /// that submitted work still uses returns to the pool when that work completes.
     ///
     /// # Errors
     /// [`Error::StaleHandle`] for a released or foreign handle.

@@ -182,7 +182,7 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Whether blocks of `kind` grow and shrink in place, keeping their contents and device
     /// address ([`grow_block`](Backend::grow_block), [`shrink_block`](Backend::shrink_block)).
-    /// The memory manager then keeps one growing block (a segment) per pool class, as
+    /// The memory manager then keeps one growing block (a segment) per pool, as
     /// PyTorch's expandable segments: free space anywhere in it can be gathered by compaction
     /// and joined with new memory at its end.
     fn resizable(&self, _kind: MemoryKind) -> bool {

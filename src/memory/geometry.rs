@@ -94,7 +94,7 @@ impl Geometry {
         if need > headroom {
             return None;
         }
-        let step = (size / 64).clamp(self.mid_block, 256 << 20);
+        let step = (size / 64).min(256 << 20).max(self.mid_block);
         let want = need.max(step).next_multiple_of(self.granule);
         Some(want.min(headroom / self.unit * self.unit))
     }

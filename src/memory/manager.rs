@@ -285,8 +285,8 @@ impl<B: Backend> Manager<B> {
         record(&mut self.recorder, what, kind, bytes, 0, Label::default);
     }
 
-    /// Gives a block back to the device, once the last copy into or out of it has run (its
-    /// allocations' own work was waited for when they were released).
+    /// Gives a block back to the device, once the last work that used it (`fence`: released
+    /// allocations' work and compaction copies) has run.
     pub(super) fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
         if block.fence != 0 && backend.wait(block.fence).is_err() {
             // A lost device runs nothing more: the block can go.

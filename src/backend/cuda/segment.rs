@@ -123,7 +123,12 @@ impl CudaBackend {
         }
         let mut mappings = lock(&seg.mappings);
         let mapped = Segment::mapped(&mappings);
-        let target = new_size.next_multiple_of(vmm.granularity);
+        // `reserved` is a multiple of the granularity: checked first, the rounding cannot wrap.
+        let target = if new_size > seg.reserved {
+            u64::MAX
+        } else {
+            new_size.next_multiple_of(vmm.granularity)
+        };
         if target > seg.reserved {
             return Err(Error::OutOfMemory {
                 requested: new_size - old,
@@ -151,8 +156,8 @@ impl CudaBackend {
     }
 
     /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
-    /// granularity), read-write for this device, in pieces of about 1/128 of what is mapped
-    /// already (2–32 MiB): a shrink gives back whole pieces, so it can stop within a piece of
+    /// granularity), read-write for this device, in pieces of about 1/128 of the segment's new
+    /// size (2–32 MiB): a shrink gives back whole pieces, so it can stop within a piece of
     /// where it is asked to, while a growth costs a few `cuMemCreate` calls and one
     /// `cuMemSetAccess`. Nothing is left mapped on failure.
     fn map_range(
@@ -162,7 +167,7 @@ impl CudaBackend {
         to: u64,
         vmm: &Vmm,
     ) -> Result<Vec<Mapping>> {
-        let piece = (from / 128)
+        let piece = (to / 128)
             .next_multiple_of(vmm.granularity)
             .clamp(vmm.granularity, MAX_PIECE.max(vmm.granularity));
         let mut made = Vec::new();
@@ -237,7 +242,7 @@ impl CudaBackend {
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
         if mappings.last().is_some_and(|m| m.offset >= new_size) {
-            self.settle();
+            self.sync_before_unmap();
             while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
                 release(block.ptr, &m);
             }
@@ -249,6 +254,7 @@ impl CudaBackend {
     /// Unmaps and releases a segment's memory and its address range.
     pub(super) fn drop_segment(&self, ptr: sys::CUdeviceptr, seg: &Segment) {
         let mappings = std::mem::take(&mut *lock(&seg.mappings));
+        self.sync_before_unmap();
         for m in &mappings {
             release(ptr, m);
         }
@@ -260,6 +266,14 @@ impl CudaBackend {
                 driver::describe(e)
             );
         }
+    }
+
+    /// Waits for everything on the stream: unmapping is not ordered with the stream, and the
+    /// clear of a growth is marked by no submission the memory manager waits for. Shrinks and
+    /// drops of segments are rare (pressure, trim, a finite release threshold).
+    fn sync_before_unmap(&self) {
+        // SAFETY: the stream is alive.
+        let _ = unsafe { cu::stream::synchronize(self.stream.0) };
     }
 
     /// Lets work recorded but not yet marked by an event (a new block's clear) finish, before
@@ -274,7 +288,7 @@ impl CudaBackend {
 
 /// Unmaps one mapping and releases its memory.
 fn release(ptr: sys::CUdeviceptr, m: &Mapping) {
-    // SAFETY: the mapping was made by `CudaBackend::map` at this place and size; the caller
+    // SAFETY: the mapping was made by `CudaBackend::map_piece` at this place and size; the caller
     // guarantees no work uses it, and it is released once (it was taken out of its list).
     let r = unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }
         .result()

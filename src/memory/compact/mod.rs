@@ -21,8 +21,8 @@
 //! before them and before all work recorded after them, so an allocation that pending work
 //! uses can move: the copy reads what that work wrote, and later work sees the new place.
 //! Both blocks remember the copy (`fence`): memory reused there waits for it before the host
-//! touches it. A block given back waits for its copies to complete. Allocations released while
-//! pending work still uses them, and allocations made with
+//! touches it. A block given back waits for its copies to complete. Host-visible allocations
+//! released while pending work still uses them, and allocations made with
 //! [`AllocDesc::immovable`](crate::AllocDesc::immovable), never move. Destinations are free
 //! ranges the pool already holds, so compaction never exceeds the budget.
 

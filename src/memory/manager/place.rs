@@ -374,6 +374,16 @@ impl<B: Backend> Manager<B> {
         if target >= blk.size {
             return Ok(0);
         }
+        if target == 0 {
+            // Nothing left in it: the segment goes (`free_block` waits for its work); the next
+            // growth makes a new one.
+            let size = blk.size;
+            if let Some(b) = self.pools[kind.index()].remove_block(seg) {
+                self.free_block(backend, kind, b);
+                return Ok(size);
+            }
+            return Ok(0);
+        }
         // Copies may still read the end (a compaction's source): they run first.
         if blk.fence != 0 {
             backend.wait(blk.fence)?;

@@ -65,7 +65,9 @@ impl<B: Backend> Manager<B> {
         }
         self.collect(backend)?;
         let g = self.settings.geometry;
-        let size = item.next_multiple_of(g.unit);
+        let Some(size) = item.checked_next_multiple_of(g.unit) else {
+            return Ok(0);
+        };
         // Without a budget, the device's free memory (where the API tells) is the limit.
         let mut headroom = self.budget.headroom(self.counters.reserved);
         if let Some(info) = backend.memory_info() {

@@ -270,7 +270,8 @@ impl<Blk> Pool<Blk> {
         let Some(blk) = self.block(b) else { return };
         let (last, class, old, live) = (blk.last, blk.class, blk.size, blk.live);
         let (state, offset) = (self.chunks[last].state, self.chunks[last].offset);
-        if new_size >= old || state != State::Free || offset > new_size {
+        // A block is never truncated to nothing (the caller removes it instead).
+        if new_size >= old || new_size == 0 || state != State::Free || offset > new_size {
             return;
         }
         let index = &mut self.free[class as usize];

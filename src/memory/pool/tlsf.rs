@@ -6,9 +6,10 @@
 //! own; above that, the power of two `2^l <= s` picks the first level and the next five bits of
 //! `s` the second, so each bin holds sizes within 1/32 (3 %) of each other. Every chunk of a
 //! bin above the request's own bin fits it; the request's own bin is searched for the smallest
-//! chunk that fits, so an exact hole is never missed. Among candidates the smallest wins, then
-//! the one in the oldest block, then the lowest offset: memory packs towards old blocks and low
-//! addresses, which leaves new blocks empty enough to give back.
+//! chunk that fits among its first 8 that do (a bin's sizes differ by at most 3 %). Among
+//! candidates the smallest wins, then the one in the oldest block, then the lowest offset:
+//! memory packs towards old blocks and low addresses, which leaves new blocks empty enough to
+//! give back.
 
 use super::chunks::{Chunks, NIL};
 
