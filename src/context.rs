@@ -37,10 +37,10 @@ pub struct ContextDesc {
     pub staging_slots: usize,
     /// Bytes of empty blocks kept cached for later requests (default: all of them, as
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
-    /// that empty go back to the device, and a segment's free end past it shrinks away; giving
-    /// memory back waits for submitted work that used it, so a finite threshold can make a
-    /// release wait for the GPU. [`Context::trim`] gives back everything free, and a request
-    /// the budget refuses frees cached blocks first.
+    /// that empty go back to the device, and a segment's free end past it shrinks away, once
+    /// the submitted work that used them has completed (a release never waits for the GPU).
+    /// [`Context::trim`] gives back everything free, and a request the budget refuses frees
+    /// cached blocks first.
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).
     pub compaction: CompactionDesc,

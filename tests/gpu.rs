@@ -10,6 +10,7 @@ use vramkit::{kernels, shaders, AllocDesc, ContextDesc, Error, MemoryAdvice, Mem
 gpu_tests!(
     kernel_matches_cpu,
     released_memory_is_reused_in_queue_order,
+    blocks_go_back_only_after_their_work,
     unified_memory_is_host_and_kernel_visible,
     invalid_shader_and_oversized_binding_are_typed_errors,
 );
@@ -330,4 +331,57 @@ fn a_lost_device_turns_calls_into_device_lost() {
         .alloc(AllocDesc::new("h", 8))
         .expect("a new context works");
     fresh.release(h).expect("release");
+}
+
+/// Under a release threshold of 0, a block whose memory pending work still uses stays until that
+/// work completes (a release never waits for the GPU), and goes at the next release after it.
+fn blocks_go_back_only_after_their_work<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc {
+        release_threshold: 0,
+        ..Default::default()
+    });
+    let n = 1u32 << 18;
+    let bytes = u64::from(n) * 4;
+    let x = random_floats(n as usize, 3);
+    let xs = ctx.alloc(AllocDesc::new("x", bytes)).expect("alloc");
+    let ys = ctx.alloc(AllocDesc::new("y", bytes)).expect("alloc");
+    ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
+    ctx.wait().expect("wait");
+    kernels::scale(&ctx, xs, ys, 2.0, 1.0).expect("dispatch");
+    ctx.release(xs).expect("release");
+    let y = floats(&ctx.download(ys).expect("download"));
+    check_scale(&y, &x, 2.0, 1.0);
+    ctx.release(ys).expect("release");
+    if !is_cuda(&ctx) {
+        // The download submitted and waited: the blocks' work is done, they went back.
+        let s = ctx.stats();
+        assert_eq!(
+            s.reserved, s.staging,
+            "{} B kept past the threshold",
+            s.cached_free
+        );
+    }
+    let a = ctx.alloc(AllocDesc::new("a", bytes)).expect("alloc");
+    let b = ctx.alloc(AllocDesc::new("b", bytes)).expect("alloc");
+    kernels::scale(&ctx, a, b, 1.0, 0.0).expect("dispatch");
+    ctx.release(a).expect("release");
+    ctx.release(b).expect("release");
+    if !is_cuda(&ctx) {
+        // wgpu holds the kernel in an open submission: it has not run (CUDA may have run it).
+        let s = ctx.stats();
+        assert!(
+            s.reserved > s.staging,
+            "a block went back while a recorded kernel still uses it"
+        );
+    }
+    ctx.wait().expect("wait");
+    // (`uninit`: a zeroed one would record a clear, which is work on its block again.)
+    let c = ctx.alloc(AllocDesc::new("c", 256).uninit()).expect("alloc");
+    ctx.release(c).expect("release");
+    let s = ctx.stats();
+    assert_eq!(
+        s.reserved, s.staging,
+        "{} B kept after the work completed",
+        s.cached_free
+    );
 }

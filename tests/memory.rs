@@ -23,6 +23,7 @@ backend_tests!(
     max_batch_matches_what_fits,
     threads_allocate_and_release_under_load,
     trim_returns_everything,
+    release_threshold_caps_cached_memory,
 );
 
 #[test]
@@ -488,4 +489,47 @@ fn edge_cases_of_compaction_and_geometry_do_not_panic() {
     let h = big.alloc(AllocDesc::new("b", 1 << 20)).expect("alloc");
     big.release(h).expect("release");
     assert_eq!(big.max_batch(u64::MAX - 1).expect("max_batch"), 0);
+}
+
+fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
+    let cycle = |ctx: &Context<B>| {
+        let hs: Vec<_> = [4 * MIB, 4 * MIB, 12 * MIB, 16 << 10]
+            .iter()
+            .map(|&n| ctx.alloc(AllocDesc::new("t", n).uninit()).expect("alloc"))
+            .collect();
+        let peak = ctx.stats().reserved;
+        for h in hs {
+            ctx.release(h).expect("release");
+        }
+        peak
+    };
+    // Default: every freed byte stays cached for the next request.
+    let keep = mk(ContextDesc::default());
+    let peak = cycle(&keep);
+    let s = keep.stats();
+    assert_eq!(s.reserved, peak, "the default keeps what it cached");
+    assert_eq!(s.cached_free, s.reserved - s.staging);
+    keep.trim().expect("trim");
+    assert_eq!(keep.stats().reserved, keep.stats().staging);
+    // A threshold of 0: nothing stays cached once no work uses it.
+    let none = mk(ContextDesc {
+        release_threshold: 0,
+        ..Default::default()
+    });
+    cycle(&none);
+    let s = none.stats();
+    assert_eq!(s.reserved, s.staging, "{} B still cached", s.cached_free);
+    // 8 MiB: what is cached stays at or under the threshold.
+    let some = mk(ContextDesc {
+        release_threshold: 8 * MIB,
+        ..Default::default()
+    });
+    cycle(&some);
+    let s = some.stats();
+    assert!(
+        s.cached_free <= 8 * MIB,
+        "{} B cached over 8 MiB",
+        s.cached_free
+    );
+    some.audit().expect("audit");
 }

@@ -304,9 +304,12 @@ impl<B: Backend> Manager<B> {
         backend.free_block(block.raw);
     }
 
-    /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes.
-    fn release_empty(&mut self, backend: &B, kind: MemoryKind, keep: u64) {
-        for b in self.pools[kind.index()].take_empty(keep) {
+    /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes. Unless
+    /// `wait`, only blocks whose last work has completed go (the rest stay cached for now), so
+    /// that a release under a finite threshold never waits for the GPU.
+    fn release_empty(&mut self, backend: &B, kind: MemoryKind, keep: u64, wait: bool) {
+        let done = |fence| wait || fence == 0 || backend.is_done(fence).unwrap_or(false);
+        for b in self.pools[kind.index()].take_empty(keep, done) {
             self.free_block(backend, kind, b);
         }
     }
@@ -316,11 +319,13 @@ impl<B: Backend> Manager<B> {
         let keep = self.settings.release_threshold;
         let pool = &mut self.pools[kind.index()];
         if pool.free(p.chunk).is_some() && pool.empty_bytes > keep {
-            self.release_empty(backend, kind, keep);
+            self.release_empty(backend, kind, keep, false);
         }
         let pool = &self.pools[kind.index()];
         if keep != u64::MAX
-            && pool.block(p.block).is_some_and(|b| b.segment)
+            && pool.block(p.block).is_some_and(|b| {
+                b.segment && (b.fence == 0 || backend.is_done(b.fence).unwrap_or(false))
+            })
             && pool.tail_free(p.block) > keep
         {
             // A failed shrink leaves the memory where it is: nothing is lost.
@@ -405,7 +410,7 @@ impl<B: Backend> Manager<B> {
             self.collect(backend)?;
         }
         for kind in MemoryKind::ALL {
-            self.release_empty(backend, kind, 0);
+            self.release_empty(backend, kind, 0, true);
             self.shrink_segments(backend, kind, 0)?;
         }
         Ok(had_pending || self.counters.reserved < before)

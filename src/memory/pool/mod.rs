@@ -504,15 +504,20 @@ impl<Blk> Pool<Blk> {
         }
     }
 
-    /// Removes empty blocks, largest first, until the empty ones hold at most `keep` bytes.
-    pub fn take_empty(&mut self, keep: u64) -> Vec<PoolBlock<Blk>> {
+    /// Removes empty blocks whose last work is `done`, largest first, until the empty ones hold
+    /// at most `keep` bytes.
+    pub fn take_empty(
+        &mut self,
+        keep: u64,
+        done: impl Fn(SubmissionIndex) -> bool,
+    ) -> Vec<PoolBlock<Blk>> {
         let mut out = Vec::new();
         if self.empty_bytes <= keep {
             return out;
         }
         let mut empty: Vec<(u64, u32)> = self
             .blocks()
-            .filter(|(_, blk)| blk.live == 0)
+            .filter(|(_, blk)| blk.live == 0 && done(blk.fence))
             .map(|(i, blk)| (blk.size, i))
             .collect();
         empty.sort_unstable_by(|a, b| b.cmp(a));
