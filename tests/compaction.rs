@@ -220,3 +220,30 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
     ctx.trim().expect("trim");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
 }
+
+/// Found in review: compacting a context whose only block was emptied, a `block_size` above
+/// 256 MiB, and `max_batch` of a size that cannot be rounded must not panic.
+#[test]
+fn edge_cases_of_compaction_and_geometry_do_not_panic() {
+    let ctx = Context::host(ContextDesc::default());
+    let h = ctx.alloc(AllocDesc::new("a", 1 << 20)).expect("alloc");
+    ctx.release(h).expect("release");
+    let report = ctx.compact(u64::MAX).expect("compact of an empty segment");
+    assert_eq!(ctx.stats().reserved, ctx.stats().staging);
+    assert!(report.bytes_freed > 0);
+    ctx.audit().expect("audit");
+    let h = ctx
+        .alloc(AllocDesc::new("again", 1 << 20))
+        .expect("alloc after");
+    ctx.upload(h, &[5; 64]).expect("upload");
+    assert_eq!(ctx.download(h).expect("download")[..64], [5; 64]);
+    ctx.release(h).expect("release");
+
+    let big = Context::host(ContextDesc {
+        block_size: Some(512 << 20),
+        ..Default::default()
+    });
+    let h = big.alloc(AllocDesc::new("b", 1 << 20)).expect("alloc");
+    big.release(h).expect("release");
+    assert_eq!(big.max_batch(u64::MAX - 1).expect("max_batch"), 0);
+}

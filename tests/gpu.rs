@@ -82,15 +82,31 @@ fn kernel_matches_cpu<B: Backend>(mk: Mk<B>) {
     }
 }
 
-fn released_memory_is_reused_in_queue_order<B: Backend>(mk: Mk<B>) {
-    let ctx = mk(ContextDesc::default());
+/// 2^18 random floats `x` uploaded to `xs`, and `ys` of the same size, with the device idle:
+/// `(n, bytes, x, xs, ys)`.
+fn uploaded_pair<B: Backend>(
+    ctx: &vramkit::Context<B>,
+    seed: u64,
+) -> (
+    u32,
+    u64,
+    Vec<f32>,
+    vramkit::BufferHandle,
+    vramkit::BufferHandle,
+) {
     let n = 1u32 << 18;
     let bytes = u64::from(n) * 4;
-    let x = random_floats(n as usize, 1);
+    let x = random_floats(n as usize, seed);
     let xs = ctx.alloc(AllocDesc::new("x", bytes)).expect("alloc");
     let ys = ctx.alloc(AllocDesc::new("y", bytes)).expect("alloc");
     ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
     ctx.wait().expect("wait");
+    (n, bytes, x, xs, ys)
+}
+
+fn released_memory_is_reused_in_queue_order<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let (n, bytes, x, xs, ys) = uploaded_pair(&ctx, 1);
     let x_at = ctx.allocation_info(xs).expect("info");
     // Record a kernel that reads x, release x before the kernel is even submitted.
     kernels::scale(&ctx, xs, ys, 2.0, 1.0).expect("dispatch");
@@ -340,13 +356,7 @@ fn blocks_go_back_only_after_their_work<B: Backend>(mk: Mk<B>) {
         release_threshold: 0,
         ..Default::default()
     });
-    let n = 1u32 << 18;
-    let bytes = u64::from(n) * 4;
-    let x = random_floats(n as usize, 3);
-    let xs = ctx.alloc(AllocDesc::new("x", bytes)).expect("alloc");
-    let ys = ctx.alloc(AllocDesc::new("y", bytes)).expect("alloc");
-    ctx.upload(xs, bytemuck::cast_slice(&x)).expect("upload");
-    ctx.wait().expect("wait");
+    let (_, bytes, x, xs, ys) = uploaded_pair(&ctx, 3);
     kernels::scale(&ctx, xs, ys, 2.0, 1.0).expect("dispatch");
     ctx.release(xs).expect("release");
     let y = floats(&ctx.download(ys).expect("download"));

@@ -23,7 +23,6 @@ backend_tests!(
     max_batch_matches_what_fits,
     threads_allocate_and_release_under_load,
     trim_returns_everything,
-    release_threshold_caps_cached_memory,
 );
 
 #[test]
@@ -462,74 +461,4 @@ fn trim_returns_everything<B: Backend>(mk: Mk<B>) {
     let s = ctx.stats();
     assert_eq!((s.reserved, s.staging), (0, 0));
     assert!(s.kinds.iter().all(|k| k.blocks == 0));
-}
-
-/// Found in review: compacting a context whose only block was emptied, a `block_size` above
-/// 256 MiB, and `max_batch` of a size that cannot be rounded must not panic.
-#[test]
-fn edge_cases_of_compaction_and_geometry_do_not_panic() {
-    let ctx = Context::host(ContextDesc::default());
-    let h = ctx.alloc(AllocDesc::new("a", 1 << 20)).expect("alloc");
-    ctx.release(h).expect("release");
-    let report = ctx.compact(u64::MAX).expect("compact of an empty segment");
-    assert_eq!(ctx.stats().reserved, ctx.stats().staging);
-    assert!(report.bytes_freed > 0);
-    ctx.audit().expect("audit");
-    let h = ctx
-        .alloc(AllocDesc::new("again", 1 << 20))
-        .expect("alloc after");
-    ctx.upload(h, &[5; 64]).expect("upload");
-    assert_eq!(ctx.download(h).expect("download")[..64], [5; 64]);
-    ctx.release(h).expect("release");
-
-    let big = Context::host(ContextDesc {
-        block_size: Some(512 << 20),
-        ..Default::default()
-    });
-    let h = big.alloc(AllocDesc::new("b", 1 << 20)).expect("alloc");
-    big.release(h).expect("release");
-    assert_eq!(big.max_batch(u64::MAX - 1).expect("max_batch"), 0);
-}
-
-fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
-    let cycle = |ctx: &Context<B>| {
-        let hs: Vec<_> = [4 * MIB, 4 * MIB, 12 * MIB, 16 << 10]
-            .iter()
-            .map(|&n| ctx.alloc(AllocDesc::new("t", n).uninit()).expect("alloc"))
-            .collect();
-        let peak = ctx.stats().reserved;
-        for h in hs {
-            ctx.release(h).expect("release");
-        }
-        peak
-    };
-    // Default: every freed byte stays cached for the next request.
-    let keep = mk(ContextDesc::default());
-    let peak = cycle(&keep);
-    let s = keep.stats();
-    assert_eq!(s.reserved, peak, "the default keeps what it cached");
-    assert_eq!(s.cached_free, s.reserved - s.staging);
-    keep.trim().expect("trim");
-    assert_eq!(keep.stats().reserved, keep.stats().staging);
-    // A threshold of 0: nothing stays cached once no work uses it.
-    let none = mk(ContextDesc {
-        release_threshold: 0,
-        ..Default::default()
-    });
-    cycle(&none);
-    let s = none.stats();
-    assert_eq!(s.reserved, s.staging, "{} B still cached", s.cached_free);
-    // 8 MiB: what is cached stays at or under the threshold.
-    let some = mk(ContextDesc {
-        release_threshold: 8 * MIB,
-        ..Default::default()
-    });
-    cycle(&some);
-    let s = some.stats();
-    assert!(
-        s.cached_free <= 8 * MIB,
-        "{} B cached over 8 MiB",
-        s.cached_free
-    );
-    some.audit().expect("audit");
 }

@@ -85,13 +85,7 @@ mod tests {
     /// Against a bitmap: the dirty parts reported and the ranges kept are exactly right.
     #[test]
     fn clean_ranges_match_a_bitmap() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::memory::pool::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..200 {
             let size = 1 + next(300);
             let mut set = CleanRanges::whole(size);

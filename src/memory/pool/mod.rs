@@ -438,3 +438,14 @@ impl<Blk> Pool<Blk> {
         })
     }
 }
+
+/// A seeded xorshift generator for the pool's unit tests: `next(n)` is below `n`.
+#[cfg(test)]
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}

@@ -242,13 +242,7 @@ mod tests {
     /// fits within the bin precision, and never misses when one fits.
     #[test]
     fn find_agrees_with_a_sorted_list() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::memory::pool::xorshift(0x9e37_79b9_7f4a_7c15);
         let unit = 256;
         let mut chunks = Chunks::default();
         let mut index = FreeIndex::new(unit);
