@@ -5,12 +5,14 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline, PixelFormat, Rect};
+use vramkit::image::{format_chain, parse_chain, Op, Pipeline, PixelFormat, Rect};
+use vramkit::kernels::image::ResizeFilter;
 use vramkit::{ContextDesc, Error};
 
 gpu_tests!(
     tiled_runs_equal_untiled_runs_within_the_budget,
     a_budget_below_the_minimum_says_what_would_work,
+    the_report_counts_host_buffers,
 );
 
 const CHAINS: [&str; 4] = [
@@ -163,4 +165,331 @@ fn a_budget_below_the_minimum_says_what_would_work<B: Backend>(mk: Mk<B>) {
         p.run(&ctx, &[0u8; 7]),
         Err(Error::ShapeMismatch { .. })
     ));
+}
+
+/// Asserts `r` is `Error::InvalidParameter` named `name` whose message holds every one of
+/// `needles`.
+fn assert_invalid<T: std::fmt::Debug>(
+    r: vramkit::Result<T>,
+    name: &str,
+    needles: &[&str],
+    what: &str,
+) {
+    match r {
+        Err(e @ Error::InvalidParameter { name: n, .. }) => {
+            let msg = e.to_string();
+            assert_eq!(n, name, "{what}: {msg}");
+            for needle in needles {
+                assert!(
+                    msg.contains(needle),
+                    "{what}: `{msg}` does not name {needle:?}"
+                );
+            }
+        }
+        other => panic!("{what}: expected InvalidParameter `{name}`, got {other:?}"),
+    }
+}
+
+fn resize(width: u32, height: u32) -> Op {
+    Op::Resize {
+        width,
+        height,
+        filter: ResizeFilter::Bilinear,
+    }
+}
+
+#[test]
+fn strict_parsing_names_the_offending_token_and_what_is_accepted() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("", "operation chain", &["empty", "at least one operation"]),
+        ("  ", "operation chain", &["empty"]),
+        (
+            "linear,,srgb",
+            "operation chain",
+            &["`linear,,srgb`", "single commas"],
+        ),
+        ("linear,", "operation chain", &["trailing comma"]),
+        (
+            "sharpen",
+            "operation",
+            &["`sharpen`", "known operations", "blur:sigma=S"],
+        ),
+        ("Linear", "operation", &["`Linear`", "known operations"]),
+        (":srgb", "operation", &["`:srgb`", "known operations"]),
+        (
+            "linear:foo=1",
+            "operation argument",
+            &["`foo=1` in `linear:foo=1`", "no arguments"],
+        ),
+        ("srgb:", "operation argument", &["`srgb:`", "no arguments"]),
+        ("blur", "operation", &["`blur`", "sigma=S"]),
+        ("blur:", "parameter", &["`blur:`", "sigma=S"]),
+        (
+            "blur:sigma",
+            "parameter",
+            &["`sigma` in `blur:sigma`", "sigma=S"],
+        ),
+        (
+            "blur:sigma=",
+            "parameter",
+            &["`sigma=` in `blur:sigma=`", "value is expected"],
+        ),
+        (
+            "blur:radius=3",
+            "parameter",
+            &["`radius` in `blur:radius=3`", "blur takes"],
+        ),
+        ("blur:sigma=1;sigma=2", "parameter", &["`sigma`", "twice"]),
+        ("blur:sigma=1:sigma=1", "parameter", &["`sigma`", "twice"]),
+        (
+            "blur:sigma=abc",
+            "sigma",
+            &["`abc` in `blur:sigma=abc`", "(0, 341]"],
+        ),
+        ("blur:sigma=NaN", "sigma", &["`NaN`", "finite"]),
+        ("blur:sigma=inf", "sigma", &["`inf`", "finite"]),
+        ("blur:sigma=0", "sigma", &["`0`", "(0, 341]"]),
+        ("blur:sigma=-1", "sigma", &["`-1`"]),
+        ("blur:sigma=342", "sigma", &["`342`", "341"]),
+        (
+            "box:radius=0",
+            "radius",
+            &["`0` in `box:radius=0`", "1 to 1024"],
+        ),
+        ("box:radius=1025", "radius", &["`1025`", "1 to 1024"]),
+        ("box:radius=1.5", "radius", &["`1.5`", "whole number"]),
+        ("box:radius=-2", "radius", &["`-2`"]),
+        (
+            "box:radius=99999999999999999999999",
+            "radius",
+            &["99999999999999999999999"],
+        ),
+        (
+            "box:radius=2;sigma=1",
+            "parameter",
+            &["`sigma`", "box takes"],
+        ),
+        (
+            "adjust:contrast=NaN",
+            "contrast",
+            &["`NaN` in `adjust:contrast=NaN`", "finite"],
+        ),
+        ("adjust:contrast=inf", "contrast", &["`inf`", "finite"]),
+        (
+            "adjust:brightness=-inf",
+            "brightness",
+            &["`-inf`", "finite"],
+        ),
+        (
+            "adjust:brightness=2000",
+            "brightness",
+            &["`2000`", "-1000 to 1000"],
+        ),
+        ("adjust:gamma=0", "gamma", &["`0`", "0.001 to 1000"]),
+        ("adjust:gamma=1e39", "gamma", &["`1e39`", "finite"]),
+        (
+            "adjust:foo=1",
+            "parameter",
+            &["`foo` in `adjust:foo=1`", "brightness=B"],
+        ),
+        ("adjust:gamma=2;gamma=2", "parameter", &["`gamma`", "twice"]),
+        (
+            "adjust:brightness=0.1;;gamma=2",
+            "parameter",
+            &["adjust:brightness=0.1;;gamma=2"],
+        ),
+        ("adjust:", "parameter", &["`adjust:`"]),
+        ("resize", "operation", &["`resize`", "resize:1920x1080"]),
+        (
+            "resize:10x",
+            "resize size",
+            &["`10x` in `resize:10x`", "WIDTHxHEIGHT"],
+        ),
+        ("resize:10", "resize size", &["`10`", "WIDTHxHEIGHT"]),
+        ("resize:x10", "resize size", &["`x10`"]),
+        ("resize:-5x10", "resize size", &["`-5x10`"]),
+        ("resize:1.5x10", "resize size", &["`1.5x10`"]),
+        ("resize:10x10x10", "resize size", &["`10x10x10`"]),
+        (
+            "resize:0x5",
+            "resize width",
+            &["`0` in `resize:0x5`", "1 to 65536"],
+        ),
+        (
+            "resize:5x0",
+            "resize height",
+            &["`0` in `resize:5x0`", "1 to 65536"],
+        ),
+        (
+            "resize:65537x1",
+            "resize width",
+            &["`65537`", "65536", "MAX_SIDE"],
+        ),
+        (
+            "resize:4294967295x4294967295",
+            "resize width",
+            &["`4294967295`", "65536", "MAX_SIDE"],
+        ),
+        (
+            "resize:100000x100000",
+            "resize width",
+            &["`100000`", "65536"],
+        ),
+        (
+            "resize:99999999999999999999999x1",
+            "resize width",
+            &["99999999999999999999999"],
+        ),
+        (
+            "resize:65536x65536",
+            "resize size",
+            &["`65536x65536`", "1073741824", "MAX_FRAME_PIXELS"],
+        ),
+        (
+            "resize:10x10:cubic",
+            "resize filter",
+            &["`cubic` in `resize:10x10:cubic`", "`area`"],
+        ),
+        ("resize:10x10:", "resize filter", &["``", "`bilinear`"]),
+        (
+            "resize:10x10:area:more",
+            "operation argument",
+            &["`more`", "optional filter"],
+        ),
+        ("linear,blur:sigma=2,sharpen", "operation", &["`sharpen`"]),
+    ];
+    for &(text, name, needles) in cases {
+        assert_invalid(parse_chain(text), name, needles, text);
+    }
+    // `resize:10x` has no `=`: the message must not ask for a number after one.
+    let msg = parse_chain("resize:10x")
+        .expect_err("malformed")
+        .to_string();
+    assert!(!msg.contains("after `=`"), "{msg}");
+}
+
+#[test]
+fn valid_chains_parse_and_write_back() {
+    for (text, canonical) in [
+        ("linear", "linear"),
+        (
+            " linear , blur: sigma = 3 ,srgb ",
+            "linear,blur:sigma=3,srgb",
+        ),
+        ("resize:1920x1080:bilinear", "resize:1920x1080"),
+        ("resize:640x480:area", "resize:640x480:area"),
+        ("resize:65536x16384", "resize:65536x16384"),
+        ("adjust", "adjust:brightness=0;contrast=1;gamma=1"),
+        (
+            "adjust:gamma=2.2:brightness=-0.1",
+            "adjust:brightness=-0.1;contrast=1;gamma=2.2",
+        ),
+        ("box:radius=1024,luma", "box:radius=1024,luma"),
+        ("blur:sigma=341", "blur:sigma=341"),
+    ] {
+        let ops = parse_chain(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(format_chain(&ops), canonical, "{text}");
+        assert_eq!(parse_chain(canonical).expect("canonical"), ops, "{text}");
+    }
+}
+
+#[test]
+fn huge_resizes_are_refused_at_construction() {
+    // `resize:100000x100000` used to pass `Pipeline::new` and abort `run` allocating 40 GB.
+    let r = Pipeline::new(vec![resize(100_000, 100_000)], [64, 64]);
+    assert_invalid(
+        r,
+        "resize width",
+        &["`resize:100000x100000`", "65536"],
+        "100000²",
+    );
+    let r = Pipeline::new(vec![Op::Linear, resize(60_000, 60_000)], [64, 64]);
+    assert_invalid(r, "resize size", &["60000x60000", "1073741824"], "60000²");
+    let r = Pipeline::new(vec![resize(u32::MAX, 1)], [64, 64]);
+    assert_invalid(r, "resize width", &["4294967295", "65536"], "u32::MAX");
+    // The input frame is held to the same limits.
+    let r = Pipeline::new(vec![Op::Linear], [70_000, 10]);
+    assert_invalid(r, "input width", &["70000x10", "65536"], "wide input");
+    let r = Pipeline::new(vec![Op::Linear], [40_000, 40_000]);
+    assert_invalid(
+        r,
+        "input size",
+        &["40000x40000", "1073741824"],
+        "large input",
+    );
+    // The largest frame the limits allow is planned without overflow.
+    let p = Pipeline::new(vec![resize(32_768, 32_768)], [65_536, 16_384]).expect("at the limits");
+    assert_eq!(p.output_size(), [32_768, 32_768]);
+    assert!(p.plan(256 << 20).is_ok());
+}
+
+#[test]
+fn a_resize_to_nothing_is_a_typed_error() {
+    // `resize` to 0×0 used to panic in `step_by(0)`.
+    let r = Pipeline::new(vec![resize(0, 0)], [8, 8]);
+    assert_invalid(r, "resize width", &["`resize:0x0`", "1 to 65536"], "0×0");
+    let r = Pipeline::new(vec![Op::Linear, resize(5, 0)], [8, 8]);
+    assert_invalid(r, "resize height", &["`resize:5x0`"], "5×0");
+    // Ops made in code are checked as the parser checks them.
+    let bad: [(Op, &str, &str); 6] = [
+        (Op::Blur { sigma: f32::NAN }, "sigma", "`blur:sigma=NaN`"),
+        (Op::Blur { sigma: 1e30 }, "sigma", "blur:sigma="),
+        (Op::BoxBlur { radius: 0 }, "radius", "`box:radius=0`"),
+        (
+            Op::Adjust {
+                brightness: f32::INFINITY,
+                contrast: 1.0,
+                gamma: 1.0,
+            },
+            "brightness",
+            "brightness=inf",
+        ),
+        (
+            Op::Adjust {
+                brightness: 0.0,
+                contrast: f32::NAN,
+                gamma: 1.0,
+            },
+            "contrast",
+            "contrast=NaN",
+        ),
+        (
+            Op::Adjust {
+                brightness: 0.0,
+                contrast: 1.0,
+                gamma: -1.0,
+            },
+            "gamma",
+            "gamma=-1",
+        ),
+    ];
+    for (op, name, needle) in bad {
+        assert_invalid(
+            Pipeline::new(vec![op], [8, 8]),
+            name,
+            &[needle],
+            &format!("{op:?}"),
+        );
+    }
+    // Tiles of a side 0 cover the output instead of panicking.
+    let p = chain("linear", 5, 3);
+    assert_eq!(p.tiles([0, 0]).len(), 15);
+    assert_eq!(p.tiles([0, 2]).len(), 10);
+}
+
+fn the_report_counts_host_buffers<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let p = chain("linear,resize:W2xH2,srgb", 64, 40);
+    let input = random_bytes(64 * 40 * 4, 9);
+    let (out, report) = p.run(&ctx, &input).expect("run");
+    assert_eq!(out.len(), 32 * 20 * 4);
+    // The output frame, and one tile's input and output copies (one tile here: the frames).
+    assert!(
+        report.host_bytes >= (out.len() + input.len() + out.len()) as u64,
+        "{report:?}"
+    );
+    assert!(
+        report.host_bytes < 4 * (out.len() + input.len()) as u64,
+        "{report:?}"
+    );
 }

@@ -2,10 +2,13 @@
 //! frame, and tiling that gives the same output as an untiled run.
 
 mod ops;
+mod parse;
 mod pipeline;
+mod plan;
 
 pub use crate::kernels::image::PixelFormat;
-pub use ops::{parse_chain, Op, Rect};
+pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_GAMMA};
+pub use parse::{format_chain, parse_chain};
 pub use pipeline::{FrameReport, Pipeline};
 
 /// Bytes of a `width × height` frame in `format`, rows packed.

@@ -1,10 +1,28 @@
-//! The operations of an image pipeline, their parsing, output sizes, and the region of its input
-//! each needs to produce a region of its output (for tiling with halos).
+//! The operations of an image pipeline, the limits on their parameters and on frame sizes, their
+//! output sizes, and the region of its input each needs to produce a region of its output (for
+//! tiling with halos). Parsing them from text is in `parse.rs`.
 
-use std::str::FromStr;
+use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::kernels::image::{blur_weights, Blur, ColorOp, ResizeFilter};
+use crate::kernels::image::{blur_weights, Blur, ColorOp, ResizeFilter, MAX_RADIUS};
+
+/// The longest side of a frame, at every stage of a pipeline: 65,536 pixels. Resize kernels
+/// compute source positions in f32, which at this size still resolve 1/256 of a pixel.
+pub const MAX_SIDE: u32 = 1 << 16;
+
+/// The most pixels of a frame, at every stage of a pipeline: 2³⁰ (e.g. 32768×32768), 4 GiB
+/// as RGBA8 on the host.
+pub const MAX_FRAME_PIXELS: u64 = 1 << 30;
+
+/// The largest magnitude of `adjust`'s brightness and contrast: past it every pixel saturates.
+pub const MAX_ADJUST: f32 = 1000.0;
+
+/// The smallest gamma of `adjust`.
+pub const MIN_GAMMA: f32 = 0.001;
+
+/// The largest gamma of `adjust`.
+pub const MAX_GAMMA: f32 = 1000.0;
 
 /// A rectangle of pixels: `x0..x1` × `y0..y1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,14 +48,14 @@ impl Rect {
         }
     }
 
-    /// Width.
+    /// Width (0 for an inverted rectangle).
     pub fn width(&self) -> u32 {
-        self.x1 - self.x0
+        self.x1.saturating_sub(self.x0)
     }
 
-    /// Height.
+    /// Height (0 for an inverted rectangle).
     pub fn height(&self) -> u32 {
-        self.y1 - self.y0
+        self.y1.saturating_sub(self.y0)
     }
 
     /// Pixels.
@@ -46,7 +64,16 @@ impl Rect {
     }
 }
 
-/// One operation of a chain.
+/// One operation of a chain. [`parse_chain`](super::parse_chain) makes them from text, and
+/// `Display` writes that text back.
+///
+/// ```
+/// use vramkit::image::Op;
+/// let op: Op = "blur:sigma=1.5".parse()?;
+/// assert_eq!(op, Op::Blur { sigma: 1.5 });
+/// assert_eq!(op.to_string(), "blur:sigma=1.5");
+/// # Ok::<(), vramkit::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
     /// sRGB to linear.
@@ -55,19 +82,19 @@ pub enum Op {
     Srgb,
     /// Gaussian blur.
     Blur {
-        /// Standard deviation in pixels.
+        /// Standard deviation in pixels, in (0, 341].
         sigma: f32,
     },
     /// Box blur.
     BoxBlur {
-        /// Radius in pixels.
+        /// Radius in pixels, 1 to 1024.
         radius: u32,
     },
     /// Resize to an exact size.
     Resize {
-        /// Output width.
+        /// Output width, 1 to [`MAX_SIDE`].
         width: u32,
-        /// Output height.
+        /// Output height, 1 to [`MAX_SIDE`] (and at most [`MAX_FRAME_PIXELS`] in all).
         height: u32,
         /// Filter.
         filter: ResizeFilter,
@@ -76,130 +103,151 @@ pub enum Op {
     Luma,
     /// Brightness, contrast, gamma.
     Adjust {
-        /// Added after contrast.
+        /// Added after contrast, within ±[`MAX_ADJUST`].
         brightness: f32,
-        /// Scale around mid-grey.
+        /// Scale around mid-grey, within ±[`MAX_ADJUST`].
         contrast: f32,
-        /// Gamma.
+        /// Gamma, [`MIN_GAMMA`] to [`MAX_GAMMA`].
         gamma: f32,
     },
 }
 
-fn bad(op: &str, reason: &'static str) -> Error {
-    Error::InvalidParameter {
-        name: "operation",
-        value: op.to_string(),
-        reason,
+impl fmt::Display for Op {
+    /// The text [`parse_chain`](super::parse_chain) reads back to the same op (floats are
+    /// written with the fewest digits that round-trip).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Op::Linear => write!(f, "linear"),
+            Op::Srgb => write!(f, "srgb"),
+            Op::Luma => write!(f, "luma"),
+            Op::Blur { sigma } => write!(f, "blur:sigma={sigma}"),
+            Op::BoxBlur { radius } => write!(f, "box:radius={radius}"),
+            Op::Resize {
+                width,
+                height,
+                filter,
+            } => match filter {
+                ResizeFilter::Bilinear => write!(f, "resize:{width}x{height}"),
+                ResizeFilter::Area => write!(f, "resize:{width}x{height}:area"),
+            },
+            Op::Adjust {
+                brightness,
+                contrast,
+                gamma,
+            } => write!(
+                f,
+                "adjust:brightness={brightness};contrast={contrast};gamma={gamma}"
+            ),
+        }
     }
 }
 
-fn number<T: FromStr>(op: &str, v: &str) -> Result<T> {
-    v.parse()
-        .map_err(|_| bad(op, "a number is expected after `=` (e.g. blur:sigma=3)"))
+/// What a parameter accepts, as error messages say it.
+pub(super) const SIGMA: &str =
+    "sigma is a finite number of pixels in (0, 341] (the blur radius, ceil(3 sigma), is at most 1024), e.g. blur:sigma=3";
+pub(super) const RADIUS: &str =
+    "radius is a whole number of pixels from 1 to 1024, e.g. box:radius=2";
+pub(super) const BRIGHTNESS: &str =
+    "brightness is a finite number from -1000 to 1000, e.g. adjust:brightness=0.1";
+pub(super) const CONTRAST: &str =
+    "contrast is a finite number from -1000 to 1000, e.g. adjust:contrast=1.2";
+pub(super) const GAMMA: &str = "gamma is a finite number from 0.001 to 1000, e.g. adjust:gamma=2.2";
+pub(super) const SIDE: &str =
+    "a frame's side is 1 to 65536 pixels (vramkit::image::MAX_SIDE), e.g. resize:1920x1080";
+pub(super) const PIXELS: &str = "a frame holds at most 1073741824 pixels \
+     (vramkit::image::MAX_FRAME_PIXELS, e.g. 32768x32768), e.g. resize:7680x4320";
+
+/// The radius of a Gaussian blur of `sigma`, as the blur kernel computes it (in f64).
+fn gaussian_radius(sigma: f32) -> u32 {
+    (3.0 * f64::from(sigma))
+        .ceil()
+        .clamp(0.0, f64::from(u32::MAX)) as u32
 }
 
-impl FromStr for Op {
-    type Err = Error;
-
-    /// `linear`, `srgb`, `luma`, `blur:sigma=S`, `box:radius=R`, `resize:WxH[:area]`,
-    /// `adjust:brightness=B,contrast=C,gamma=G` (inside a chain, separate adjust's settings
-    /// with `;`).
-    fn from_str(s: &str) -> Result<Self> {
-        let (name, args) = s.split_once(':').unwrap_or((s, ""));
-        let kv = |key: &str| -> Option<&str> {
-            args.split([';', ':'])
-                .filter_map(|p| p.split_once('='))
-                .find(|(k, _)| k.trim() == key)
-                .map(|(_, v)| v.trim())
-        };
-        let op = match name.trim() {
-            "linear" => Op::Linear,
-            "srgb" => Op::Srgb,
-            "luma" => Op::Luma,
-            "blur" => {
-                let sigma = number(s, kv("sigma").ok_or_else(|| bad(s, "blur needs sigma=S"))?)?;
-                blur_weights(Blur::Gaussian { sigma })?;
-                Op::Blur { sigma }
-            }
-            "box" => {
-                let radius = number(s, kv("radius").ok_or_else(|| bad(s, "box needs radius=R"))?)?;
-                blur_weights(Blur::Box { radius })?;
-                Op::BoxBlur { radius }
-            }
-            "resize" => {
-                let mut parts = args.split(':');
-                let size = parts.next().unwrap_or("");
-                let (w, h) = size
-                    .split_once('x')
-                    .ok_or_else(|| bad(s, "resize needs a size, e.g. resize:1920x1080"))?;
-                let (width, height): (u32, u32) = (number(s, w)?, number(s, h)?);
-                if width == 0 || height == 0 {
-                    return Err(bad(s, "a resize needs a size of at least 1x1"));
-                }
-                let filter = match parts.next() {
-                    None | Some("bilinear") => ResizeFilter::Bilinear,
-                    Some("area") => ResizeFilter::Area,
-                    Some(_) => return Err(bad(s, "the resize filter is `bilinear` or `area`")),
-                };
-                Op::Resize {
-                    width,
-                    height,
-                    filter,
-                }
-            }
-            "adjust" => {
-                let get = |k: &str, default: f32| kv(k).map_or(Ok(default), |v| number(s, v));
-                let op = Op::Adjust {
-                    brightness: get("brightness", 0.0)?,
-                    contrast: get("contrast", 1.0)?,
-                    gamma: get("gamma", 1.0)?,
-                };
-                if let Op::Adjust { gamma, .. } = op {
-                    if !(gamma > 0.0 && gamma.is_finite()) {
-                        return Err(bad(s, "gamma must be positive"));
-                    }
-                }
-                op
-            }
-            _ => {
-                return Err(bad(
-                    s,
-                    "known operations: linear, srgb, luma, blur:sigma=S, box:radius=R, \
-                     resize:WxH[:area], adjust:brightness=B;contrast=C;gamma=G",
-                ))
-            }
-        };
-        Ok(op)
-    }
+pub(super) fn sigma_ok(sigma: f32) -> bool {
+    sigma.is_finite()
+        && gaussian_radius(sigma) <= MAX_RADIUS
+        && blur_weights(Blur::Gaussian { sigma }).is_ok()
 }
 
-/// Parses a comma-separated chain, e.g. `linear,blur:sigma=3,resize:1920x1080,srgb`.
-///
-/// # Errors
-/// [`Error::InvalidParameter`] naming the operation that is wrong.
-///
-/// ```
-/// let chain = vramkit::image::parse_chain("linear,blur:sigma=3,resize:1920x1080,srgb")?;
-/// assert_eq!(chain.len(), 4);
-/// # Ok::<(), vramkit::Error>(())
-/// ```
-pub fn parse_chain(s: &str) -> Result<Vec<Op>> {
-    let ops: Vec<Op> = s
-        .split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(str::parse)
-        .collect::<Result<_>>()?;
-    if ops.is_empty() {
-        return Err(bad(s, "the chain is empty; give at least one operation"));
+pub(super) fn radius_ok(radius: u32) -> bool {
+    blur_weights(Blur::Box { radius }).is_ok()
+}
+
+pub(super) fn adjust_ok(v: f32) -> bool {
+    v.is_finite() && v.abs() <= MAX_ADJUST
+}
+
+pub(super) fn gamma_ok(g: f32) -> bool {
+    g.is_finite() && (MIN_GAMMA..=MAX_GAMMA).contains(&g)
+}
+
+/// Checks a frame size against [`MAX_SIDE`] and [`MAX_FRAME_PIXELS`]: the parameter that is
+/// wrong (`width`, `height` or `size`) and what is accepted.
+pub(super) fn size_problem(size: [u32; 2]) -> Option<(usize, &'static str)> {
+    for (i, side) in size.into_iter().enumerate() {
+        if !(1..=MAX_SIDE).contains(&side) {
+            return Some((i, SIDE));
+        }
     }
-    Ok(ops)
+    (u64::from(size[0]) * u64::from(size[1]) > MAX_FRAME_PIXELS).then_some((2, PIXELS))
 }
 
 impl Op {
+    /// Checks the op's parameters against the ranges its fields document (ops made in code skip
+    /// the parser's checks; [`Pipeline::new`](super::Pipeline::new) calls this).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the parameter and the op, and saying what is accepted.
+    ///
+    /// ```
+    /// use vramkit::image::Op;
+    /// assert!(Op::Blur { sigma: 2.0 }.validate().is_ok());
+    /// assert!(Op::Blur { sigma: f32::NAN }.validate().is_err());
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        let bad = |name: &'static str, value: String, reason: &'static str| {
+            Err(Error::InvalidParameter {
+                name,
+                value: format!("{value} in `{self}`"),
+                reason,
+            })
+        };
+        match *self {
+            Op::Linear | Op::Srgb | Op::Luma => Ok(()),
+            Op::Blur { sigma } if !sigma_ok(sigma) => bad("sigma", sigma.to_string(), SIGMA),
+            Op::BoxBlur { radius } if !radius_ok(radius) => {
+                bad("radius", radius.to_string(), RADIUS)
+            }
+            Op::Resize { width, height, .. } => match size_problem([width, height]) {
+                Some((0, why)) => bad("resize width", width.to_string(), why),
+                Some((1, why)) => bad("resize height", height.to_string(), why),
+                Some((_, why)) => bad("resize size", format!("{width}x{height}"), why),
+                None => Ok(()),
+            },
+            Op::Adjust {
+                brightness,
+                contrast,
+                gamma,
+            } => {
+                if !adjust_ok(brightness) {
+                    bad("brightness", brightness.to_string(), BRIGHTNESS)
+                } else if !adjust_ok(contrast) {
+                    bad("contrast", contrast.to_string(), CONTRAST)
+                } else if !gamma_ok(gamma) {
+                    bad("gamma", gamma.to_string(), GAMMA)
+                } else {
+                    Ok(())
+                }
+            }
+            Op::Blur { .. } | Op::BoxBlur { .. } => Ok(()),
+        }
+    }
+
     /// The blur radius (the halo this op needs on each side), 0 for the others.
     pub fn radius(&self) -> u32 {
         match *self {
-            Op::Blur { sigma } => (3.0 * sigma).ceil() as u32,
+            Op::Blur { sigma } => gaussian_radius(sigma),
             Op::BoxBlur { radius } => radius,
             _ => 0,
         }
@@ -223,7 +271,7 @@ impl Op {
                 filter,
             } => {
                 let axis = |a: u32, b: u32, full_in: u32, full_out: u32| -> (u32, u32) {
-                    let s = full_in as f32 / full_out as f32;
+                    let s = full_in as f32 / full_out.max(1) as f32;
                     let (lo, hi) = match filter {
                         ResizeFilter::Bilinear => (
                             ((a as f32 + 0.5) * s - 0.5).floor(),
@@ -234,7 +282,8 @@ impl Op {
                     // One pixel of margin against rounding, clamped to the image.
                     let lo = (lo - 1.0).max(0.0) as u32;
                     let hi = ((hi + 2.0) as u32).min(full_in);
-                    (lo.min(full_in - 1), hi.max(lo + 1))
+                    let lo = lo.min(full_in.saturating_sub(1));
+                    (lo, hi.max(lo.saturating_add(1)))
                 };
                 let (x0, x1) = axis(out.x0, out.x1, w, width);
                 let (y0, y1) = axis(out.y0, out.y1, h, height);
@@ -268,6 +317,33 @@ impl Op {
                 gamma,
             }),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_limits_the_constants_hold() {
+        assert!(SIDE.contains(&MAX_SIDE.to_string()));
+        assert!(PIXELS.contains(&MAX_FRAME_PIXELS.to_string()));
+        assert!(BRIGHTNESS.contains(&MAX_ADJUST.to_string()));
+        assert!(CONTRAST.contains(&MAX_ADJUST.to_string()));
+        assert!(GAMMA.contains(&MIN_GAMMA.to_string()));
+        assert!(GAMMA.contains(&MAX_GAMMA.to_string()));
+        assert!(RADIUS.contains(&MAX_RADIUS.to_string()));
+    }
+
+    #[test]
+    fn the_halo_is_the_kernels_radius() {
+        // Where f32 and f64 disagree on ceil(3 sigma), the kernel's f64 radius wins.
+        for sigma in [0.1f32, 1.0, 1.5, 2.0 / 3.0, 341.0, 1024.0 / 3.0, 1e-30] {
+            if sigma_ok(sigma) {
+                let weights = blur_weights(Blur::Gaussian { sigma }).expect("valid sigma");
+                assert_eq!(Op::Blur { sigma }.radius() as usize, weights.len() / 2);
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::ops::{Op, Rect};
+use super::ops::{size_problem, Op, Rect};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::image::{
@@ -16,17 +16,12 @@ use crate::{AllocDesc, BufferHandle, Context};
 /// A chain of operations for frames of one size.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pipeline {
-    ops: Vec<Op>,
+    pub(super) ops: Vec<Op>,
     /// Image size before each op, and after the last.
-    sizes: Vec<[u32; 2]>,
+    pub(super) sizes: Vec<[u32; 2]>,
     /// Format of the frames between operations.
-    working: PixelFormat,
+    pub(super) working: PixelFormat,
 }
-
-/// The smallest tile side the planner tries.
-const MIN_TILE: u32 = 16;
-/// Allowance per allocation for rounding to the offset alignment.
-const ALIGN_SLACK: u64 = 256;
 
 /// How one frame was run.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,15 +32,70 @@ pub struct FrameReport {
     pub tiles: usize,
     /// Device bytes one tile was planned to need (working set, staging excluded).
     pub planned_bytes: u64,
+    /// Host bytes the run allocated at its peak: the RGBA8 output frame and one tile's RGBA8
+    /// input and output copies (the caller's input frame excluded).
+    pub host_bytes: u64,
     /// Wall time of the frame, seconds.
     pub seconds: f64,
 }
 
+/// An empty host buffer with room for `len` bytes, allocated fallibly, and `len` as a `usize`.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] naming the bytes and `what` they were for when the host cannot
+/// allocate them.
+fn host_buffer(len: u64, what: &'static str) -> Result<(Vec<u8>, usize)> {
+    let refused = || Error::InvalidParameter {
+        name: "host memory",
+        value: format!("{len} bytes for {what}"),
+        reason: "the host could not allocate them; use smaller frames \
+                 (a smaller input or resize)",
+    };
+    let n = usize::try_from(len).map_err(|_| refused())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| refused())?;
+    Ok((v, n))
+}
+
+/// `len` zero bytes on the host, allocated fallibly.
+///
+/// # Errors
+/// As [`host_buffer`].
+pub(crate) fn host_zeroed(len: u64, what: &'static str) -> Result<Vec<u8>> {
+    let (mut v, n) = host_buffer(len, what)?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
+/// Bytes of an RGBA8 frame of `size`, if this host can address them.
+fn rgba8_bytes(size: [u32; 2]) -> Option<u64> {
+    let bytes = u64::from(size[0]) * u64::from(size[1]) * 4;
+    usize::try_from(bytes)
+        .ok()
+        .filter(|&b| isize::try_from(b).is_ok())
+        .map(|_| bytes)
+}
+
 impl Pipeline {
-    /// A pipeline for frames of `input` size.
+    /// A pipeline for frames of `input` size. Each op is [validated](Op::validate) and every
+    /// stage's frame is checked against [`MAX_SIDE`](super::MAX_SIDE) and
+    /// [`MAX_FRAME_PIXELS`](super::MAX_FRAME_PIXELS), so that [`run`](Self::run) never starts
+    /// what can not be held.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] for an empty frame or chain.
+    /// [`Error::ShapeMismatch`] for an empty frame or chain; [`Error::InvalidParameter`] for an
+    /// input larger than the limits (naming them) or an op whose parameters are out of range
+    /// (naming the op, e.g. `resize:0x0`).
+    ///
+    /// ```
+    /// use vramkit::image::{Op, Pipeline};
+    /// use vramkit::kernels::image::ResizeFilter;
+    /// let p = Pipeline::new(vec![Op::Linear], [3840, 2160])?;
+    /// assert_eq!(p.output_size(), [3840, 2160]);
+    /// let huge = Op::Resize { width: 100_000, height: 100_000, filter: ResizeFilter::Bilinear };
+    /// assert!(Pipeline::new(vec![huge], [64, 64]).is_err());
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
     pub fn new(ops: Vec<Op>, input: [u32; 2]) -> Result<Self> {
         if input[0] == 0 || input[1] == 0 || ops.is_empty() {
             return Err(Error::ShapeMismatch {
@@ -53,10 +103,33 @@ impl Pipeline {
                 actual: format!("{}×{} with {} operations", input[0], input[1], ops.len()),
             });
         }
-        let mut sizes = vec![input];
+        if let Some((i, why)) = size_problem(input) {
+            return Err(Error::InvalidParameter {
+                name: ["input width", "input height", "input size"][i.min(2)],
+                value: format!("{}x{}", input[0], input[1]),
+                reason: why,
+            });
+        }
+        let mut sizes = Vec::with_capacity(ops.len() + 1);
+        let mut size = input;
+        sizes.push(size);
         for op in &ops {
-            let last = sizes[sizes.len() - 1];
-            sizes.push(op.output_size(last));
+            op.validate()?;
+            size = op.output_size(size);
+            sizes.push(size);
+        }
+        for (what, size) in [("input", input), ("output", size)] {
+            if rgba8_bytes(size).is_none() {
+                return Err(Error::InvalidParameter {
+                    name: if what == "input" {
+                        "input size"
+                    } else {
+                        "output size"
+                    },
+                    value: format!("{}x{}", size[0], size[1]),
+                    reason: "its RGBA8 frame is more bytes than this host can address",
+                });
+            }
         }
         Ok(Self {
             ops,
@@ -78,164 +151,91 @@ impl Pipeline {
         self.working
     }
 
+    /// The operations.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The input frame's size.
+    pub fn input_size(&self) -> [u32; 2] {
+        self.sizes.first().copied().unwrap_or_default()
+    }
+
     /// The output frame's size.
     pub fn output_size(&self) -> [u32; 2] {
-        self.sizes[self.sizes.len() - 1]
-    }
-
-    /// For an output region, the region each stage must hold (input first).
-    pub fn regions(&self, out: Rect) -> Vec<Rect> {
-        let mut regions = vec![out; self.ops.len() + 1];
-        for i in (0..self.ops.len()).rev() {
-            regions[i] = self.ops[i].input_region(regions[i + 1], self.sizes[i]);
-        }
-        regions
-    }
-
-    /// Device bytes a tile of the output needs at its peak: its input and output stages in the
-    /// working format (plus the RGBA8 input and output around RGBA32F work), and a blur's RGBA32F
-    /// intermediate.
-    pub fn tile_bytes(&self, out: Rect) -> u64 {
-        let r = self.regions(out);
-        let bytes = |rect: &Rect, f: PixelFormat| rect.area() * f.bytes_per_pixel() + ALIGN_SLACK;
-        let stage = |rect: &Rect| bytes(rect, self.working);
-        let rgba8 = self.working == PixelFormat::Rgba8;
-        let mut peak = if rgba8 {
-            stage(&r[0])
-        } else {
-            bytes(&r[0], PixelFormat::Rgba8) + stage(&r[0])
-        };
-        for (i, op) in self.ops.iter().enumerate() {
-            let tmp = if op.radius() > 0 {
-                u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16 + 2 * ALIGN_SLACK
-            } else {
-                0
-            };
-            peak = peak.max(stage(&r[i]) + stage(&r[i + 1]) + tmp);
-        }
-        let n = r.len() - 1;
-        if rgba8 {
-            peak
-        } else {
-            peak.max(stage(&r[n]) + bytes(&r[n], PixelFormat::Rgba8))
-        }
-    }
-
-    /// The output tiles of size `tile` covering the output, row by row.
-    pub fn tiles(&self, tile: [u32; 2]) -> Vec<Rect> {
-        let [w, h] = self.output_size();
-        let mut v = Vec::new();
-        for y0 in (0..h).step_by(tile[1] as usize) {
-            for x0 in (0..w).step_by(tile[0] as usize) {
-                v.push(Rect {
-                    x0,
-                    y0,
-                    x1: (x0 + tile[0]).min(w),
-                    y1: (y0 + tile[1]).min(h),
-                });
-            }
-        }
-        v
-    }
-
-    /// The peak of the worst tile of size `tile` (an interior one, with full halos).
-    fn worst_tile_bytes(&self, tile: [u32; 2]) -> u64 {
-        let [w, h] = self.output_size();
-        let x0 = (w - tile[0]) / 2;
-        let y0 = (h - tile[1]) / 2;
-        self.tile_bytes(Rect {
-            x0,
-            y0,
-            x1: x0 + tile[0],
-            y1: y0 + tile[1],
-        })
-    }
-
-    /// The largest tile (fewest passes) whose working set fits `available` bytes: the whole
-    /// output if it fits, else halving the longer side.
-    ///
-    /// # Errors
-    /// [`Error::OverBudget`] when not even a 16×16 tile fits, with the bytes that one needs.
-    pub fn plan(&self, available: u64) -> Result<[u32; 2]> {
-        let mut tile = self.output_size();
-        loop {
-            let need = self.worst_tile_bytes(tile);
-            if need <= available {
-                return Ok(tile);
-            }
-            if tile[0] <= MIN_TILE && tile[1] <= MIN_TILE {
-                return Err(Error::OverBudget {
-                    requested: need,
-                    limit: available,
-                    in_use: 0,
-                    reserved: 0,
-                    largest_free: 0,
-                    fits_now: available,
-                });
-            }
-            let i = usize::from(tile[1] > tile[0]);
-            tile[i] = tile[i].div_ceil(2).max(MIN_TILE.min(tile[i]));
-        }
+        self.sizes.last().copied().unwrap_or_default()
     }
 
     /// Runs the chain on an RGBA8 frame (rows packed) within the context's budget, tiling when
-    /// the whole frame does not fit. Returns the RGBA8 output and how it ran.
+    /// the whole frame does not fit or a buffer would pass the device's largest binding. Returns
+    /// the RGBA8 output and how it ran.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if `input` is not an RGBA8 frame of the pipeline's size;
-    /// [`Error::OverBudget`] with the smallest tile's needs when even that does not fit.
+    /// [`Error::OverBudget`] with the smallest tile's needs when even that does not fit;
+    /// [`Error::TooLarge`] when even the smallest tile needs a buffer past the device's largest
+    /// binding; [`Error::InvalidParameter`] naming the bytes when the host can not allocate the
+    /// output frame.
     pub fn run<B: Backend>(
         &self,
         ctx: &Context<B>,
         input: &[u8],
     ) -> Result<(Vec<u8>, FrameReport)> {
         let start = Instant::now();
-        let [w, h] = self.sizes[0];
-        if input.len() as u64 != u64::from(w) * u64::from(h) * 4 {
+        let [w, h] = self.input_size();
+        let in_bytes = u64::from(w) * u64::from(h) * 4;
+        if input.len() as u64 != in_bytes {
             return Err(Error::ShapeMismatch {
-                expected: format!(
-                    "an RGBA8 frame of {w}×{h} ({} bytes)",
-                    u64::from(w) * u64::from(h) * 4
-                ),
+                expected: format!("an RGBA8 frame of {w}×{h} ({in_bytes} bytes)"),
                 actual: format!("{} bytes", input.len()),
             });
         }
+        let [ow, oh] = self.output_size();
+        let out_bytes = u64::from(ow) * u64::from(oh) * 4;
+        let mut out = host_zeroed(out_bytes, "the RGBA8 output frame")?;
         ctx.trim()?;
         let stats = ctx.stats();
         let limit = stats.budget.unwrap_or(u64::MAX);
         let mut available = limit
             .saturating_sub(stats.reserved)
             .saturating_sub(ctx.staging_capacity());
-        let [ow, oh] = self.output_size();
-        let mut out = vec![0u8; ow as usize * oh as usize * 4];
+        let max_buffer = {
+            let l = ctx.backend().limits();
+            l.max_binding_size.min(l.max_block_size)
+        };
         loop {
-            let tile = self.plan(available).map_err(|e| match e {
-                Error::OverBudget { requested, .. } => Error::OverBudget {
-                    requested: requested + ctx.staging_capacity(),
-                    limit,
-                    in_use: stats.in_use,
-                    reserved: stats.reserved,
-                    largest_free: 0,
-                    fits_now: available,
-                },
-                e => e,
-            })?;
+            let tile = self
+                .plan_within(available, max_buffer)
+                .map_err(|e| match e {
+                    Error::OverBudget { requested, .. } => Error::OverBudget {
+                        requested: requested + ctx.staging_capacity(),
+                        limit,
+                        in_use: stats.in_use,
+                        reserved: stats.reserved,
+                        largest_free: 0,
+                        fits_now: available,
+                    },
+                    e => e,
+                })?;
             let tiles = self.tiles(tile);
-            let mut result = Ok(());
+            let mut result = Ok(0);
+            let mut tile_host = 0;
             for t in &tiles {
                 result = self.run_tile(ctx, input, *t, &mut out);
-                if result.is_err() {
-                    break;
+                match result {
+                    Ok(bytes) => tile_host = tile_host.max(bytes),
+                    Err(_) => break,
                 }
             }
             match result {
-                Ok(()) => {
+                Ok(_) => {
                     return Ok((
                         out,
                         FrameReport {
                             tile,
                             tiles: tiles.len(),
                             planned_bytes: self.worst_tile_bytes(tile),
+                            host_bytes: out_bytes + tile_host,
                             seconds: start.elapsed().as_secs_f64(),
                         },
                     ))
@@ -258,7 +258,7 @@ impl Pipeline {
         input: &[u8],
         out_rect: Rect,
         out: &mut [u8],
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let regions = self.regions(out_rect);
         let mut live: Vec<BufferHandle> = Vec::new();
         let result = self.run_tile_inner(ctx, input, &regions, out, &mut live);
@@ -275,7 +275,7 @@ impl Pipeline {
         regions: &[Rect],
         out: &mut [u8],
         live: &mut Vec<BufferHandle>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let alloc =
             |live: &mut Vec<BufferHandle>, label: &'static str, r: &Rect, f: PixelFormat| {
                 let h = ctx.alloc(
@@ -294,11 +294,13 @@ impl Pipeline {
         };
         // The input region, gathered row by row.
         let r0 = regions[0];
-        let [w, _] = self.sizes[0];
-        let mut bytes = Vec::with_capacity(r0.area() as usize * 4);
+        let [w, _] = self.input_size();
+        let row_in = r0.width() as usize * 4;
+        let (mut bytes, _) = host_buffer(r0.area() * 4, "a tile's RGBA8 input")?;
         for y in r0.y0..r0.y1 {
-            let row = (y as usize * w as usize + r0.x0 as usize) * 4;
-            bytes.extend_from_slice(&input[row..row + r0.width() as usize * 4]);
+            let at = (y as usize * w as usize + r0.x0 as usize) * 4;
+            let row = input.get(at..at + row_in).ok_or_else(|| outside(&r0))?;
+            bytes.extend_from_slice(row);
         }
         let src8 = alloc(live, "tile input", &r0, PixelFormat::Rgba8)?;
         ctx.upload(src8.handle, &bytes)?;
@@ -346,8 +348,42 @@ impl Pipeline {
         let row_bytes = rn.width() as usize * 4;
         for (j, y) in (rn.y0..rn.y1).enumerate() {
             let at = (y as usize * ow as usize + rn.x0 as usize) * 4;
-            out[at..at + row_bytes].copy_from_slice(&tile[j * row_bytes..(j + 1) * row_bytes]);
+            let dst = out
+                .get_mut(at..at + row_bytes)
+                .ok_or_else(|| outside(&rn))?;
+            let src = tile
+                .get(j * row_bytes..(j + 1) * row_bytes)
+                .ok_or_else(|| outside(&rn))?;
+            dst.copy_from_slice(src);
         }
-        Ok(())
+        Ok(bytes.capacity() as u64 + tile.len() as u64)
+    }
+}
+
+/// A region that does not fit its frame: a planner bug, reported rather than panicking.
+fn outside(r: &Rect) -> Error {
+    Error::Backend {
+        message: format!("tile region {r:?} lies outside its frame (a vramkit bug)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_buffers_the_host_can_not_hold_are_typed_errors() {
+        for len in [u64::MAX, isize::MAX as u64 + 1, 1 << 62] {
+            match host_zeroed(len, "the RGBA8 output frame") {
+                Err(e @ Error::InvalidParameter { name, .. }) => {
+                    assert_eq!(name, "host memory");
+                    let msg = e.to_string();
+                    assert!(msg.contains(&len.to_string()), "{msg}");
+                    assert!(msg.contains("output frame"), "{msg}");
+                }
+                other => panic!("{len} bytes: expected InvalidParameter, got {other:?}"),
+            }
+        }
+        assert_eq!(host_zeroed(10, "ten").expect("ten bytes"), vec![0; 10]);
     }
 }

@@ -1,0 +1,166 @@
+//! Planning a pipeline's tiles: the device bytes a tile of the output needs at its peak, its
+//! largest single buffer, and the largest tile that fits a budget and the device's limits.
+
+use super::ops::Rect;
+use super::Pipeline;
+use crate::error::{Error, Result};
+use crate::kernels::image::PixelFormat;
+
+/// The smallest tile side the planner tries.
+const MIN_TILE: u32 = 16;
+/// Allowance per allocation for rounding to the offset alignment.
+const ALIGN_SLACK: u64 = 256;
+
+/// Bytes of `rect` in `format`, with the alignment allowance.
+fn bytes(rect: &Rect, format: PixelFormat) -> u64 {
+    rect.area() * format.bytes_per_pixel() + ALIGN_SLACK
+}
+
+impl Pipeline {
+    /// For an output region, the region each stage must hold (input first).
+    pub fn regions(&self, out: Rect) -> Vec<Rect> {
+        let mut regions = vec![out; self.ops.len() + 1];
+        for i in (0..self.ops.len()).rev() {
+            regions[i] = self.ops[i].input_region(regions[i + 1], self.sizes[i]);
+        }
+        regions
+    }
+
+    /// Device bytes a tile of the output needs at its peak: its input and output stages in the
+    /// working format (plus the RGBA8 input and output around RGBA32F work), and a blur's RGBA32F
+    /// intermediate.
+    pub fn tile_bytes(&self, out: Rect) -> u64 {
+        let r = self.regions(out);
+        let stage = |rect: &Rect| bytes(rect, self.working);
+        let rgba8 = self.working == PixelFormat::Rgba8;
+        let mut peak = if rgba8 {
+            stage(&r[0])
+        } else {
+            bytes(&r[0], PixelFormat::Rgba8) + stage(&r[0])
+        };
+        for (i, op) in self.ops.iter().enumerate() {
+            let tmp = if op.radius() > 0 {
+                u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16 + 2 * ALIGN_SLACK
+            } else {
+                0
+            };
+            peak = peak.max(stage(&r[i]) + stage(&r[i + 1]) + tmp);
+        }
+        let n = r.len() - 1;
+        if rgba8 {
+            peak
+        } else {
+            peak.max(stage(&r[n]) + bytes(&r[n], PixelFormat::Rgba8))
+        }
+    }
+
+    /// The largest single buffer a tile of the output allocates: a stage in the working format
+    /// or a blur's RGBA32F intermediate (each must fit one kernel binding).
+    pub fn largest_buffer(&self, out: Rect) -> u64 {
+        let r = self.regions(out);
+        let stages = r
+            .iter()
+            .map(|rect| rect.area() * self.working.bytes_per_pixel());
+        let blurs = self.ops.iter().enumerate().map(|(i, op)| {
+            if op.radius() > 0 {
+                u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16
+            } else {
+                0
+            }
+        });
+        stages.chain(blurs).max().unwrap_or(0)
+    }
+
+    /// The output tiles of size `tile` covering the output, row by row (a side of 0 counts as
+    /// 1).
+    pub fn tiles(&self, tile: [u32; 2]) -> Vec<Rect> {
+        let [w, h] = self.output_size();
+        let [tw, th] = tile.map(|t| t.max(1));
+        let mut v = Vec::new();
+        for y0 in (0..h).step_by(th as usize) {
+            for x0 in (0..w).step_by(tw as usize) {
+                v.push(Rect {
+                    x0,
+                    y0,
+                    x1: x0.saturating_add(tw).min(w),
+                    y1: y0.saturating_add(th).min(h),
+                });
+            }
+        }
+        v
+    }
+
+    /// An interior tile of size `tile` (with full halos): the worst case of its size.
+    fn worst_tile(&self, tile: [u32; 2]) -> Rect {
+        let [w, h] = self.output_size();
+        let x0 = w.saturating_sub(tile[0]) / 2;
+        let y0 = h.saturating_sub(tile[1]) / 2;
+        Rect {
+            x0,
+            y0,
+            x1: x0.saturating_add(tile[0]).min(w),
+            y1: y0.saturating_add(tile[1]).min(h),
+        }
+    }
+
+    /// The peak of the worst tile of size `tile`.
+    pub(super) fn worst_tile_bytes(&self, tile: [u32; 2]) -> u64 {
+        self.tile_bytes(self.worst_tile(tile))
+    }
+
+    /// The largest tile (fewest passes) whose working set fits `available` bytes: the whole
+    /// output if it fits, else halving the longer side.
+    ///
+    /// # Errors
+    /// [`Error::OverBudget`] when not even a 16×16 tile fits, with the bytes that one needs.
+    ///
+    /// ```
+    /// use vramkit::image::{parse_chain, Pipeline};
+    /// let p = Pipeline::new(parse_chain("blur:sigma=2")?, [3840, 2160])?;
+    /// let tile = p.plan(64 << 20)?;
+    /// assert!(tile[0] < 3840 || tile[1] < 2160);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn plan(&self, available: u64) -> Result<[u32; 2]> {
+        self.plan_within(available, u64::MAX)
+    }
+
+    /// As [`plan`](Self::plan), with every buffer of a tile also at most `max_buffer` bytes (the
+    /// device's largest binding).
+    ///
+    /// # Errors
+    /// [`Error::OverBudget`] as [`plan`](Self::plan); [`Error::TooLarge`] when a 16×16 tile
+    /// still needs a buffer larger than `max_buffer` (a resize shrinking by more than the device
+    /// can hold in one binding).
+    pub fn plan_within(&self, available: u64, max_buffer: u64) -> Result<[u32; 2]> {
+        let mut tile = self.output_size();
+        loop {
+            let need = self.worst_tile_bytes(tile);
+            let largest = self.largest_buffer(self.worst_tile(tile));
+            if need <= available && largest <= max_buffer {
+                return Ok(tile);
+            }
+            if tile[0] <= MIN_TILE && tile[1] <= MIN_TILE {
+                if largest > max_buffer {
+                    return Err(Error::TooLarge {
+                        label: format!("a {}×{} tile's largest stage", tile[0], tile[1]),
+                        requested: largest,
+                        max: max_buffer,
+                        what: "the largest buffer one kernel binding can cover; \
+                               shrink in several resize steps, at most 100× each",
+                    });
+                }
+                return Err(Error::OverBudget {
+                    requested: need,
+                    limit: available,
+                    in_use: 0,
+                    reserved: 0,
+                    largest_free: 0,
+                    fits_now: available,
+                });
+            }
+            let i = usize::from(tile[1] > tile[0]);
+            tile[i] = tile[i].div_ceil(2).max(MIN_TILE.min(tile[i]));
+        }
+    }
+}
