@@ -202,7 +202,9 @@ fn exit_codes_say_what_went_wrong() {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().to_str().expect("utf-8");
+    // Not the inputs' directory: the tool refuses to write over its inputs.
+    let out = dir.path().join("out");
+    let out = out.to_str().expect("utf-8");
     let small = dir.path().join("small.png");
     write_png(&small, 200, 200, true, 3);
     let small = small.to_str().expect("utf-8");
@@ -271,4 +273,180 @@ fn exit_codes_say_what_went_wrong() {
         "{}",
         String::from_utf8_lossy(&cuda.stderr)
     );
+}
+
+/// A PNG of `w × h` 8-bit RGB pixels whose header is all there is: one tiny image-data chunk,
+/// so that a decoder reads the size and stops.
+fn png_header_only(w: u32, h: u32) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(&mut png, b"IHDR", &ihdr);
+    chunk(
+        &mut png,
+        b"IDAT",
+        &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    );
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
+
+/// Runs the tool and asserts its exit code and that its message names every one of `needles`.
+fn refused(args: &[&str], code: i32, needles: &[&str]) {
+    let o = run(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: `{stderr}` does not name {needle:?}"
+        );
+    }
+}
+
+// These are checked before a device is looked for, so they need no GPU.
+
+#[test]
+fn never_overwrites_an_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).expect("mkdir");
+    let a = inputs.join("a.png");
+    write_png(&a, 20, 10, true, 5);
+    let before = std::fs::read(&a).expect("read");
+    let (a_s, in_s) = (a.to_str().expect("utf-8"), inputs.to_str().expect("utf-8"));
+    // The output directory is the input's: `in/a.png` would be written over itself.
+    refused(&[a_s, "--out", in_s], 2, &["overwrite the input", "a.png"]);
+    refused(&[in_s, "--out", in_s], 2, &["overwrite the input", "a.png"]);
+    // Through another spelling of the same directory.
+    let dotted = format!("{in_s}/../in");
+    refused(&[a_s, "--out", &dotted], 2, &["overwrite the input"]);
+    // Two inputs of one name, or one input twice, would write one output.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).expect("mkdir");
+    write_png(&other.join("a.png"), 4, 4, false, 6);
+    let out = dir.path().join("out");
+    let out_s = out.to_str().expect("utf-8");
+    let b = other.join("a.png");
+    refused(
+        &[a_s, b.to_str().expect("utf-8"), "--out", out_s],
+        2,
+        &["both", "a.png"],
+    );
+    refused(&[a_s, a_s, "--out", out_s], 2, &["both"]);
+    // An output that is a link to the input.
+    #[cfg(unix)]
+    {
+        std::fs::create_dir(&out).expect("mkdir");
+        std::os::unix::fs::symlink(&a, out.join("a.png")).expect("symlink");
+        refused(&[a_s, "--out", out_s], 2, &["overwrite the input"]);
+        std::fs::remove_file(out.join("a.png")).expect("unlink");
+        std::fs::hard_link(&a, out.join("a.png")).expect("hard link");
+        refused(&[a_s, "--out", out_s], 2, &["overwrite the input"]);
+    }
+    assert!(
+        std::fs::read(&a).expect("read") == before,
+        "the input was changed"
+    );
+}
+
+#[test]
+fn bad_images_are_input_errors_not_panics() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let out = out.to_str().expect("utf-8");
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).expect("write");
+        p.to_str().expect("utf-8").to_owned()
+    };
+    let good = dir.path().join("good.png");
+    write_png(&good, 40, 30, true, 7);
+    let png = std::fs::read(&good).expect("read");
+    let truncated = file("truncated.png", &png[..png.len() / 2]);
+    refused(
+        &[&truncated, "--out", out],
+        3,
+        &["truncated.png", "damaged or truncated"],
+    );
+    let empty = file("empty.png", b"");
+    refused(
+        &[&empty, "--out", out],
+        3,
+        &["empty.png", "not a PNG or JPEG"],
+    );
+    let huge = file("huge.png", &png_header_only(100_000, 100_000));
+    refused(
+        &[&huge, "--out", out],
+        3,
+        &["huge.png", "100000x100000", "65536"],
+    );
+    let many = file("many.png", &png_header_only(40_000, 40_000));
+    refused(
+        &[&many, "--out", out],
+        3,
+        &["many.png", "40000x40000", "1073741824"],
+    );
+    let zero = file("zero.png", &png_header_only(0, 7));
+    refused(&[&zero, "--out", out], 3, &["zero.png"]);
+    let gif = file("anim.png", b"GIF89a\x01\x00\x01\x00\x00\x00\x00;");
+    refused(&[&gif, "--out", out], 3, &["anim.png", "Gif"]);
+    let jpeg = {
+        let mut v = Vec::new();
+        let img =
+            image::RgbImage::from_fn(32, 16, |x, y| image::Rgb([x as u8 * 8, y as u8 * 16, 0]));
+        img.write_to(&mut std::io::Cursor::new(&mut v), image::ImageFormat::Jpeg)
+            .expect("encode jpeg");
+        v
+    };
+    let cut = file("cut.jpg", &jpeg[..20]);
+    refused(&[&cut, "--out", out], 3, &["cut.jpg"]);
+    let empty_dir = dir.path().join("nothing");
+    std::fs::create_dir(&empty_dir).expect("mkdir");
+    refused(
+        &[empty_dir.to_str().expect("utf-8"), "--out", out],
+        3,
+        &["holds no"],
+    );
+    refused(
+        &["/nonexistent/frame.png", "--out", out],
+        3,
+        &["/nonexistent/frame.png", "cannot read"],
+    );
+}
+
+#[test]
+fn impossible_chains_are_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().to_str().expect("utf-8");
+    // This chain used to abort the process allocating 40 GB of output.
+    refused(
+        &["--ops", "resize:100000x100000", "--out", out],
+        2,
+        &["`100000`", "65536"],
+    );
+    refused(
+        &["--ops", "linear:foo=1", "--out", out],
+        2,
+        &["`foo=1`", "no arguments"],
+    );
+    refused(
+        &["--ops", "adjust:contrast=NaN", "--out", out],
+        2,
+        &["`NaN`", "finite"],
+    );
+    refused(&["--ops", "", "--out", out], 2, &["empty"]);
 }

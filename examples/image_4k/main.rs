@@ -3,8 +3,15 @@
 //! went.
 //!
 //! `cargo run --release --example image_4k -- --budget 256MiB --out out`
+//!
+//! Everything that needs no device is checked first: the chain, the inputs (each decoded only
+//! when its turn comes, but the first before a device is looked for) and the outputs, which
+//! never overwrite an input.
 
-use std::path::{Path, PathBuf};
+mod input;
+mod paths;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -14,8 +21,10 @@ use bytesize::ByteSize;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use vramkit::backend::Backend;
-use vramkit::image::{frame_bytes, parse_chain, test_chart, Pipeline, PixelFormat, Rect};
+use vramkit::image::{frame_bytes, parse_chain, test_chart, Op, Pipeline, PixelFormat, Rect};
 use vramkit::{Context, ContextDesc, Error};
+
+use input::InputLimits;
 
 #[derive(Parser, Debug)]
 #[command(about = "Process 4K images on the GPU inside a memory budget", version)]
@@ -98,75 +107,84 @@ impl From<Error> for Failure {
                 ByteSize(requested.next_multiple_of(1 << 20))
             )),
             Error::NoAdapter { .. } | Error::DeviceLost { .. } => Failure::NoGpu(e.to_string()),
-            Error::InvalidParameter { .. } | Error::ShapeMismatch { .. } => {
-                Failure::Usage(e.to_string())
-            }
+            Error::InvalidParameter {
+                name: "host memory",
+                ..
+            } => Failure::Other(e.to_string()),
+            Error::InvalidParameter { .. }
+            | Error::ShapeMismatch { .. }
+            | Error::TooLarge { .. } => Failure::Usage(e.to_string()),
             Error::Io(_) => Failure::Input(e.to_string()),
             e => Failure::Other(e.to_string()),
         }
     }
 }
 
+/// An input frame: its name (which names its output) and its RGBA8 pixels.
 struct Frame {
     name: String,
     size: [u32; 2],
     rgba: Vec<u8>,
 }
 
-fn load(path: &Path) -> Result<Frame, Failure> {
-    let img = image::ImageReader::open(path)
-        .and_then(|r| r.with_guessed_format())
-        .map_err(|e| Failure::Input(format!("{}: cannot read: {e}", path.display())))?
-        .decode()
-        .map_err(|e| {
-            Failure::Input(format!(
-                "{}: not a PNG or JPEG image vramkit can decode: {e}",
-                path.display()
-            ))
-        })?;
-    let rgba = match img {
-        image::DynamicImage::ImageRgb8(_) | image::DynamicImage::ImageRgba8(_) => img.to_rgba8(),
-        other => {
-            return Err(Failure::Input(format!(
-                "{}: {:?} pixels are not supported; use 8-bit RGB or RGBA",
-                path.display(),
-                other.color()
-            )))
+/// What was checked before a device is looked for.
+struct Job {
+    chain: Vec<Op>,
+    files: Vec<PathBuf>,
+    first: Frame,
+}
+
+/// The frame of input `i` (the built-in chart when there are no inputs).
+fn frame_at(files: &[PathBuf], i: usize) -> Result<Frame, Failure> {
+    match files.get(i) {
+        Some(f) => {
+            let img = input::load(f, &InputLimits::TOOL).map_err(Failure::Input)?;
+            Ok(Frame {
+                name: paths::output_name(f),
+                size: img.size,
+                rgba: img.rgba,
+            })
         }
-    };
-    let name = path
-        .file_stem()
-        .map_or("frame".into(), |s| s.to_string_lossy().into_owned());
-    Ok(Frame {
-        name,
-        size: [rgba.width(), rgba.height()],
-        rgba: rgba.into_raw(),
+        None => Ok(Frame {
+            name: "test_chart".into(),
+            size: [3840, 2160],
+            rgba: test_chart(3840, 2160),
+        }),
+    }
+}
+
+/// Checks the chain, the inputs, the outputs and the first frame.
+fn prepare(args: &Args) -> Result<Job, Failure> {
+    let chain = parse_chain(&args.ops)?;
+    let files = paths::inputs(&args.inputs).map_err(Failure::Input)?;
+    paths::check_outputs(&files, &args.out).map_err(Failure::Usage)?;
+    let first = frame_at(&files, 0)?;
+    Pipeline::new(chain.clone(), first.size)?;
+    Ok(Job {
+        chain,
+        files,
+        first,
     })
 }
 
-fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
-    let mut files = Vec::new();
-    for p in &args.inputs {
-        if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Failure::Input(format!("{}: {e}", p.display())))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| {
-                    f.extension().and_then(|x| x.to_str()).is_some_and(|x| {
-                        ["png", "jpg", "jpeg"].contains(&x.to_lowercase().as_str())
-                    })
-                })
-                .collect();
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    Ok(files)
-}
-
 fn run(args: &Args) -> Result<(), Failure> {
+    let backends: &[&str] = if cfg!(feature = "cuda") {
+        &["wgpu", "cuda"]
+    } else {
+        &["wgpu"]
+    };
+    if !backends.contains(&args.backend.as_str()) {
+        return Err(Failure::Usage(format!(
+            "backend `{}` is not available in this build; use --backend wgpu{}",
+            args.backend,
+            if cfg!(feature = "cuda") {
+                " or cuda"
+            } else {
+                " (or build with --features cuda for --backend cuda)"
+            }
+        )));
+    }
+    let job = prepare(args)?;
     let budget = args.budget.map(|b| b.as_u64());
     // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
     let staging_chunk = budget.map_or(4 << 20, |b| (b / 32).clamp(64 << 10, 4 << 20) / 4096 * 4096);
@@ -177,23 +195,19 @@ fn run(args: &Args) -> Result<(), Failure> {
         ..Default::default()
     };
     match args.backend.as_str() {
-        "wgpu" => process(args, &Context::new(desc)?),
         #[cfg(feature = "cuda")]
-        "cuda" => process(args, &Context::cuda(0, desc)?),
-        other => Err(Failure::Usage(format!(
-            "backend `{other}` is not available in this build; use --backend wgpu{}",
-            if cfg!(feature = "cuda") {
-                " or cuda"
-            } else {
-                " (or build with --features cuda for --backend cuda)"
-            }
-        ))),
+        "cuda" => process(args, job, &Context::cuda(0, desc)?),
+        _ => process(args, job, &Context::new(desc)?),
     }
 }
 
 /// Processes every input on `ctx`.
-fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
-    let chain = parse_chain(&args.ops)?;
+fn process<B: Backend>(args: &Args, job: Job, ctx: &Context<B>) -> Result<(), Failure> {
+    let Job {
+        chain,
+        files,
+        first,
+    } = job;
     if args.trace.is_some() || args.plot.is_some() {
         ctx.start_trace(1 << 20);
     }
@@ -201,25 +215,13 @@ fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", args.out.display())))?;
 
-    let files = inputs(args)?;
     let bar = ProgressBar::new(files.len().max(1) as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
     let frames = files.len().max(1);
-    let frame_at = |i: usize| -> Result<Frame, Failure> {
-        match files.get(i) {
-            Some(f) => load(f),
-            None => Ok(Frame {
-                name: "test_chart".into(),
-                size: [3840, 2160],
-                rgba: test_chart(3840, 2160),
-            }),
-        }
-    };
     // As many frames at once as whole working sets fit the budget now (at most 4).
-    let first = frame_at(0)?;
     let whole = Pipeline::new(chain.clone(), first.size)?.with_working_format(args.format.into());
     let [fw, fh] = whole.output_size();
     let jobs = (ctx.max_batch(whole.tile_bytes(Rect::full(fw, fh)))? as usize)
@@ -245,7 +247,7 @@ fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
                     if i >= frames || failed.load(Ordering::Relaxed) {
                         return Ok(());
                     }
-                    frame_at(i)?
+                    frame_at(&files, i)?
                 }
             };
             bar.set_message(frame.name.clone());
@@ -306,8 +308,9 @@ fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
             r.seconds
         );
     }
-    let (name, [w, h], [ow, oh], report, _) = &rows[rows.len() - 1];
-    let _ = name;
+    let Some((_, [w, h], [ow, oh], report, _)) = rows.last() else {
+        return Err(Failure::Other("no frame was processed".into()));
+    };
     println!();
     println!("{:<32} {:>12}", "resource", "bytes");
     println!(
@@ -319,6 +322,11 @@ fn process<B: Backend>(args: &Args, ctx: &Context<B>) -> Result<(), Failure> {
         "{:<32} {:>12}",
         "frame out (RGBA8, host)",
         b(frame_bytes(*ow, *oh, PixelFormat::Rgba8))
+    );
+    println!(
+        "{:<32} {:>12}",
+        "run buffers (host, peak)",
+        b(report.host_bytes)
     );
     println!(
         "{:<32} {:>12}",

@@ -1,0 +1,186 @@
+//! The tool's input path: reading a file and decoding it as an 8-bit RGB or RGBA PNG or JPEG
+//! into an RGBA8 frame, with every size checked before anything of that size is allocated.
+//! The fuzz target `image_input` and `tests/fuzz_corpus.rs` include this file, so what they
+//! check is what the tool runs.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek};
+use std::path::Path;
+
+use image::{ColorType, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader};
+use vramkit::image::{MAX_FRAME_PIXELS, MAX_SIDE};
+
+/// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
+const DECODER_SLACK: u64 = 16 << 20;
+
+/// The largest images the input path takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputLimits {
+    /// The longest side, in pixels.
+    pub max_side: u32,
+    /// The most pixels.
+    pub max_pixels: u64,
+}
+
+impl InputLimits {
+    /// What the tool takes: what a pipeline takes.
+    pub const TOOL: Self = Self {
+        max_side: MAX_SIDE,
+        max_pixels: MAX_FRAME_PIXELS,
+    };
+
+    /// The most bytes a file within these limits can have: an uncompressed 8-bit RGBA frame and
+    /// a fifth more for the container (PNG's stored blocks, row filters, chunks).
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_pixels * 4 / 5 * 6 + (1 << 20)
+    }
+}
+
+/// Why an input was refused.
+#[derive(Debug)]
+pub enum InputError {
+    /// The file could not be opened or read.
+    Unreadable(std::io::Error),
+    /// The bytes are not a PNG or JPEG file.
+    NotAnImage,
+    /// A PNG or JPEG that is damaged or cut short.
+    Corrupt(String),
+    /// An image of a kind the tool does not take (its format or pixels).
+    Unsupported(String),
+    /// An image of width or height 0.
+    Empty([u32; 2]),
+    /// An image (or file) larger than the limits.
+    TooLarge(String),
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::Unreadable(e) => write!(f, "cannot read: {e}"),
+            InputError::NotAnImage => write!(
+                f,
+                "not a PNG or JPEG image (its first bytes are neither signature); \
+                 give 8-bit RGB or RGBA PNG or JPEG files"
+            ),
+            InputError::Corrupt(why) => write!(
+                f,
+                "a damaged or truncated image that can not be decoded ({why}); \
+                 re-export or re-download it"
+            ),
+            InputError::Unsupported(what) => write!(
+                f,
+                "{what} are not supported; use 8-bit RGB or RGBA PNG or JPEG"
+            ),
+            InputError::Empty([w, h]) => write!(
+                f,
+                "the image is {w}x{h} pixels: empty; give an image of at least 1x1"
+            ),
+            InputError::TooLarge(what) => write!(f, "{what}"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Maps a decoder's error onto what it means for the user.
+fn classify(e: ImageError) -> InputError {
+    match e {
+        ImageError::Limits(l) => InputError::TooLarge(format!(
+            "decoding needs more memory than the limits allow ({l}); give a smaller image"
+        )),
+        ImageError::Unsupported(u) => InputError::Unsupported(format!("images with {u}")),
+        ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            InputError::Corrupt("the data ends early".into())
+        }
+        ImageError::IoError(io) => InputError::Unreadable(io),
+        other => InputError::Corrupt(other.to_string()),
+    }
+}
+
+/// A decoded frame: RGBA8, rows packed.
+#[derive(Debug)]
+pub struct Decoded {
+    /// Width and height.
+    pub size: [u32; 2],
+    /// `size[0] × size[1] × 4` bytes.
+    pub rgba: Vec<u8>,
+}
+
+/// Decodes an 8-bit RGB or RGBA (or palette) PNG or JPEG, recognised by its content, into
+/// RGBA8. The header's size is checked against `limits` before the pixels are decoded, and the
+/// decoder's allocations are capped to what such a frame needs.
+///
+/// # Errors
+/// [`InputError`] saying what is wrong with the bytes; never panics on any input.
+pub fn decode<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Decoded, InputError> {
+    let mut reader = ImageReader::new(reader)
+        .with_guessed_format()
+        .map_err(InputError::Unreadable)?;
+    match reader.format() {
+        Some(ImageFormat::Png | ImageFormat::Jpeg) => {}
+        Some(other) => return Err(InputError::Unsupported(format!("{other:?} images"))),
+        None => return Err(InputError::NotAnImage),
+    }
+    let mut caps = image::Limits::default();
+    caps.max_alloc = Some(limits.max_pixels.saturating_mul(4) + DECODER_SLACK);
+    reader.limits(caps);
+    let decoder = reader.into_decoder().map_err(classify)?;
+    let (w, h) = decoder.dimensions();
+    if w == 0 || h == 0 {
+        return Err(InputError::Empty([w, h]));
+    }
+    if w > limits.max_side || h > limits.max_side || u64::from(w) * u64::from(h) > limits.max_pixels
+    {
+        return Err(InputError::TooLarge(format!(
+            "the image is {w}x{h} pixels: larger than the {} pixels per side and {} pixels in \
+             all that the tool takes; give a smaller image",
+            limits.max_side, limits.max_pixels
+        )));
+    }
+    match decoder.color_type() {
+        ColorType::Rgb8 | ColorType::Rgba8 => {}
+        other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
+    }
+    let rgba = DynamicImage::from_decoder(decoder)
+        .map_err(classify)?
+        .into_rgba8();
+    if rgba.dimensions() != (w, h) {
+        return Err(InputError::Corrupt(format!(
+            "the header says {w}x{h} but {}x{} pixels were decoded",
+            rgba.width(),
+            rgba.height()
+        )));
+    }
+    Ok(Decoded {
+        size: [w, h],
+        rgba: rgba.into_raw(),
+    })
+}
+
+/// Reads and decodes the file at `path` as [`decode`] does, refusing files larger than any
+/// image within `limits` can be before reading them.
+///
+/// # Errors
+/// The [`InputError`] and the path, as one message.
+pub fn load(path: &Path, limits: &InputLimits) -> Result<Decoded, String> {
+    let fail = |e: InputError| format!("{}: {e}", path.display());
+    let file = File::open(path).map_err(|e| fail(InputError::Unreadable(e)))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| fail(InputError::Unreadable(e)))?;
+    if !meta.is_file() {
+        return Err(fail(InputError::Unsupported(
+            "inputs that are not regular files".into(),
+        )));
+    }
+    if meta.len() > limits.max_file_bytes() {
+        return Err(fail(InputError::TooLarge(format!(
+            "the file has {} bytes, more than any image the tool takes ({} bytes at most); \
+             give a smaller image",
+            meta.len(),
+            limits.max_file_bytes()
+        ))));
+    }
+    decode(BufReader::new(file), limits).map_err(fail)
+}
