@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek};
 use std::path::Path;
 
-use image::{ColorType, DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader};
+use image::{ColorType, ImageDecoder, ImageError, ImageFormat, ImageReader};
 use vramkit::image::{MAX_FRAME_PIXELS, MAX_SIDE};
 
 /// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
@@ -142,20 +142,42 @@ pub fn decode<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Deco
         ColorType::Rgb8 | ColorType::Rgba8 => {}
         other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
     }
-    let rgba = DynamicImage::from_decoder(decoder)
-        .map_err(classify)?
-        .into_rgba8();
-    if rgba.dimensions() != (w, h) {
+    let color = decoder.color_type();
+    let mut raw = host_bytes(decoder.total_bytes())?;
+    decoder.read_image(&mut raw).map_err(classify)?;
+    let pixels = u64::from(w) * u64::from(h);
+    let rgba = match color {
+        ColorType::Rgba8 => raw,
+        _ => {
+            let mut rgba = host_bytes(pixels * 4)?;
+            for (px, rgb) in rgba.chunks_exact_mut(4).zip(raw.chunks_exact(3)) {
+                px.copy_from_slice(&[rgb[0], rgb[1], rgb[2], 255]);
+            }
+            rgba
+        }
+    };
+    if rgba.len() as u64 != pixels * 4 {
         return Err(InputError::Corrupt(format!(
-            "the header says {w}x{h} but {}x{} pixels were decoded",
-            rgba.width(),
-            rgba.height()
+            "the header says {w}x{h} but {} bytes were decoded",
+            rgba.len()
         )));
     }
-    Ok(Decoded {
-        size: [w, h],
-        rgba: rgba.into_raw(),
-    })
+    Ok(Decoded { size: [w, h], rgba })
+}
+
+/// `len` zero bytes, or an error saying the host could not allocate them.
+fn host_bytes(len: u64) -> Result<Vec<u8>, InputError> {
+    let refused = || {
+        InputError::TooLarge(format!(
+            "decoding needs {len} bytes of host memory, which could not be allocated; give a \
+             smaller image"
+        ))
+    };
+    let n = usize::try_from(len).map_err(|_| refused())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| refused())?;
+    v.resize(n, 0);
+    Ok(v)
 }
 
 /// Reads and decodes the file at `path` as [`decode`] does, refusing files larger than any

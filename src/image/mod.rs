@@ -11,7 +11,7 @@ pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_G
 pub use parse::{format_chain, parse_chain};
 pub use pipeline::{FrameReport, Pipeline};
 
-/// Bytes of a `width × height` frame in `format`, rows packed.
+/// Bytes of a `width × height` frame in `format`, rows packed (saturating at `u64::MAX`).
 ///
 /// ```
 /// use vramkit::image::{frame_bytes, PixelFormat};
@@ -19,17 +19,20 @@ pub use pipeline::{FrameReport, Pipeline};
 /// assert_eq!(frame_bytes(3840, 2160, PixelFormat::Rgba32F), 132_710_400);
 /// ```
 pub fn frame_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
-    u64::from(width) * u64::from(height) * format.bytes_per_pixel()
+    (u64::from(width) * u64::from(height)).saturating_mul(format.bytes_per_pixel())
 }
 
-/// Bytes of a texture-to-buffer copy of such a frame: wgpu pads each row to 256 bytes.
+/// Bytes of a texture-to-buffer copy of such a frame: wgpu pads each row to 256 bytes
+/// (saturating at `u64::MAX`).
 ///
 /// ```
 /// use vramkit::image::{texture_copy_bytes, PixelFormat};
 /// assert_eq!(texture_copy_bytes(1001, 2, PixelFormat::Rgba8), 2 * 4096);
 /// ```
 pub fn texture_copy_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
-    (u64::from(width) * format.bytes_per_pixel()).next_multiple_of(256) * u64::from(height)
+    (u64::from(width) * format.bytes_per_pixel())
+        .next_multiple_of(256)
+        .saturating_mul(u64::from(height))
 }
 
 /// A deterministic RGBA8 test chart: colour gradients, a grid of fine lines, checkerboards of
