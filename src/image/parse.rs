@@ -1,17 +1,7 @@
 //! Parsing operation chains, strictly: every token is either understood or refused with an
 //! error that names it and says what is accepted.
 //!
-//! ```text
-//! chain  = op ("," op)*
-//! op     = "linear" | "srgb" | "luma"
-//!        | "blur:" "sigma=" number
-//!        | "box:" "radius=" whole
-//!        | "resize:" whole "x" whole [":bilinear" | ":area"]
-//!        | "adjust" [":" param (";" param)*]     param = ("brightness" | "contrast" | "gamma") "=" number
-//! ```
-//!
-//! Spaces around tokens are ignored; `:` also separates parameters. Numbers are finite decimals
-//! within the ranges [`Op`]'s fields document; each parameter is given at most once.
+//! The grammar is in [`parse_chain`]'s documentation.
 
 use std::str::FromStr;
 
@@ -214,10 +204,24 @@ impl FromStr for Op {
     }
 }
 
-/// Parses a comma-separated chain, e.g. `linear,blur:sigma=3,resize:1920x1080,srgb`, strictly
-/// (see the grammar in this module's source): unknown operations and parameters, repeated
-/// parameters, missing values, numbers out of range, malformed sizes, trailing text and empty
-/// chains or operations are refused.
+/// Parses a comma-separated chain, e.g. `linear,blur:sigma=3,resize:1920x1080,srgb`, strictly:
+/// unknown operations and parameters, repeated parameters, missing values, numbers out of
+/// range, malformed sizes, trailing text and empty chains or operations are refused.
+///
+/// ```text
+/// chain  = op ("," op)*
+/// op     = "linear" | "srgb" | "luma"
+///        | "blur:" "sigma=" number                   0 < number ≤ 341
+///        | "box:" "radius=" whole                    1 ≤ whole ≤ 1024
+///        | "resize:" whole "x" whole [":bilinear" | ":area"]
+///        | "adjust" [":" param (";" param)*]
+/// param  = "brightness=" number | "contrast=" number | "gamma=" number
+/// ```
+///
+/// Spaces around tokens are ignored and `:` also separates `adjust`'s parameters; numbers are
+/// finite decimals within the ranges [`Op`]'s fields document (a resize's sides at most
+/// [`MAX_SIDE`](super::MAX_SIDE), its pixels at most
+/// [`MAX_FRAME_PIXELS`](super::MAX_FRAME_PIXELS)); each parameter is given at most once.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] whose value names the offending token (and its operation) and

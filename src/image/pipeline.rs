@@ -208,7 +208,7 @@ impl Pipeline {
                 .plan_within(available, max_buffer)
                 .map_err(|e| match e {
                     Error::OverBudget { requested, .. } => Error::OverBudget {
-                        requested: requested + ctx.staging_capacity(),
+                        requested: requested.saturating_add(ctx.staging_capacity()),
                         limit,
                         in_use: stats.in_use,
                         reserved: stats.reserved,
@@ -245,7 +245,7 @@ impl Pipeline {
                 Err(Error::OverBudget { .. }) if self.worst_tile_bytes(tile) > 1 << 16 => {
                     ctx.wait()?;
                     ctx.trim()?;
-                    available = self.worst_tile_bytes(tile) * 3 / 4;
+                    available = self.worst_tile_bytes(tile) / 4 * 3;
                 }
                 Err(e) => return Err(e),
             }

@@ -11,9 +11,17 @@ const MIN_TILE: u32 = 16;
 /// Allowance per allocation for rounding to the offset alignment.
 const ALIGN_SLACK: u64 = 256;
 
-/// Bytes of `rect` in `format`, with the alignment allowance.
+/// Bytes of `rect` in `format`, with the alignment allowance (saturating: a rectangle past
+/// any frame only plans as too large).
 fn bytes(rect: &Rect, format: PixelFormat) -> u64 {
-    rect.area() * format.bytes_per_pixel() + ALIGN_SLACK
+    rect.area()
+        .saturating_mul(format.bytes_per_pixel())
+        .saturating_add(ALIGN_SLACK)
+}
+
+/// Bytes of a blur's RGBA32F intermediate: the output's columns of the input's rows.
+fn blur_tmp(out: &Rect, input: &Rect) -> u64 {
+    (u64::from(out.width()) * u64::from(input.height())).saturating_mul(16)
 }
 
 impl Pipeline {
@@ -36,21 +44,25 @@ impl Pipeline {
         let mut peak = if rgba8 {
             stage(&r[0])
         } else {
-            bytes(&r[0], PixelFormat::Rgba8) + stage(&r[0])
+            bytes(&r[0], PixelFormat::Rgba8).saturating_add(stage(&r[0]))
         };
         for (i, op) in self.ops.iter().enumerate() {
             let tmp = if op.radius() > 0 {
-                u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16 + 2 * ALIGN_SLACK
+                blur_tmp(&r[i + 1], &r[i]).saturating_add(2 * ALIGN_SLACK)
             } else {
                 0
             };
-            peak = peak.max(stage(&r[i]) + stage(&r[i + 1]) + tmp);
+            peak = peak.max(
+                stage(&r[i])
+                    .saturating_add(stage(&r[i + 1]))
+                    .saturating_add(tmp),
+            );
         }
         let n = r.len() - 1;
         if rgba8 {
             peak
         } else {
-            peak.max(stage(&r[n]) + bytes(&r[n], PixelFormat::Rgba8))
+            peak.max(stage(&r[n]).saturating_add(bytes(&r[n], PixelFormat::Rgba8)))
         }
     }
 
@@ -60,10 +72,10 @@ impl Pipeline {
         let r = self.regions(out);
         let stages = r
             .iter()
-            .map(|rect| rect.area() * self.working.bytes_per_pixel());
+            .map(|rect| rect.area().saturating_mul(self.working.bytes_per_pixel()));
         let blurs = self.ops.iter().enumerate().map(|(i, op)| {
             if op.radius() > 0 {
-                u64::from(r[i + 1].width()) * u64::from(r[i].height()) * 16
+                blur_tmp(&r[i + 1], &r[i])
             } else {
                 0
             }
