@@ -144,6 +144,14 @@ impl Pipeline {
     /// [`Error::OverBudget`] as [`plan`](Self::plan); [`Error::TooLarge`] when a 16×16 tile
     /// still needs a buffer larger than `max_buffer` (a resize shrinking by more than the device
     /// can hold in one binding).
+    ///
+    /// ```
+    /// use vramkit::image::{parse_chain, Pipeline};
+    /// let p = Pipeline::new(parse_chain("blur:sigma=2")?, [3840, 2160])?;
+    /// let tile = p.plan_within(u64::MAX, 64 << 20)?;
+    /// assert!(p.tiles(tile).iter().all(|t| p.largest_buffer(*t) <= 64 << 20));
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
     pub fn plan_within(&self, available: u64, max_buffer: u64) -> Result<[u32; 2]> {
         let mut tile = self.output_size();
         loop {
