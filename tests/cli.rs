@@ -414,6 +414,19 @@ fn bad_images_are_input_errors_not_panics() {
     };
     let cut = file("cut.jpg", &jpeg[..20]);
     refused(&[&cut, "--out", out], 3, &["cut.jpg"]);
+    // zune-jpeg 0.5.15's AVX2 IDCT panics on this damaged JPEG (found by fuzzing): the tool
+    // used to crash with exit code 101.
+    let zune = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg"),
+    )
+    .expect("corpus file");
+    let zune = file("zune.jpg", &zune);
+    refused(
+        &[&zune, "--out", out],
+        3,
+        &["zune.jpg", "damaged", "decoder failed"],
+    );
     let empty_dir = dir.path().join("nothing");
     std::fs::create_dir(&empty_dir).expect("mkdir");
     refused(

@@ -3,6 +3,7 @@
 //! The fuzz target `image_input` and `tests/fuzz_corpus.rs` include this file, so what they
 //! check is what the tool runs.
 
+use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek};
@@ -107,13 +108,71 @@ pub struct Decoded {
     pub rgba: Vec<u8>,
 }
 
+thread_local! {
+    static DECODING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside [`decode`]: a panic hook stays quiet for panics there, which
+/// `decode` turns into [`InputError::Corrupt`] (the tool and the fuzz target install such a
+/// hook, see [`quiet_decoder_panics`]).
+pub fn decoding() -> bool {
+    DECODING.with(Cell::get)
+}
+
+/// Wraps the current panic hook so that panics inside [`decode`] print nothing: `decode`
+/// reports them as errors. Other panics go to the previous hook (which may abort, as
+/// libFuzzer's does).
+pub fn quiet_decoder_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !decoding() {
+            previous(info);
+        }
+    }));
+}
+
+/// Marks this thread as decoding until dropped (also when unwinding).
+struct Decoding;
+
+impl Decoding {
+    fn start() -> Self {
+        DECODING.with(|d| d.set(true));
+        Decoding
+    }
+}
+
+impl Drop for Decoding {
+    fn drop(&mut self) {
+        DECODING.with(|d| d.set(false));
+    }
+}
+
 /// Decodes an 8-bit RGB or RGBA (or palette) PNG or JPEG, recognised by its content, into
 /// RGBA8. The header's size is checked against `limits` before the pixels are decoded, and the
 /// decoder's allocations are capped to what such a frame needs.
 ///
+/// A panic in the decoders (zune-jpeg 0.5.15's AVX2 IDCT panics on some damaged JPEGs; see
+/// `fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg`) is caught and reported as a
+/// damaged image.
+///
 /// # Errors
 /// [`InputError`] saying what is wrong with the bytes; never panics on any input.
 pub fn decode<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Decoded, InputError> {
+    let _decoding = Decoding::start();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decode_inner(reader, limits)
+    }))
+    .unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(InputError::Corrupt(format!("the decoder failed: {why}")))
+    })
+}
+
+fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Decoded, InputError> {
     let mut reader = ImageReader::new(reader)
         .with_guessed_format()
         .map_err(InputError::Unreadable)?;

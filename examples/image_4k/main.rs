@@ -383,6 +383,8 @@ fn process<B: Backend>(args: &Args, job: Job, ctx: &Context<B>) -> Result<(), Fa
 
 fn main() -> ExitCode {
     env_logger::init();
+    // A decoder that panics on a damaged file is reported as an input error, not a crash.
+    input::quiet_decoder_panics();
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
