@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lock;
-use crate::memory::manager::{Manager, Settings};
+use crate::memory::manager::{Access, Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
@@ -59,8 +59,9 @@ impl Default for ContextDesc {
     }
 }
 
-/// Pipelines by kernel label, entry point and override values (as bits).
-pub(crate) type KernelKey = (&'static str, &'static str, Vec<(&'static str, u64)>);
+/// Pipelines by kernel label, entry point, whether guarded (built without bounds checks) and
+/// override values (as bits).
+pub(crate) type KernelKey = (&'static str, &'static str, bool, Vec<(&'static str, u64)>);
 pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<K>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
@@ -214,16 +215,9 @@ impl<B: Backend> Context<B> {
     /// [`Error::InvalidParameter`] for an allocation of another kind; [`Error::StaleHandle`].
     pub fn advise(&self, handle: BufferHandle, advice: MemoryAdvice) -> Result<()> {
         let m = lock(&self.mem);
-        let a = m.get(handle)?;
-        if a.kind != MemoryKind::Unified {
-            return Err(Error::InvalidParameter {
-                name: "advise",
-                value: format!("{advice:?} on a {:?} allocation", a.kind),
-                reason: "memory advice applies to MemoryKind::Unified allocations",
-            });
-        }
-        self.backend
-            .advise(m.raw(a)?, a.placement.offset, a.requested, advice)
+        let r = m.resolve(handle, 0, None, Access::Advise, self.backend.limits())?;
+        // SAFETY: `resolve` placed the range inside its block.
+        unsafe { self.backend.advise(r.block, r.offset, r.size, advice) }
     }
 
     fn transfer<R>(&self, f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>) -> Result<R> {
@@ -395,14 +389,27 @@ impl<B: Backend> Context<B> {
 
 impl<B: Backend> Drop for Context<B> {
     fn drop(&mut self) {
-        // Errors here mean the device is gone; its memory went with it.
-        if let Ok(last) = self.backend.submit() {
-            let _ = self.backend.wait(last);
+        // No call follows to return an error to: errors are logged. They mean the device is
+        // gone, and its memory with it; blocks whose work may still run are leaked, not freed.
+        let waited = self
+            .backend
+            .submit()
+            .and_then(|last| self.backend.wait(last))
+            .and_then(|()| self.backend.check_device());
+        if let Err(e) = waited {
+            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
         }
         let mut staging = lock(&self.staging);
         let mut mem = lock(&self.mem);
-        let _ = staging.upload.clear(&self.backend, &mut mem);
-        let _ = staging.readback.clear(&self.backend, &mut mem);
+        let staging = &mut *staging;
+        for ring in [&mut staging.upload, &mut staging.readback] {
+            if let Err(e) = ring.clear(&self.backend, &mut mem) {
+                log::warn!("vramkit: context {}: staging not freed: {e}", self.id);
+            }
+        }
+        if let Err(e) = mem.check_deferred() {
+            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
+        }
         for leak in mem.shutdown(&self.backend) {
             log::warn!(
                 "vramkit: context {} dropped with `{}`{} alive: {} B of {:?} memory{}",

@@ -19,7 +19,8 @@ pub enum StaleReason {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A zero-byte allocation or transfer was asked for.
+    /// A zero-byte allocation (or kernel binding) was asked for. Zero-byte transfers are
+    /// no-ops and succeed.
     #[error("`{label}`: a size of 0 bytes was requested; ask for at least 1 byte")]
     ZeroSize {
         /// Label of the allocation or operation.
@@ -159,6 +160,14 @@ pub enum Error {
     #[error("the GPU API rejected an operation: {message}")]
     Backend {
         /// The API's message.
+        message: String,
+    },
+
+    /// An invariant of vramkit broke: a bug in vramkit, not in the caller's use. Please report it
+    /// with the message.
+    #[error("internal error, a vramkit bug (please report it): {message}")]
+    Internal {
+        /// What broke.
         message: String,
     },
 

@@ -40,8 +40,9 @@ pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use memory::{
-    AllocDesc, AllocationInfo, BufferHandle, Checkpoint, CompactReport, CompactionDesc,
-    CompactionStats, Event, EventKind, Growth, KindStats, Label, MemoryStats, TagStats, Trace,
+    AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
+    CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
+    MemoryStats, TagStats, Trace,
 };
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;

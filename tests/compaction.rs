@@ -94,7 +94,9 @@ fn verify<B: Backend>(ctx: &Context<B>, live: &[Live], when: &str) {
             );
         }
     }
-    ctx.audit().unwrap_or_else(|e| panic!("{when}: {e}"));
+    ctx.audit()
+        .check()
+        .unwrap_or_else(|e| panic!("{when}: {e}"));
 }
 
 fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
@@ -231,7 +233,7 @@ fn edge_cases_of_compaction_and_geometry_do_not_panic() {
     let report = ctx.compact(u64::MAX).expect("compact of an empty segment");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
     assert!(report.bytes_freed > 0);
-    ctx.audit().expect("audit");
+    ctx.audit().check().expect("audit");
     let h = ctx
         .alloc(AllocDesc::new("again", 1 << 20))
         .expect("alloc after");

@@ -306,7 +306,9 @@ fn million_operations(resizable: bool, ops: usize) {
             assert_eq!(s.in_use, model.values().map(|m| m.1).sum::<u64>());
         }
         if step % 20_000 == 0 {
-            ctx.audit().unwrap_or_else(|e| panic!("step {step}: {e}"));
+            ctx.audit()
+                .check()
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
             rebuild(&mut spans);
         }
     }
@@ -323,7 +325,7 @@ fn million_operations(resizable: bool, ops: usize) {
     for h in order {
         ctx.release(h).expect("release");
     }
-    ctx.audit().expect("audit");
+    ctx.audit().check().expect("audit");
     let s = ctx.stats();
     assert_eq!((s.live, s.in_use), (0, 0));
     // Nothing live: every block is one free range (the audit rejects touching free ranges).

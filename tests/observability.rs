@@ -55,8 +55,11 @@ fn check_against_model<B: Backend>(ctx: &vramkit::Context<B>, model: &Model, err
         }
     }
     assert_eq!(s.over_budget_errors, errors.iter().sum::<u64>());
-    ctx.audit()
-        .unwrap_or_else(|e| panic!("counters disagree with a recount: {e}"));
+    let report = ctx.audit();
+    assert!(
+        report.is_clean(),
+        "counters disagree with a recount: {report}"
+    );
 }
 
 fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {

@@ -52,5 +52,5 @@ fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
         "{} B cached over 8 MiB",
         s.cached_free
     );
-    some.audit().expect("audit");
+    some.audit().check().expect("audit");
 }

@@ -8,7 +8,7 @@ struct Dims {
     unsigned pad;
 };
 
-__device__ __forceinline__ float4 load_b4(const float* b, Dims d, unsigned row, unsigned col) {
+__device__ __forceinline__ float4 load_b4(BUF(float) b, Dims d, unsigned row, unsigned col) {
     unsigned i = row * d.n + col;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (col + 3u < d.n) {
@@ -20,7 +20,7 @@ __device__ __forceinline__ float4 load_b4(const float* b, Dims d, unsigned row, 
     return v;
 }
 
-__device__ __forceinline__ void store_c4(float* c, Dims d, unsigned row, unsigned col, float4 v) {
+__device__ __forceinline__ void store_c4(BUF(float) c, Dims d, unsigned row, unsigned col, float4 v) {
     if (row >= d.m) return;
     unsigned i = row * d.n + col;
     const float e[4] = {v.x, v.y, v.z, v.w};
@@ -31,7 +31,7 @@ __device__ __forceinline__ void store_c4(float* c, Dims d, unsigned row, unsigne
 }
 
 extern "C" __global__ void __launch_bounds__(WG_X * WG_Y)
-matmul(float* a, float* b, float* c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
     unsigned col = gid_x() * 8u;
     unsigned row = gid_y() * 8u;
     if (row >= d.m || col >= d.n) return;

@@ -18,7 +18,7 @@ __device__ __forceinline__ float lane(float4 v, unsigned i) {
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-matmul(float* a, float* b, float* c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
     // As[k][m] and Bs[k][n], as float4 along m and n: BK × 32 float4 each.
     __shared__ float4 As[256];
     __shared__ float4 Bs[256];

@@ -225,7 +225,9 @@ fn launch<B: Backend>(
 ) -> Result<SubmissionIndex> {
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
     let groups = [dst.width.div_ceil(16), dst.height.div_ceil(16), 1];
-    ctx.dispatch_with(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
+    // Every image function checked its views against their buffers and the region against
+    // the source (`check`, `region`), so the kernel stays inside its bindings.
+    ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
 }
 
 /// Converts a region between formats: RGBA8 `src` (from `origin`) into RGBA32F `dst`.

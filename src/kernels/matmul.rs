@@ -62,15 +62,27 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], d: MatmulDims) -> Vec<f32> {
     c
 }
 
-fn check_size<B: Backend>(ctx: &Context<B>, h: BufferHandle, what: &str, elems: u64) -> Result<()> {
+/// Checks that `h` holds a `rows × cols` f32 matrix.
+fn check_size<B: Backend>(
+    ctx: &Context<B>,
+    h: BufferHandle,
+    what: &str,
+    rows: u64,
+    cols: u64,
+) -> Result<()> {
     let have = ctx.size_of(h)?;
-    if have < elems * 4 {
-        return Err(Error::ShapeMismatch {
-            expected: format!("{what} of at least {elems} f32 ({} bytes)", elems * 4),
-            actual: format!("{have} bytes"),
-        });
+    // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
+    let elems = rows * cols;
+    match elems.checked_mul(4) {
+        Some(need) if have >= need => Ok(()),
+        need => Err(Error::ShapeMismatch {
+            expected: format!(
+                "{what} ({rows}×{cols}) of at least {elems} f32 values ({} bytes)",
+                need.map_or_else(|| "more than 2⁶⁴".into(), |n| n.to_string())
+            ),
+            actual: format!("a buffer of {have} bytes"),
+        }),
     }
-    Ok(())
 }
 
 /// Records `C = A·B`. The kernel variant is chosen per adapter: without workgroup memory on CPU
@@ -79,6 +91,7 @@ fn check_size<B: Backend>(ctx: &Context<B>, h: BufferHandle, what: &str, elems: 
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] for a zero dimension or a buffer smaller than its matrix;
+/// [`Error::InvalidParameter`] if C is A or B (matmul does not run in place);
 /// [`Error::TooLarge`] if B passes the device's binding limit; the errors of
 /// [`Context::dispatch_with`].
 ///
@@ -124,10 +137,20 @@ pub fn matmul_with<B: Backend>(
         });
     }
     let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
-    check_size(ctx, a, "A", m * k)?;
-    check_size(ctx, b, "B", k * n)?;
-    check_size(ctx, c, "C", m * n)?;
+    check_size(ctx, a, "A", m, k)?;
+    check_size(ctx, b, "B", k, n)?;
+    check_size(ctx, c, "C", m, n)?;
+    for (what, operand) in [("A", a), ("B", b)] {
+        if operand == c {
+            return Err(Error::InvalidParameter {
+                name: "matmul output",
+                value: format!("C is the same allocation as {what}"),
+                reason: "matmul cannot run in place (C is written while A and B are still                          read): give C an allocation of its own",
+            });
+        }
+    }
     let max = ctx.backend().limits().max_binding_size;
+    // Checked above: k·n·4 ≤ the size of B, which is below 2⁶⁴.
     if k * n * 4 > max {
         return Err(Error::TooLarge {
             label: "matmul B".into(),
@@ -161,6 +184,8 @@ pub fn matmul_with<B: Backend>(
             b.into(),
             Binding::range(c, r0 * n * 4, rows * n * 4),
         ];
+        // The sizes were checked against the buffers and the bands against the binding limit
+        // (so every index the kernels compute stays below 2³⁰), and C is neither A nor B.
         last = if kernel == MatmulKernel::Vendor {
             ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?
         } else if kernel == MatmulKernel::Register {
@@ -170,7 +195,7 @@ pub fn matmul_with<B: Backend>(
                 rows.div_ceil(8 * wg_y) as u32,
                 1,
             ];
-            ctx.dispatch_with(
+            ctx.dispatch_guarded(
                 &shaders::MATMUL_REGISTER,
                 &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
                 &bindings,
@@ -179,7 +204,7 @@ pub fn matmul_with<B: Backend>(
             )?
         } else {
             let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-            ctx.dispatch_with(
+            ctx.dispatch_guarded(
                 &shaders::MATMUL_TILED,
                 &[],
                 &bindings,

@@ -1,10 +1,11 @@
-//! The memory manager, written once over any [`Backend`](crate::backend::Backend): pools of
+//! The memory manager, written once over any [`Storage`](crate::backend::Storage): pools of
 //! blocks sub-allocated behind generational handles (`pool`, best fit across blocks, split and
 //! coalesce, cached blocks, growing segments), block sizes (`geometry`), budgets, release in
 //! queue order (device memory) or after the GPU is done (host-visible memory, `release`),
 //! compaction that keeps handles valid (`compact`), staging and statistics. Users reach it through
 //! [`Context`](crate::Context).
 
+mod audit;
 mod budget;
 mod compact;
 mod geometry;
@@ -18,6 +19,7 @@ mod stats;
 pub(crate) mod trace;
 pub(crate) mod transfer;
 
+pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;

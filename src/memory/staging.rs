@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 
 use super::manager::Manager;
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -46,7 +46,7 @@ impl<Blk> Ring<Blk> {
     /// and the budget allow, else the next in turn once its submission has completed. When the
     /// budget leaves no room for a first slot, the other direction's ring (`spare`) gives its
     /// slots back first.
-    pub fn acquire<B: Backend<Block = Blk>>(
+    pub fn acquire<B: Storage<Block = Blk>>(
         &mut self,
         backend: &B,
         mem: &Mutex<Manager<B>>,
@@ -94,7 +94,7 @@ impl<Blk> Ring<Blk> {
     }
 
     /// Frees every slot (waiting for their submissions). Returns the bytes freed.
-    pub fn clear<B: Backend<Block = Blk>>(
+    pub fn clear<B: Storage<Block = Blk>>(
         &mut self,
         backend: &B,
         mem: &mut Manager<B>,
@@ -105,7 +105,9 @@ impl<Blk> Ring<Blk> {
                 backend.wait(slot.in_flight)?;
             }
             mem.unreserve_staging(self.slot_size, self.kind);
-            backend.free_block(slot.block);
+            // SAFETY: the slot's last submission has finished (waited above); nothing else
+            // uses a staging buffer.
+            unsafe { backend.free_block(slot.block) };
             freed += self.slot_size;
         }
         self.next = 0;

@@ -7,10 +7,10 @@ use super::super::pool::{Placement, NIL};
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{is_refusal, record, Manager};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Finds room for `size` (aligned) bytes. See the module docs for the order.
     pub(super) fn place(
         &mut self,
@@ -302,8 +302,8 @@ impl<B: Backend> Manager<B> {
             return Err(self.over_budget(kind, requested));
         };
         let Some(blk) = pool.block(seg) else {
-            return Err(Error::Backend {
-                message: "a pool lost its segment (a vramkit bug)".into(),
+            return Err(Error::Internal {
+                message: "a pool lost its segment".into(),
             });
         };
         let new_size = blk.size + extra;
@@ -388,7 +388,9 @@ impl<B: Backend> Manager<B> {
         if blk.fence != 0 {
             backend.wait(blk.fence)?;
         }
-        let size = backend.shrink_block(&blk.raw, target)?;
+        // SAFETY: the end past `target` is one free chunk, and the work that last used the
+        // block (`fence`) has finished: nothing uses the end.
+        let size = unsafe { backend.shrink_block(&blk.raw, target)? };
         let delta = blk.size.saturating_sub(size);
         if delta == 0 {
             return Ok(0);

@@ -4,10 +4,10 @@ use super::super::geometry::Class;
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{record, Manager};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Reserves a staging buffer within the budget. A refusal is not counted here: the ring
     /// usually carries on with the slots it has ([`count_error`](Self::count_error) when not).
     pub fn reserve_staging(
