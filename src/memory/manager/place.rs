@@ -370,8 +370,12 @@ impl<B: Storage> Manager<B> {
         if tail <= keep {
             return Ok(0);
         }
-        let target = (blk.size - tail + keep).next_multiple_of(self.settings.geometry.granule);
-        if target >= blk.size {
+        // To the unit: a budget smaller than one granule still gets its bytes back. Kept
+        // bytes (a release threshold) shrink only by whole granules, to spare the driver
+        // small unmaps.
+        let g = self.settings.geometry;
+        let target = (blk.size - tail + keep).next_multiple_of(g.unit);
+        if target >= blk.size || (keep > 0 && blk.size - target < g.granule) {
             return Ok(0);
         }
         if target == 0 {
