@@ -101,7 +101,7 @@ impl From<Error> for Failure {
             Error::InvalidParameter { .. } | Error::ShapeMismatch { .. } => {
                 Failure::Usage(e.to_string())
             }
-            Error::Io(_) => Failure::Input(e.to_string()),
+            Error::Io { .. } => Failure::Input(e.to_string()),
             e => Failure::Other(e.to_string()),
         }
     }

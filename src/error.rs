@@ -174,8 +174,8 @@ pub enum Error {
     /// Memory allocated since a checkpoint is still alive (see
     /// [`Context::check_no_growth`](crate::Context::check_no_growth)).
     #[error(
-        "memory grew: {allocations} allocation(s), {bytes} bytes allocated since the checkpoint \
-         are still alive; release them (the report names them by label): {report}"
+        "memory grew: {report}\nrelease these allocations (named by label) before the next \
+         checkpoint, or take the checkpoint after the allocations meant to stay"
     )]
     MemoryGrowth {
         /// Bytes still alive.
@@ -198,9 +198,32 @@ pub enum Error {
         message: String,
     },
 
-    /// Reading the input of a streamed upload failed.
-    #[error("reading the upload source failed: {0}")]
-    Io(#[from] std::io::Error),
+    /// The staging ring had no buffer for a transfer: the budget (or the device) has no room
+    /// for one staging buffer.
+    #[error(
+        "an {direction} needs a staging buffer of {slot} bytes and none fits ({source}); \
+         lower `ContextDesc::staging_chunk` (now {slot} bytes), leave {slot} bytes of the \
+         budget free for transfers (see `Context::staging_capacity`), or raise the budget"
+    )]
+    Staging {
+        /// `"upload"` or `"download"`.
+        direction: &'static str,
+        /// Bytes of one staging buffer (`ContextDesc::staging_chunk`, rounded).
+        slot: u64,
+        /// Why the buffer could not be made: [`Error::OverBudget`] or [`Error::OutOfMemory`].
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// A file or stream operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, e.g. "reading the upload source" or "writing trace.json".
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Shorthand for results of vramkit.

@@ -362,7 +362,7 @@ fn streams_from_a_reader<B: Backend>(mk: Mk<B>) {
     }
     assert!(matches!(
         ctx.upload_from_reader(h, Broken),
-        Err(Error::Io(_))
+        Err(Error::Io { .. })
     ));
     ctx.release(h).expect("release");
 }

@@ -116,8 +116,13 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
                 let n = model[&h].0.min(3 * MIB) as usize;
                 match ctx.upload(h, &vec![step as u8; n]) {
                     Ok(()) => {}
-                    // No room for even one staging buffer: a refusal the caller sees.
-                    Err(Error::OverBudget { .. }) => refused[MemoryKind::Upload.index()] += 1,
+                    // No room for even one staging buffer: a refusal the caller sees, named.
+                    Err(Error::Staging {
+                        direction, source, ..
+                    }) if matches!(*source, Error::OverBudget { .. }) => {
+                        assert_eq!(direction, "upload");
+                        refused[MemoryKind::Upload.index()] += 1;
+                    }
                     Err(e) => panic!("step {step}: {e}"),
                 }
             }

@@ -77,7 +77,15 @@ impl<Blk> Ring<Blk> {
                     if self.slots.is_empty() =>
                 {
                     lock(mem).count_error(self.kind, &e);
-                    return Err(e);
+                    return Err(Error::Staging {
+                        direction: if self.kind == MemoryKind::Upload {
+                            "upload"
+                        } else {
+                            "download"
+                        },
+                        slot: self.slot_size,
+                        source: Box::new(e),
+                    });
                 }
                 Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) => {}
                 Err(e) => return Err(e),

@@ -237,7 +237,10 @@ impl<B: Storage> Transfer<'_, B> {
         let mut chunk = vec![0u8; self.staging.upload.slot_size.min(meta.size) as usize];
         let mut total = 0u64;
         loop {
-            let n = read_full(reader, &mut chunk)?;
+            let n = read_full(reader, &mut chunk).map_err(|source| Error::Io {
+                what: "reading the upload source".into(),
+                source,
+            })?;
             if n == 0 {
                 return Ok(total);
             }
