@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lock;
 use crate::memory::manager::{Access, Manager, Settings};
 use crate::memory::staging::Staging;
@@ -332,19 +332,63 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).allocations()
     }
 
-    /// How many more device allocations of `bytes_per_item` bytes fit now, within the budget
-    /// and the free space of existing blocks.
+    /// Budget bytes a first transfer will need for staging: one buffer per direction that has
+    /// none yet.
+    fn staging_to_come(&self) -> u64 {
+        let s = lock(&self.staging);
+        [&s.upload, &s.readback]
+            .iter()
+            .filter(|r| r.slots.is_empty())
+            .map(|r| r.slot_size)
+            .sum()
+    }
+
+    /// How many more separate device allocations of `bytes_per_item` bytes fit now, within
+    /// the budget (leaving room for the staging buffers a first upload and download need) and
+    /// the free space of existing blocks. 0 when one item is larger than the largest block.
+    /// [`max_items_in_one`](Self::max_items_in_one) answers how many fit in one allocation.
     ///
     /// # Errors
     /// [`Error::ZeroSize`] for 0.
     ///
     /// ```
-    /// let ctx = vramkit::Context::host(vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() });
+    /// let desc = vramkit::ContextDesc { budget: Some(110 << 20), ..Default::default() };
+    /// let ctx = vramkit::Context::host(desc);
+    /// // Three 4K RGBA8 frames, and the two 4 MiB staging buffers their transfers need.
     /// assert_eq!(ctx.max_batch(33_177_600)?, 3);
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
-        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device)
+        let keep = self.staging_to_come();
+        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device, keep)
+    }
+
+    /// How many items of `bytes_per_item` bytes one device allocation can hold if made now:
+    /// the largest allocation that succeeds (within the budget, leaving room for first
+    /// staging buffers as [`max_batch`](Self::max_batch) does, the free space of existing
+    /// blocks and the largest block), divided by the item size.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] for 0.
+    ///
+    /// ```
+    /// let desc = vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() };
+    /// let ctx = vramkit::Context::host(desc);
+    /// let n = ctx.max_items_in_one(1000)?;
+    /// assert_eq!(n, (92 << 20) / 1000); // 8 MiB left for staging
+    /// let batch = ctx.alloc(vramkit::AllocDesc::new("batch", n * 1000))?;
+    /// ctx.upload(batch, &[1; 1000])?;
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn max_items_in_one(&self, bytes_per_item: u64) -> Result<u64> {
+        if bytes_per_item == 0 {
+            return Err(Error::ZeroSize {
+                label: "max_items_in_one".into(),
+            });
+        }
+        let keep = self.staging_to_come();
+        let largest = lock(&self.mem).largest_alloc(&self.backend, MemoryKind::Device, keep)?;
+        Ok(largest / bytes_per_item)
     }
 
     /// Moves live allocations out of the sparsest blocks into free ranges of others, at most

@@ -182,7 +182,8 @@ impl<B: Storage> Manager<B> {
                 label: label.to_string(),
                 requested: desc.size,
                 max,
-                what: "largest buffer the device can create",
+                what: "largest buffer the device can create, after rounding the request up to \
+                       whole allocation units (the device's offset alignment)",
             });
         }
         let size = (desc.size + mask) & !mask;
