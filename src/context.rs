@@ -271,9 +271,19 @@ impl<B: Backend> Context<B> {
     /// Reads a whole allocation back. Waits for the device.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`]; [`Error::DeviceLost`].
+    /// [`Error::StaleHandle`]; [`Error::DeviceLost`]; [`Error::HostOutOfMemory`] when the host
+    /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.size_of(handle)? as usize];
+        let size = self.size_of(handle)?;
+        let mut out = Vec::new();
+        usize::try_from(size)
+            .ok()
+            .and_then(|n| out.try_reserve_exact(n).ok())
+            .ok_or_else(|| Error::HostOutOfMemory {
+                requested: size,
+                what: "the result of a download".into(),
+            })?;
+        out.resize(size as usize, 0);
         self.download_into(handle, 0, &mut out)?;
         Ok(out)
     }

@@ -57,6 +57,19 @@ pub enum Error {
         detail: String,
     },
 
+    /// The host (CPU) side has no memory for a buffer vramkit needed (a download's result, a
+    /// frame): the allocation failed instead of aborting the process.
+    #[error(
+        "the host has no memory for {requested} bytes ({what}); free host memory, or move the \
+         data in parts (e.g. `download_into` a smaller buffer)"
+    )]
+    HostOutOfMemory {
+        /// Bytes asked for.
+        requested: u64,
+        /// What they were for.
+        what: String,
+    },
+
     /// The allocation would pass the context's budget.
     #[error(
         "allocating {requested} bytes would pass the budget of {limit} bytes \

@@ -109,7 +109,13 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
         ..Default::default()
     });
     let host = ctx.adapter_info().api == "host";
-    let steps = if host { 3000 } else { 400 };
+    // Fewer in a debug build (`make test-debug`), whose byte-by-byte checks run ~20× slower.
+    let steps = match (host, cfg!(debug_assertions)) {
+        (true, false) => 3000,
+        (true, true) => 300,
+        (false, false) => 400,
+        (false, true) => 100,
+    };
     ctx.start_trace(1 << 20);
     let mut rng = StdRng::seed_from_u64(0xc0_4ac7);
     let mut live: Vec<Live> = Vec::new();
@@ -205,10 +211,13 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
         s.compaction.bytes_moved
     );
     assert!(
-        s.compaction.allocations_moved > 100,
+        s.compaction.allocations_moved > if cfg!(debug_assertions) { 10 } else { 100 },
         "the test must move allocations"
     );
-    assert!(host || kernels > 10, "the test must run kernels");
+    assert!(
+        host || kernels > if cfg!(debug_assertions) { 2 } else { 10 },
+        "the test must run kernels"
+    );
     assert!(s.peak_reserved <= budget);
     let trace = ctx.stop_trace().expect("trace");
     assert_eq!(trace.dropped, 0);

@@ -170,7 +170,11 @@ proptest! {
 fn a_million_operations_against_a_model() {
     // A million in release (CI's `make test`); debug builds (CI's `make test-debug`, and
     // users' `cargo test`) check the same paths with fewer, for time.
-    let ops = if cfg!(debug_assertions) { 50_000 } else { 500_000 };
+    let ops = if cfg!(debug_assertions) {
+        50_000
+    } else {
+        500_000
+    };
     for resizable in [true, false] {
         million_operations(resizable, ops);
     }

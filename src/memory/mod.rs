@@ -4,6 +4,12 @@
 //! queue order (device memory) or after the GPU is done (host-visible memory, `release`),
 //! compaction that keeps handles valid (`compact`), staging and statistics. Users reach it through
 //! [`Context`](crate::Context).
+//!
+//! Validation happens here, once: `manager/resolve.rs` turns a handle, a byte range and an
+//! access (host bytes, device words, a kernel binding, advice) into a range of a raw block, or a
+//! typed error; kernel launches, transfers, advice and the vendor matmul all go through it, and
+//! the backend's `unsafe fn`s only ever see what it returned. [`AuditReport`] re-derives every
+//! counter and the pools' layout for tests and bug reports.
 
 mod audit;
 mod budget;
