@@ -107,7 +107,7 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.launch(&kernel.checked(), constants, bindings, params, workgroups)
+        self.dispatch_guarded(&kernel.checked(), constants, bindings, params, workgroups)
     }
 
     /// [`dispatch_with`](Self::dispatch_with) for vramkit's typed kernel functions, which have
@@ -120,22 +120,12 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.launch(kernel, constants, bindings, params, workgroups)
-    }
-
-    fn launch(
-        &self,
-        kernel: &KernelSource,
-        constants: Constants<'_>,
-        bindings: &[Binding],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
         let k = self.kernel(kernel, constants)?;
         self.with_ranges(bindings, |ranges| {
             // SAFETY: `with_ranges` resolved every range inside its block for binding; a
-            // guarded kernel reaches this only from `dispatch_guarded`, whose callers validated
-            // `params`, and any other kernel was compiled with bounds checks.
+            // guarded kernel arrives here only from vramkit's typed kernel functions, which
+            // validated `params` (`dispatch_with` clears `guarded`), and any other kernel was
+            // compiled with bounds checks.
             unsafe { self.backend.dispatch(&k, ranges, params, workgroups) }
         })
     }
