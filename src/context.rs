@@ -26,14 +26,16 @@ pub struct ContextDesc {
     /// Hard limit on the bytes the context holds from the device (blocks and staging buffers).
     /// `None`: no limit but the device's.
     pub budget: Option<u64>,
-    /// Size of the blocks medium requests share (default 20 MiB). Requests up to a tenth of
+    /// Size of the blocks medium requests share (default 20 MiB; at most 1 GiB and the largest
+    /// block, rounded to the allocation unit). Requests up to a tenth of
     /// it (at most 1 MiB) share 2 MiB blocks; requests above half of it get a block of their
     /// own size rounded up to 2 MiB, which is cached and split for smaller requests once they
     /// release it.
     pub block_size: Option<u64>,
-    /// Size of one staging buffer (default 4 MiB); larger transfers stream through in chunks.
+    /// Size of one staging buffer (default 4 MiB; rounded down to the allocation unit, within
+    /// one unit and 256 MiB or the largest block); larger transfers stream through in chunks.
     pub staging_chunk: u64,
-    /// Staging buffers per direction at most (default 4).
+    /// Staging buffers per direction at most (default 4; within 1 and 64).
     pub staging_slots: usize,
     /// Bytes of empty blocks kept cached for later requests (default: all of them, as
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
@@ -62,7 +64,7 @@ impl Default for ContextDesc {
 /// Pipelines by kernel label, entry point, whether guarded (built without bounds checks) and
 /// override values (as bits).
 pub(crate) type KernelKey = (&'static str, &'static str, bool, Vec<(&'static str, u64)>);
-pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<K>>>;
+pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<(K, crate::signature::Signature)>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
 ///
@@ -141,10 +143,10 @@ impl<B: Backend> Context<B> {
             limits.max_block_size,
             desc.block_size,
         );
-        let chunk = desc
-            .staging_chunk
-            .clamp(4, limits.max_block_size)
-            .next_multiple_of(geometry.unit);
+        // Whole units, at most 256 MiB and the largest block (at least one unit).
+        let unit = geometry.unit;
+        let chunk =
+            (desc.staging_chunk.min(limits.max_block_size).min(256 << 20) / unit * unit).max(unit);
         let settings = Settings {
             geometry,
             budget: desc.budget,
@@ -321,7 +323,7 @@ impl<B: Backend> Context<B> {
     /// free in the budget for transfers.
     pub fn staging_capacity(&self) -> u64 {
         let s = lock(&self.staging);
-        s.upload.capacity() + s.readback.capacity()
+        s.upload.capacity().saturating_add(s.readback.capacity())
     }
 
     /// A snapshot of the counters.

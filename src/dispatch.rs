@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::backend::{Backend, BlockRange, Constants, KernelSource, SubmissionIndex};
 use crate::error::Result;
 use crate::memory::manager::Access;
+use crate::signature::Signature;
 use crate::{lock, BufferHandle, Context};
 
 /// A storage binding: a whole allocation, or a range of one.
@@ -55,7 +56,11 @@ impl From<BufferHandle> for Binding {
 }
 
 impl<B: Backend> Context<B> {
-    fn kernel(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Arc<B::Kernel>> {
+    fn kernel(
+        &self,
+        source: &KernelSource,
+        constants: Constants<'_>,
+    ) -> Result<Arc<(B::Kernel, Signature)>> {
         let key = (
             source.label(),
             source.entry(),
@@ -65,7 +70,8 @@ impl<B: Backend> Context<B> {
         if let Some(k) = lock(&self.kernels).get(&key) {
             return Ok(Arc::clone(k));
         }
-        let k = Arc::new(self.backend.compile(source, constants)?);
+        let signature = Signature::of(source)?;
+        let k = Arc::new((self.backend.compile(source, constants)?, signature));
         lock(&self.kernels).insert(key, Arc::clone(&k));
         Ok(k)
     }
@@ -121,12 +127,24 @@ impl<B: Backend> Context<B> {
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
         let k = self.kernel(kernel, constants)?;
+        let (k, signature) = (&k.0, &k.1);
         self.with_ranges(bindings, |ranges| {
+            let sizes: Vec<u64> = ranges.iter().map(|r| r.size).collect();
+            let blocks: Vec<usize> = ranges
+                .iter()
+                .map(|r| {
+                    let same = |o: &BlockRange<'_, B::Block>| std::ptr::eq(o.block, r.block);
+                    ranges.iter().position(same).unwrap_or(0)
+                })
+                .collect();
+            let limits = self.backend.limits();
+            signature.check(kernel, &sizes, &blocks, params.len(), workgroups, limits)?;
             // SAFETY: `with_ranges` resolved every range inside its block for binding; a
             // guarded kernel arrives here only from vramkit's typed kernel functions, which
             // validated `params` (`dispatch_with` clears `guarded`), and any other kernel was
-            // compiled with bounds checks.
-            unsafe { self.backend.dispatch(&k, ranges, params, workgroups) }
+            // compiled with bounds checks; the signature check above matched the bindings,
+            // params and grid to the entry point and the device.
+            unsafe { self.backend.dispatch(k, ranges, params, workgroups) }
         })
     }
 

@@ -72,7 +72,8 @@ pub enum Error {
 
     /// The allocation would pass the context's budget.
     #[error(
-        "allocating {requested} bytes would pass the budget of {limit} bytes \
+        "allocating {requested} bytes (rounded up to whole allocation units, the device's \
+         offset alignment) would pass the budget of {limit} bytes \
          ({reserved} reserved, {in_use} in use, largest free range {largest_free} bytes); \
          at most {fits_now} bytes fit now: release allocations, call `trim()`, or raise the budget"
     )]
@@ -214,7 +215,7 @@ pub enum Error {
     /// The staging ring had no buffer for a transfer: the budget (or the device) has no room
     /// for one staging buffer.
     #[error(
-        "an {direction} needs a staging buffer of {slot} bytes and none fits ({source}); \
+        "the {direction} needs a staging buffer of {slot} bytes and none fits ({source}); \
          lower `ContextDesc::staging_chunk` (now {slot} bytes), leave {slot} bytes of the \
          budget free for transfers (see `Context::staging_capacity`), or raise the budget"
     )]

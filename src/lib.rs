@@ -34,6 +34,7 @@ pub mod kernels;
 pub mod memory;
 mod observe;
 pub mod shaders;
+mod signature;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};

@@ -133,6 +133,11 @@ pub unsafe trait Compute: Storage {
     /// 2. If `kernel` was compiled from a [guarded](KernelSource::is_guarded) source, `params`
     ///    keep every access of the kernel inside its bound ranges (its validating function
     ///    checked them).
+    /// 3. There is one range per storage binding of the entry point, each holding at least one
+    ///    element; `params` is as long as its params struct (or that rounded up to 16 bytes),
+    ///    at most [`BackendLimits::max_params_size`](super::BackendLimits::max_params_size);
+    ///    `workgroups` are within
+    ///    [`BackendLimits::max_workgroups`](super::BackendLimits::max_workgroups).
     unsafe fn dispatch(
         &self,
         kernel: &Self::Kernel,

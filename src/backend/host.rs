@@ -38,6 +38,8 @@ impl Default for HostConfig {
                 max_binding_size: 128 << 20,
                 offset_alignment: 256,
                 copy_alignment: 4,
+                max_workgroups: [65_535; 3],
+                max_params_size: 64 << 10,
             },
             capacity: None,
             resizable: true,

@@ -87,6 +87,10 @@ pub struct BackendLimits {
     pub offset_alignment: u64,
     /// Copies must start at, and have sizes that are, multiples of this.
     pub copy_alignment: u64,
+    /// Most workgroups one launch may have in x, y and z.
+    pub max_workgroups: [u32; 3],
+    /// Largest params struct (uniform buffer) one launch may take, in bytes.
+    pub max_params_size: u64,
 }
 
 /// Total and free memory of the device, where the API tells.

@@ -71,10 +71,13 @@ impl ImageView {
         self
     }
 
-    /// Bytes the image spans in its buffer.
+    /// Bytes the image spans in its buffer (`u64::MAX` past it: no buffer holds that much).
     pub fn bytes(&self) -> u64 {
-        (u64::from(self.height.saturating_sub(1)) * u64::from(self.stride) + u64::from(self.width))
-            * self.format.bytes_per_pixel()
+        u64::from(self.height.saturating_sub(1))
+            .checked_mul(u64::from(self.stride))
+            .and_then(|px| px.checked_add(u64::from(self.width)))
+            .and_then(|px| px.checked_mul(self.format.bytes_per_pixel()))
+            .unwrap_or(u64::MAX)
     }
 }
 

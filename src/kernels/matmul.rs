@@ -31,6 +31,9 @@ pub enum MatmulKernel {
     Tiled,
 }
 
+/// K per launch of vramkit's kernels (`K_SLICE` in their WGSL and CUDA sources).
+const K_SLICE: u32 = 32768;
+
 /// Rows per band are a multiple of this: the tiled kernel's tile height, and enough to keep
 /// every band's byte offset a multiple of 256 for any K.
 const BAND_ROWS: u64 = 128;
@@ -145,7 +148,8 @@ pub fn matmul_with<B: Backend>(
             return Err(Error::InvalidParameter {
                 name: "matmul output",
                 value: format!("C is the same allocation as {what}"),
-                reason: "matmul cannot run in place (C is written while A and B are still                          read): give C an allocation of its own",
+                reason: "matmul cannot run in place (C is written while A and B are still \
+                         read): give C an allocation of its own",
             });
         }
     }
@@ -159,11 +163,16 @@ pub fn matmul_with<B: Backend>(
             what: "largest range one kernel binding may cover (B is bound whole)",
         });
     }
-    let band = (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS);
+    // Rows per band: all of them when they fit one binding, else a multiple of BAND_ROWS.
+    let band = if m * k.max(n) * 4 <= max {
+        m
+    } else {
+        (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS)
+    };
     if band * k.max(n) * 4 > max {
         return Err(Error::TooLarge {
             label: "matmul A/C band".into(),
-            requested: BAND_ROWS * k.max(n) * 4,
+            requested: band * k.max(n) * 4,
             max,
             what: "largest range one kernel binding may cover (128 rows of A or C)",
         });
@@ -178,7 +187,6 @@ pub fn matmul_with<B: Backend>(
     let mut r0 = 0;
     while r0 < m {
         let rows = band.min(m - r0);
-        let params = [rows as u32, d.n, d.k, 0];
         let bindings = [
             Binding::range(a, r0 * k * 4, (rows * k * 4).next_multiple_of(4)),
             b.into(),
@@ -186,32 +194,40 @@ pub fn matmul_with<B: Backend>(
         ];
         // The sizes were checked against the buffers and the bands against the binding limit
         // (so every index the kernels compute stays below 2³⁰), and C is neither A nor B.
-        last = if kernel == MatmulKernel::Vendor {
-            ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?
-        } else if kernel == MatmulKernel::Register {
-            let (wg_x, wg_y) = (8u64, 8u64);
-            let groups = [
-                n.div_ceil(8 * wg_x) as u32,
-                rows.div_ceil(8 * wg_y) as u32,
-                1,
-            ];
-            ctx.dispatch_guarded(
-                &shaders::MATMUL_REGISTER,
-                &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
-                &bindings,
-                bytemuck::cast_slice(&params),
-                groups,
-            )?
-        } else {
-            let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-            ctx.dispatch_guarded(
-                &shaders::MATMUL_TILED,
-                &[],
-                &bindings,
-                bytemuck::cast_slice(&params),
-                groups,
-            )?
-        };
+        if kernel == MatmulKernel::Vendor {
+            last = ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?;
+            r0 += rows;
+            continue;
+        }
+        // K in slices, each launch adding to C: llvmpipe cuts loops of more than 65,535
+        // iterations short, which gave wrong sums past K = 65,535 on lavapipe.
+        for k0 in (0..d.k).step_by(K_SLICE as usize) {
+            let params = [rows as u32, d.n, d.k, k0];
+            last = if kernel == MatmulKernel::Register {
+                let (wg_x, wg_y) = (8u64, 8u64);
+                let groups = [
+                    n.div_ceil(8 * wg_x) as u32,
+                    rows.div_ceil(8 * wg_y) as u32,
+                    1,
+                ];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_REGISTER,
+                    &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
+                    &bindings,
+                    bytemuck::cast_slice(&params),
+                    groups,
+                )?
+            } else {
+                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_TILED,
+                    &[],
+                    &bindings,
+                    bytemuck::cast_slice(&params),
+                    groups,
+                )?
+            };
+        }
         r0 += rows;
     }
     Ok(last)

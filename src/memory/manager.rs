@@ -192,7 +192,21 @@ impl<B: Storage> Manager<B> {
             Ok(p) => p,
             Err(e) => {
                 self.count_error(desc.kind, &e);
-                return Err(e);
+                return Err(match e {
+                    // Name the request, not the block the pool tried to make for it.
+                    Error::OutOfMemory {
+                        requested: block,
+                        kind,
+                        detail,
+                    } => Error::OutOfMemory {
+                        requested: desc.size,
+                        kind,
+                        detail: format!(
+                            "`{label}`: the pool asked the device for {block} bytes: {detail}"
+                        ),
+                    },
+                    e => e,
+                });
             }
         };
         let kind = desc.kind;

@@ -31,7 +31,7 @@ impl<Blk> Ring<Blk> {
         Self {
             kind,
             slot_size,
-            max_slots: max_slots.max(1),
+            max_slots: max_slots.clamp(1, 64),
             slots: Vec::new(),
             next: 0,
         }
@@ -39,7 +39,7 @@ impl<Blk> Ring<Blk> {
 
     /// The most bytes this ring may hold.
     pub fn capacity(&self) -> u64 {
-        self.slot_size * self.max_slots as u64
+        self.slot_size.saturating_mul(self.max_slots as u64)
     }
 
     /// The index of the slot to use next: a new one while the next in turn is busy and the ring

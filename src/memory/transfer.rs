@@ -245,6 +245,10 @@ impl<B: Storage> Transfer<'_, B> {
                 return Ok(total);
             }
             if total + n as u64 > meta.size {
+                let fit = (meta.size - total) as usize;
+                if fit > 0 {
+                    self.upload(h, total, &chunk[..fit])?;
+                }
                 return Err(Error::InvalidRange {
                     label: meta.label,
                     offset: total,
@@ -265,6 +269,16 @@ fn read_full(reader: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
             Ok(0) => break,
+            Ok(n) if n > buf.len() - filled => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the reader claims {n} bytes read into a buffer of {} \
+                         (a bug in its `Read` impl)",
+                        buf.len() - filled
+                    ),
+                ))
+            }
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

@@ -23,6 +23,17 @@ pub const DOUBLE: KernelSource = KernelSource::new(
 /// Copies `a` into `b`.
 const TWO: KernelSource = KernelSource::new(
     "two",
+    "@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+     @group(0) @binding(1) var<storage, read_write> b: array<f32>;
+     @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+         if (id.x < arrayLength(&b)) { b[id.x] = a[id.x]; }
+     }",
+    "main",
+);
+
+/// As `TWO`, its source declared `read`: refused where both bindings share a block.
+const TWO_READ: KernelSource = KernelSource::new(
+    "two-read",
     "@group(0) @binding(0) var<storage, read> a: array<f32>;
      @group(0) @binding(1) var<storage, read_write> b: array<f32>;
      @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -132,6 +143,10 @@ pub const CASES: &[Case] = &[
         good_then_bad,
     ),
     Case::isolated("dispatch (gpu): released handle", stale),
+    Case::isolated(
+        "dispatch (gpu): a read binding in a block another binding writes",
+        read_binding_in_a_written_block,
+    ),
     Case::isolated("dispatch (gpu): handle of a host context", foreign_handle),
     Case::isolated("dispatch_with (gpu): released range binding", stale_range),
 ];
@@ -311,15 +326,14 @@ fn nan_constant() {
 }
 
 /// Bindings or params that do not match the kernel are refused by the dispatch itself
-/// (`Error::Backend`: "the caller's shader or bindings"), naming the kernel, not by whatever
-/// call submits next.
+/// (`Error::ShapeMismatch`), naming the kernel, not by whatever call submits next.
 fn mismatch(case: &str, kernel: &KernelSource, n: usize, params: &[u8], workgroups: [u32; 3]) {
     let label = format!("`{}`|'{}'", kernel.label(), kernel.label());
     on_gpu(case, |ctx, x| {
         let handles: Vec<_> = (0..n).map(|_| x).collect();
         let r = ctx.dispatch(kernel, &handles, params, workgroups);
         deferred(ctx, &r);
-        expect_err!(r, Error::Backend { .. }, [&label], ["bind"]);
+        expect_err!(r, Error::ShapeMismatch { .. }, [&label], ["bind|params"]);
     });
 }
 
@@ -356,9 +370,26 @@ fn binding_below_element() {
         deferred(ctx, &r);
         expect_err!(
             r,
-            Error::Backend { .. },
+            Error::ShapeMismatch { .. },
             ["`x`|`vec4`|'vec4'", "16"],
             ["bind"]
+        );
+    });
+}
+
+/// A `read` binding and a `read_write` one in the same block: wgpu refuses the buffer's two
+/// usages when the work is submitted (failing what was recorded with it); vramkit refuses the
+/// dispatch.
+fn read_binding_in_a_written_block() {
+    on_gpu("read binding in a written block", |ctx, x| {
+        let y = alloc(ctx, "y", KIB);
+        let r = ctx.dispatch(&TWO_READ, &[x, y], &[], [4, 1, 1]);
+        deferred(ctx, &r);
+        expect_err!(
+            r,
+            Error::InvalidParameter { .. },
+            ["`two-read`", "read"],
+            ["read_write"]
         );
     });
 }

@@ -148,6 +148,10 @@ impl CudaBackend {
                 max_binding_size: u64::from(u32::MAX) / 4 * 4,
                 offset_alignment: 256,
                 copy_alignment: 4,
+                // CUDA's grid limits; kernel parameters take at most 4 KiB (with the
+                // bindings' pointers, which take 16 bytes each at most).
+                max_workgroups: [i32::MAX as u32, 65_535, 65_535],
+                max_params_size: 2048,
             },
             info,
             compute_capability: major * 10 + minor,

@@ -73,6 +73,8 @@ impl WgpuBackend {
             offset_alignment: u64::from(l.min_storage_buffer_offset_alignment)
                 .max(wgpu::MAP_ALIGNMENT),
             copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
+            max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
+            max_params_size: l.max_uniform_buffer_binding_size,
         };
         let a = adapter.get_info();
         let info = DeviceInfo {

@@ -97,8 +97,13 @@ impl<B: Storage> Manager<B> {
                          alignment (BackendLimits::offset_alignment, 256 on most GPUs)",
                     ));
                 }
-                if size == 0 || !size.is_multiple_of(WORD) {
-                    return Err(bad("bind a non-empty whole number of 4-byte words"));
+                if size == 0 {
+                    return Err(Error::ZeroSize {
+                        label: a.label.to_string(),
+                    });
+                }
+                if !size.is_multiple_of(WORD) {
+                    return Err(bad("bind a whole number of 4-byte words"));
                 }
                 if size > limits.max_binding_size {
                     return Err(Error::TooLarge {
