@@ -12,7 +12,7 @@ CARGO ?= cargo
 FEATURES ?= cuda
 FLAGS := --release $(if $(FEATURES),--features $(FEATURES))
 
-.PHONY: demo test bench deps
+.PHONY: demo test test-debug bench deps
 
 deps:
 	@if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
@@ -32,6 +32,12 @@ test: deps
 	$(CARGO) build $(FLAGS) --examples
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
+
+# The same tests in a debug build (overflow checks and debug assertions on): what users'
+# `cargo test` runs.
+test-debug: deps
+	$(CARGO) build $(if $(FEATURES),--features $(FEATURES)) --examples
+	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
 
 bench: deps
 	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES))

@@ -92,7 +92,7 @@ fn pass<B: Backend>(ctx: &Context<B>, name: &str, scale: u64, reps: usize) -> Ru
                 "{name}: allocation {i} lost its content in compaction"
             );
         }
-        ctx.audit().expect("audit");
+        ctx.audit().check().expect("audit");
         for (_, h) in live {
             ctx.release(h).expect("release");
         }
@@ -129,6 +129,7 @@ fn main() {
     #[cfg(feature = "cuda")]
     {
         use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+        use vramkit::backend::Storage;
         for segments in [true, false] {
             match CudaBackend::with_config(0, CudaConfig { segments }) {
                 Ok(b) => {

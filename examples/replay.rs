@@ -145,6 +145,7 @@ fn main() -> anyhow::Result<()> {
             #[cfg(feature = "cuda")]
             BackendArg::CudaFixed => {
                 use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+                use vramkit::backend::Storage;
                 let config = CudaConfig { segments: false };
                 let probe = CudaBackend::with_config(0, config)?;
                 let name = format!("cuda, fixed blocks ({})", probe.device_info().name);

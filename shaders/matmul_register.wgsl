@@ -11,8 +11,12 @@ struct Dims {
     m: u32,
     n: u32,
     k: u32,
-    _pad: u32,
+    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0 (loops of
+    // more than 65,535 iterations are cut short by llvmpipe: kernels::matmul slices K).
+    k0: u32,
 }
+
+const K_SLICE: u32 = 32768u;
 
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;
@@ -47,7 +51,11 @@ fn store_c4(row: u32, col: u32, v: vec4<f32>) {
     let i = row * dims.n + col;
     for (var j = 0u; j < 4u; j++) {
         if (col + j < dims.n) {
-            c[i + j] = v[j];
+            if (dims.k0 == 0u) {
+                c[i + j] = v[j];
+            } else {
+                c[i + j] += v[j];
+            }
         }
     }
 }
@@ -68,7 +76,8 @@ fn matmul(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var i = 0u; i < 16u; i++) {
         acc[i] = vec4<f32>(0.0);
     }
-    for (var k = 0u; k < dims.k; k++) {
+    let k_end = min(dims.k, dims.k0 + K_SLICE);
+    for (var k = dims.k0; k < k_end; k++) {
         let b0 = load_b4(k, col);
         let b1 = load_b4(k, col + 4u);
         for (var i = 0u; i < 8u; i++) {

@@ -9,8 +9,12 @@ struct Dims {
     m: u32,
     n: u32,
     k: u32,
-    _pad: u32,
+    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0, as in
+    // matmul_register.wgsl.
+    k0: u32,
 }
+
+const K_SLICE: u32 = 32768u;
 
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;
@@ -43,7 +47,8 @@ fn matmul(
     let a_k = (tid % 2u) * 4u;
     let b_k = tid / 32u;
     let b_col = (tid % 32u) * 4u;
-    for (var k0 = 0u; k0 < dims.k; k0 += BK) {
+    let k_end = min(dims.k, dims.k0 + K_SLICE);
+    for (var k0 = dims.k0; k0 < k_end; k0 += BK) {
         let gr = row_base + a_row;
         for (var j = 0u; j < 4u; j++) {
             let gk = k0 + a_k + j;
@@ -87,7 +92,11 @@ fn matmul(
                 let col = col_base + lid.x * 8u + h * 4u;
                 for (var j = 0u; j < 4u; j++) {
                     if (col + j < dims.n) {
-                        c[row * dims.n + col + j] = v[j];
+                        if (dims.k0 == 0u) {
+                            c[row * dims.n + col + j] = v[j];
+                        } else {
+                            c[row * dims.n + col + j] += v[j];
+                        }
                     }
                 }
             }

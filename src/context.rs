@@ -8,7 +8,7 @@ use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
-use crate::memory::manager::{Manager, Settings};
+use crate::memory::manager::{Access, Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
@@ -26,14 +26,16 @@ pub struct ContextDesc {
     /// Hard limit on the bytes the context holds from the device (blocks and staging buffers).
     /// `None`: no limit but the device's.
     pub budget: Option<u64>,
-    /// Size of the blocks medium requests share (default 20 MiB). Requests up to a tenth of
+    /// Size of the blocks medium requests share (default 20 MiB; at most 1 GiB and the largest
+    /// block, rounded to the allocation unit). Requests up to a tenth of
     /// it (at most 1 MiB) share 2 MiB blocks; requests above half of it get a block of their
     /// own size rounded up to 2 MiB, which is cached and split for smaller requests once they
     /// release it.
     pub block_size: Option<u64>,
-    /// Size of one staging buffer (default 4 MiB); larger transfers stream through in chunks.
+    /// Size of one staging buffer (default 4 MiB; rounded down to the allocation unit, within
+    /// one unit and 256 MiB or the largest block); larger transfers stream through in chunks.
     pub staging_chunk: u64,
-    /// Staging buffers per direction at most (default 4).
+    /// Staging buffers per direction at most (default 4; within 1 and 64).
     pub staging_slots: usize,
     /// Bytes of empty blocks kept cached for later requests (default: all of them, as
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
@@ -59,9 +61,10 @@ impl Default for ContextDesc {
     }
 }
 
-/// Pipelines by kernel label, entry point and override values (as bits).
-pub(crate) type KernelKey = (&'static str, &'static str, Vec<(&'static str, u64)>);
-pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<K>>>;
+/// Pipelines by kernel label, entry point, whether guarded (built without bounds checks) and
+/// override values (as bits).
+pub(crate) type KernelKey = (&'static str, &'static str, bool, Vec<(&'static str, u64)>);
+pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<(K, crate::signature::Signature)>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
 ///
@@ -140,10 +143,10 @@ impl<B: Backend> Context<B> {
             limits.max_block_size,
             desc.block_size,
         );
-        let chunk = desc
-            .staging_chunk
-            .clamp(4, limits.max_block_size)
-            .next_multiple_of(geometry.unit);
+        // Whole units, at most 256 MiB and the largest block (at least one unit).
+        let unit = geometry.unit;
+        let chunk =
+            (desc.staging_chunk.min(limits.max_block_size).min(256 << 20) / unit * unit).max(unit);
         let settings = Settings {
             geometry,
             budget: desc.budget,
@@ -214,16 +217,9 @@ impl<B: Backend> Context<B> {
     /// [`Error::InvalidParameter`] for an allocation of another kind; [`Error::StaleHandle`].
     pub fn advise(&self, handle: BufferHandle, advice: MemoryAdvice) -> Result<()> {
         let m = lock(&self.mem);
-        let a = m.get(handle)?;
-        if a.kind != MemoryKind::Unified {
-            return Err(Error::InvalidParameter {
-                name: "advise",
-                value: format!("{advice:?} on a {:?} allocation", a.kind),
-                reason: "memory advice applies to MemoryKind::Unified allocations",
-            });
-        }
-        self.backend
-            .advise(m.raw(a)?, a.placement.offset, a.requested, advice)
+        let r = m.resolve(handle, 0, None, Access::Advise, self.backend.limits())?;
+        // SAFETY: `resolve` placed the range inside its block.
+        unsafe { self.backend.advise(r.block, r.offset, r.size, advice) }
     }
 
     fn transfer<R>(&self, f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>) -> Result<R> {
@@ -277,9 +273,19 @@ impl<B: Backend> Context<B> {
     /// Reads a whole allocation back. Waits for the device.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`]; [`Error::DeviceLost`].
+    /// [`Error::StaleHandle`]; [`Error::DeviceLost`]; [`Error::HostOutOfMemory`] when the host
+    /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.size_of(handle)? as usize];
+        let size = self.size_of(handle)?;
+        let mut out = Vec::new();
+        usize::try_from(size)
+            .ok()
+            .and_then(|n| out.try_reserve_exact(n).ok())
+            .ok_or_else(|| Error::HostOutOfMemory {
+                requested: size,
+                what: "the result of a download".into(),
+            })?;
+        out.resize(size as usize, 0);
         self.download_into(handle, 0, &mut out)?;
         Ok(out)
     }
@@ -317,7 +323,7 @@ impl<B: Backend> Context<B> {
     /// free in the budget for transfers.
     pub fn staging_capacity(&self) -> u64 {
         let s = lock(&self.staging);
-        s.upload.capacity() + s.readback.capacity()
+        s.upload.capacity().saturating_add(s.readback.capacity())
     }
 
     /// A snapshot of the counters.
@@ -338,19 +344,63 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).allocations()
     }
 
-    /// How many more device allocations of `bytes_per_item` bytes fit now, within the budget
-    /// and the free space of existing blocks.
+    /// Budget bytes a first transfer will need for staging: one buffer per direction that has
+    /// none yet.
+    fn staging_to_come(&self) -> u64 {
+        let s = lock(&self.staging);
+        [&s.upload, &s.readback]
+            .iter()
+            .filter(|r| r.slots.is_empty())
+            .map(|r| r.slot_size)
+            .sum()
+    }
+
+    /// How many more separate device allocations of `bytes_per_item` bytes fit now, within
+    /// the budget (leaving room for the staging buffers a first upload and download need) and
+    /// the free space of existing blocks. 0 when one item is larger than the largest block.
+    /// [`max_items_in_one`](Self::max_items_in_one) answers how many fit in one allocation.
     ///
     /// # Errors
     /// [`Error::ZeroSize`] for 0.
     ///
     /// ```
-    /// let ctx = vramkit::Context::host(vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() });
+    /// let desc = vramkit::ContextDesc { budget: Some(110 << 20), ..Default::default() };
+    /// let ctx = vramkit::Context::host(desc);
+    /// // Three 4K RGBA8 frames, and the two 4 MiB staging buffers their transfers need.
     /// assert_eq!(ctx.max_batch(33_177_600)?, 3);
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
-        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device)
+        let keep = self.staging_to_come();
+        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device, keep)
+    }
+
+    /// How many items of `bytes_per_item` bytes one device allocation can hold if made now:
+    /// the largest allocation that succeeds (within the budget, leaving room for first
+    /// staging buffers as [`max_batch`](Self::max_batch) does, the free space of existing
+    /// blocks and the largest block), divided by the item size.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] for 0.
+    ///
+    /// ```
+    /// let desc = vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() };
+    /// let ctx = vramkit::Context::host(desc);
+    /// let n = ctx.max_items_in_one(1000)?;
+    /// assert_eq!(n, (92 << 20) / 1000); // 8 MiB left for staging
+    /// let batch = ctx.alloc(vramkit::AllocDesc::new("batch", n * 1000))?;
+    /// ctx.upload(batch, &[1; 1000])?;
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn max_items_in_one(&self, bytes_per_item: u64) -> Result<u64> {
+        if bytes_per_item == 0 {
+            return Err(Error::ZeroSize {
+                label: "max_items_in_one".into(),
+            });
+        }
+        let keep = self.staging_to_come();
+        let largest = lock(&self.mem).largest_alloc(&self.backend, MemoryKind::Device, keep)?;
+        Ok(largest / bytes_per_item)
     }
 
     /// Moves live allocations out of the sparsest blocks into free ranges of others, at most
@@ -395,14 +445,27 @@ impl<B: Backend> Context<B> {
 
 impl<B: Backend> Drop for Context<B> {
     fn drop(&mut self) {
-        // Errors here mean the device is gone; its memory went with it.
-        if let Ok(last) = self.backend.submit() {
-            let _ = self.backend.wait(last);
+        // No call follows to return an error to: errors are logged. They mean the device is
+        // gone, and its memory with it; blocks whose work may still run are leaked, not freed.
+        let waited = self
+            .backend
+            .submit()
+            .and_then(|last| self.backend.wait(last))
+            .and_then(|()| self.backend.check_device());
+        if let Err(e) = waited {
+            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
         }
         let mut staging = lock(&self.staging);
         let mut mem = lock(&self.mem);
-        let _ = staging.upload.clear(&self.backend, &mut mem);
-        let _ = staging.readback.clear(&self.backend, &mut mem);
+        let staging = &mut *staging;
+        for ring in [&mut staging.upload, &mut staging.readback] {
+            if let Err(e) = ring.clear(&self.backend, &mut mem) {
+                log::warn!("vramkit: context {}: staging not freed: {e}", self.id);
+            }
+        }
+        if let Err(e) = mem.check_deferred() {
+            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
+        }
         for leak in mem.shutdown(&self.backend) {
             log::warn!(
                 "vramkit: context {} dropped with `{}`{} alive: {} B of {:?} memory{}",

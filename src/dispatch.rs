@@ -1,9 +1,18 @@
 //! Kernel launches over allocations: bindings, override constants and the pipeline cache.
+//!
+//! [`Context::dispatch`] and [`Context::dispatch_with`] are safe for any kernel and params:
+//! they compile every kernel, vramkit's own included, with runtime bounds checks (WGSL's, and
+//! `BUF` in the CUDA twins), so no params can reach past a binding. vramkit's typed kernel
+//! functions ([`crate::kernels`]) validate their params against the bound sizes and launch the
+//! unchecked builds of its [guarded](crate::backend::KernelSource::is_guarded) kernels through
+//! the crate-private [`Context::dispatch_guarded`].
 
 use std::sync::Arc;
 
 use crate::backend::{Backend, BlockRange, Constants, KernelSource, SubmissionIndex};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::memory::manager::Access;
+use crate::signature::Signature;
 use crate::{lock, BufferHandle, Context};
 
 /// A storage binding: a whole allocation, or a range of one.
@@ -47,16 +56,22 @@ impl From<BufferHandle> for Binding {
 }
 
 impl<B: Backend> Context<B> {
-    fn kernel(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Arc<B::Kernel>> {
+    fn kernel(
+        &self,
+        source: &KernelSource,
+        constants: Constants<'_>,
+    ) -> Result<Arc<(B::Kernel, Signature)>> {
         let key = (
-            source.label,
-            source.entry,
+            source.label(),
+            source.entry(),
+            source.is_guarded(),
             constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
         );
         if let Some(k) = lock(&self.kernels).get(&key) {
             return Ok(Arc::clone(k));
         }
-        let k = Arc::new(self.backend.compile(source, constants)?);
+        let signature = Signature::of(source)?;
+        let k = Arc::new((self.backend.compile(source, constants)?, signature));
         lock(&self.kernels).insert(key, Arc::clone(&k));
         Ok(k)
     }
@@ -64,6 +79,11 @@ impl<B: Backend> Context<B> {
     /// Records a kernel launch over whole allocations: `bindings` become storage buffers `0..n`
     /// of group 0 and `params` (if not empty) a uniform buffer at binding `n`. The pipeline is
     /// built once and cached. Returns the submission the launch belongs to.
+    ///
+    /// The kernel runs with runtime bounds checks (see the [module docs](self)): an index
+    /// past a binding is clamped into it, so wrong params give wrong values in that binding,
+    /// never a write outside it. vramkit's typed kernel functions ([`crate::kernels`])
+    /// validate their params and run without the checks.
     ///
     /// # Errors
     /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes
@@ -93,9 +113,38 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
+        self.dispatch_guarded(&kernel.checked(), constants, bindings, params, workgroups)
+    }
+
+    /// [`dispatch_with`](Self::dispatch_with) for vramkit's typed kernel functions, which have
+    /// validated `params` against the bound sizes: a guarded kernel runs without bounds checks.
+    pub(crate) fn dispatch_guarded(
+        &self,
+        kernel: &KernelSource,
+        constants: Constants<'_>,
+        bindings: &[Binding],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
         let k = self.kernel(kernel, constants)?;
+        let (k, signature) = (&k.0, &k.1);
         self.with_ranges(bindings, |ranges| {
-            self.backend.dispatch(&k, ranges, params, workgroups)
+            let sizes: Vec<u64> = ranges.iter().map(|r| r.size).collect();
+            let blocks: Vec<usize> = ranges
+                .iter()
+                .map(|r| {
+                    let same = |o: &BlockRange<'_, B::Block>| std::ptr::eq(o.block, r.block);
+                    ranges.iter().position(same).unwrap_or(0)
+                })
+                .collect();
+            let limits = self.backend.limits();
+            signature.check(kernel, &sizes, &blocks, params.len(), workgroups, limits)?;
+            // SAFETY: `with_ranges` resolved every range inside its block for binding; a
+            // guarded kernel arrives here only from vramkit's typed kernel functions, which
+            // validated `params` (`dispatch_with` clears `guarded`), and any other kernel was
+            // compiled with bounds checks; the signature check above matched the bindings,
+            // params and grid to the entry point and the device.
+            unsafe { self.backend.dispatch(k, ranges, params, workgroups) }
         })
     }
 
@@ -106,11 +155,16 @@ impl<B: Backend> Context<B> {
         bindings: &[Binding; 3],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.with_ranges(bindings, |ranges| self.backend.vendor_matmul(ranges, dims))
+        self.with_ranges(bindings, |ranges| {
+            // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
+            // checked that they hold the matrices `dims` describe and that C overlaps neither
+            // A nor B.
+            unsafe { self.backend.vendor_matmul(ranges, dims) }
+        })
     }
 
-    /// Checks `bindings` against their allocations and the device's limits, resolves them to
-    /// block ranges for `record`, and marks the allocations as used by the submission it returns.
+    /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
+    /// and marks the allocations as used by the submission it returns.
     fn with_ranges(
         &self,
         bindings: &[Binding],
@@ -121,38 +175,11 @@ impl<B: Backend> Context<B> {
         let index = {
             let mut ranges = Vec::with_capacity(bindings.len());
             for b in bindings {
-                let a = m.get(b.handle)?;
-                let end = a.requested.next_multiple_of(4);
-                let size = b.size.unwrap_or(end.saturating_sub(b.offset));
-                let bad = |reason| Error::InvalidRange {
-                    label: a.label.to_string(),
-                    offset: b.offset,
-                    len: size,
-                    size: a.requested,
-                    reason,
-                };
-                if !b.offset.is_multiple_of(limits.offset_alignment) {
-                    return Err(bad(
-                        "binding offsets must be multiples of the offset alignment",
-                    ));
-                }
-                if size == 0 || !size.is_multiple_of(4) || b.offset.saturating_add(size) > end {
-                    return Err(bad(
-                        "bind a non-empty whole number of 4-byte words inside it",
-                    ));
-                }
-                if size > limits.max_binding_size {
-                    return Err(Error::TooLarge {
-                        label: a.label.to_string(),
-                        requested: size,
-                        max: limits.max_binding_size,
-                        what: "largest range one kernel binding may cover",
-                    });
-                }
+                let r = m.resolve(b.handle, b.offset, b.size, Access::Bind, limits)?;
                 ranges.push(BlockRange {
-                    block: m.raw(a)?,
-                    offset: a.placement.offset + b.offset,
-                    size,
+                    block: r.block,
+                    offset: r.offset,
+                    size: r.size,
                 });
             }
             record(&ranges)?

@@ -19,7 +19,8 @@ pub enum StaleReason {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A zero-byte allocation or transfer was asked for.
+    /// A zero-byte allocation (or kernel binding) was asked for. Zero-byte transfers are
+    /// no-ops and succeed.
     #[error("`{label}`: a size of 0 bytes was requested; ask for at least 1 byte")]
     ZeroSize {
         /// Label of the allocation or operation.
@@ -56,9 +57,23 @@ pub enum Error {
         detail: String,
     },
 
+    /// The host (CPU) side has no memory for a buffer vramkit needed (a download's result, a
+    /// frame): the allocation failed instead of aborting the process.
+    #[error(
+        "the host has no memory for {requested} bytes ({what}); free host memory, or move the \
+         data in parts (e.g. `download_into` a smaller buffer)"
+    )]
+    HostOutOfMemory {
+        /// Bytes asked for.
+        requested: u64,
+        /// What they were for.
+        what: String,
+    },
+
     /// The allocation would pass the context's budget.
     #[error(
-        "allocating {requested} bytes would pass the budget of {limit} bytes \
+        "allocating {requested} bytes (rounded up to whole allocation units, the device's \
+         offset alignment) would pass the budget of {limit} bytes \
          ({reserved} reserved, {in_use} in use, largest free range {largest_free} bytes); \
          at most {fits_now} bytes fit now: release allocations, call `trim()`, or raise the budget"
     )]
@@ -162,11 +177,19 @@ pub enum Error {
         message: String,
     },
 
+    /// An invariant of vramkit broke: a bug in vramkit, not in the caller's use. Please report it
+    /// with the message.
+    #[error("internal error, a vramkit bug (please report it): {message}")]
+    Internal {
+        /// What broke.
+        message: String,
+    },
+
     /// Memory allocated since a checkpoint is still alive (see
     /// [`Context::check_no_growth`](crate::Context::check_no_growth)).
     #[error(
-        "memory grew: {allocations} allocation(s), {bytes} bytes allocated since the checkpoint \
-         are still alive; release them (the report names them by label): {report}"
+        "memory grew: {report}\nrelease these allocations (named by label) before the next \
+         checkpoint, or take the checkpoint after the allocations meant to stay"
     )]
     MemoryGrowth {
         /// Bytes still alive.
@@ -189,9 +212,32 @@ pub enum Error {
         message: String,
     },
 
-    /// Reading the input of a streamed upload failed.
-    #[error("reading the upload source failed: {0}")]
-    Io(#[from] std::io::Error),
+    /// The staging ring had no buffer for a transfer: the budget (or the device) has no room
+    /// for one staging buffer.
+    #[error(
+        "the {direction} needs a staging buffer of {slot} bytes and none fits ({source}); \
+         lower `ContextDesc::staging_chunk` (now {slot} bytes), leave {slot} bytes of the \
+         budget free for transfers (see `Context::staging_capacity`), or raise the budget"
+    )]
+    Staging {
+        /// `"upload"` or `"download"`.
+        direction: &'static str,
+        /// Bytes of one staging buffer (`ContextDesc::staging_chunk`, rounded).
+        slot: u64,
+        /// Why the buffer could not be made: [`Error::OverBudget`] or [`Error::OutOfMemory`].
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// A file or stream operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, e.g. "reading the upload source" or "writing trace.json".
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Shorthand for results of vramkit.

@@ -34,14 +34,16 @@ pub mod kernels;
 pub mod memory;
 mod observe;
 pub mod shaders;
+mod signature;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use memory::{
-    AllocDesc, AllocationInfo, BufferHandle, Checkpoint, CompactReport, CompactionDesc,
-    CompactionStats, Event, EventKind, Growth, KindStats, Label, MemoryStats, TagStats, Trace,
+    AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
+    CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
+    MemoryStats, TagStats, Trace,
 };
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;

@@ -4,7 +4,7 @@
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::memory::trace::Recorder;
-use crate::memory::{report, AllocationInfo, Checkpoint, Growth, Trace};
+use crate::memory::{report, AllocationInfo, AuditReport, Checkpoint, Growth, Trace};
 use crate::{lock, Context};
 
 impl<B: Backend> Context<B> {
@@ -138,100 +138,24 @@ impl<B: Backend> Context<B> {
 
     /// Recomputes every counter from the live allocations and the pools' blocks and compares,
     /// and re-derives each pool's layout (chunks tile every block, free ranges are coalesced
-    /// and indexed, allocations point at their ranges): `Err` lists what disagrees. A
-    /// diagnostic for tests and bug reports; the counters are kept incrementally, so this walks
-    /// everything.
+    /// and indexed, allocations point at their ranges). A diagnostic for tests and bug
+    /// reports; the counters are kept incrementally, so this walks everything.
     ///
-    /// # Errors
-    /// A description of the mismatches.
-    pub fn audit(&self) -> std::result::Result<(), String> {
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 1000))?;
+    /// let report = ctx.audit();
+    /// assert!(report.is_clean(), "{report}");
+    /// report.check()?; // the same, as an `Error::Internal` when it is not clean
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn audit(&self) -> AuditReport {
         let mut m = lock(&self.mem);
-        let s = m.stats();
+        let stats = m.stats();
         let live = m.allocations();
         let held = m.held();
         let layout = m.check_layout();
         drop(m);
-        let mut bad = Vec::new();
-        if let Err(e) = layout {
-            bad.push(e);
-        }
-        let mut check = |what: String, counter: u64, actual: u64| {
-            if counter != actual {
-                bad.push(format!("{what}: counter {counter}, actual {actual}"));
-            }
-        };
-        let sum = |f: &dyn Fn(&AllocationInfo) -> bool, g: &dyn Fn(&AllocationInfo) -> u64| {
-            live.iter().filter(|a| f(a)).map(g).sum::<u64>()
-        };
-        check("requested".into(), s.requested, sum(&|_| true, &|a| a.size));
-        check("in use".into(), s.in_use, sum(&|_| true, &|a| a.reserved));
-        check("live".into(), s.live as u64, live.len() as u64);
-        check(
-            "reserved".into(),
-            s.reserved,
-            held.iter().map(|h| h.0).sum(),
-        );
-        check(
-            "allocations - releases".into(),
-            s.allocations - s.releases,
-            live.len() as u64,
-        );
-        for kind in crate::MemoryKind::ALL {
-            let k = s.kind(kind);
-            let of = |a: &AllocationInfo| a.kind == kind;
-            check(
-                format!("{kind:?} requested"),
-                k.requested,
-                sum(&of, &|a| a.size),
-            );
-            check(
-                format!("{kind:?} in use"),
-                k.in_use,
-                sum(&of, &|a| a.reserved),
-            );
-            check(
-                format!("{kind:?} live"),
-                k.allocations as u64,
-                live.iter().filter(|a| of(a)).count() as u64,
-            );
-            check(
-                format!("{kind:?} reserved"),
-                k.reserved,
-                held[kind.index()].0,
-            );
-            check(
-                format!("{kind:?} blocks"),
-                k.blocks as u64,
-                held[kind.index()].1 as u64,
-            );
-            check(
-                format!("{kind:?} allocated - released"),
-                k.allocated - k.released,
-                k.allocations as u64,
-            );
-        }
-        for t in &s.tags {
-            let of = |a: &AllocationInfo| a.tag.as_deref().unwrap_or("") == t.tag;
-            check(
-                format!("tag `{}` requested", t.tag),
-                t.requested,
-                sum(&of, &|a| a.size),
-            );
-            check(
-                format!("tag `{}` in use", t.tag),
-                t.in_use,
-                sum(&of, &|a| a.reserved),
-            );
-            check(
-                format!("tag `{}` live", t.tag),
-                t.live as u64,
-                live.iter().filter(|a| of(a)).count() as u64,
-            );
-        }
-        if bad.is_empty() {
-            Ok(())
-        } else {
-            Err(bad.join("; "))
-        }
+        AuditReport::recount(&stats, &live, &held, layout.err())
     }
 }

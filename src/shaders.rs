@@ -13,87 +13,93 @@ macro_rules! cuda {
     };
 }
 
+/// One of vramkit's kernels: WGSL, its CUDA twin, and launched only through a function that
+/// validates its params (see [`KernelSource::is_guarded`]); [`Context::dispatch`] runs it with
+/// bounds checks.
+///
+/// [`Context::dispatch`]: crate::Context::dispatch
+macro_rules! kernel {
+    ($label:expr, $wgsl:expr, $entry:expr, $cuda:expr) => {
+        // SAFETY: `cuda!` puts common.cuh first, and every twin in shaders/cuda/ declares its
+        // bindings as `BUF(T)` and reaches memory only by indexing them.
+        unsafe { KernelSource::new($label, $wgsl, $entry).with_cuda($cuda) }.guarded()
+    };
+}
+
 /// `y[i] = a * x[i] + b` over `n` f32 values: bindings `x` (read), `y` (write), then params
 /// `{ a: f32, b: f32, n: u32 }`; workgroups of 256, in x (and y past 65,535 of them). See
 /// [`crate::kernels::scale`].
-pub const SCALE: KernelSource = KernelSource {
-    label: "scale",
-    wgsl: include_str!("../shaders/scale.wgsl"),
-    entry: "scale",
-    cuda: cuda!("scale.cu"),
-    guarded: true,
-};
+pub const SCALE: KernelSource = kernel!(
+    "scale",
+    include_str!("../shaders/scale.wgsl"),
+    "scale",
+    cuda!("scale.cu")
+);
 
 /// `y[i] = a * x[i] + y[i]`: bindings `x`, `y`, then params `{ a: f32, n: u32 }`. See
 /// [`crate::kernels::axpy`].
-pub const AXPY: KernelSource = KernelSource {
-    label: "axpy",
-    wgsl: include_str!("../shaders/axpy.wgsl"),
-    entry: "axpy",
-    cuda: cuda!("axpy.cu"),
-    guarded: true,
-};
+pub const AXPY: KernelSource = kernel!(
+    "axpy",
+    include_str!("../shaders/axpy.wgsl"),
+    "axpy",
+    cuda!("axpy.cu")
+);
 
 /// `z[i] = x[i] + y[i]`: bindings `x`, `y`, `z`, then params `{ n: u32 }`. See
 /// [`crate::kernels::add`].
-pub const ADD: KernelSource = KernelSource {
-    label: "add",
-    wgsl: include_str!("../shaders/add.wgsl"),
-    entry: "add",
-    cuda: cuda!("add.cu"),
-    guarded: true,
-};
+pub const ADD: KernelSource = kernel!(
+    "add",
+    include_str!("../shaders/add.wgsl"),
+    "add",
+    cuda!("add.cu")
+);
 
 /// `dst[i] = src[i]` over `n` 32-bit words: bindings `src`, `dst` (two ranges that do not
 /// overlap, of one buffer or two), then params `{ n: u32 }`; workgroups of 256, in x (and y
 /// past 65,535 of them). The wgpu backend copies within one buffer with it.
-pub const BUFFER_COPY: KernelSource = KernelSource {
-    label: "buffer_copy",
-    wgsl: include_str!("../shaders/buffer_copy.wgsl"),
-    entry: "buffer_copy",
-    cuda: cuda!("buffer_copy.cu"),
-    guarded: true,
-};
+pub const BUFFER_COPY: KernelSource = kernel!(
+    "buffer_copy",
+    include_str!("../shaders/buffer_copy.wgsl"),
+    "buffer_copy",
+    cuda!("buffer_copy.cu")
+);
 
 /// `C = A·B` without workgroup memory, 8×8 per invocation (CPU adapters). Override constants
 /// `WG_X`, `WG_Y`. See [`crate::kernels::matmul`].
-pub const MATMUL_REGISTER: KernelSource = KernelSource {
-    label: "matmul_register",
-    wgsl: include_str!("../shaders/matmul_register.wgsl"),
-    entry: "matmul",
-    cuda: cuda!("matmul_register.cu"),
-    guarded: true,
-};
+pub const MATMUL_REGISTER: KernelSource = kernel!(
+    "matmul_register",
+    include_str!("../shaders/matmul_register.wgsl"),
+    "matmul",
+    cuda!("matmul_register.cu")
+);
 
 /// `C = A·B` with 128×128 workgroup tiles staged in workgroup memory, 8×8 per invocation
 /// (GPUs). See [`crate::kernels::matmul`].
-pub const MATMUL_TILED: KernelSource = KernelSource {
-    label: "matmul_tiled",
-    wgsl: include_str!("../shaders/matmul_tiled.wgsl"),
-    entry: "matmul",
-    cuda: cuda!("matmul_tiled.cu"),
-    guarded: true,
-};
+pub const MATMUL_TILED: KernelSource = kernel!(
+    "matmul_tiled",
+    include_str!("../shaders/matmul_tiled.wgsl"),
+    "matmul",
+    cuda!("matmul_tiled.cu")
+);
 
 /// An image kernel: the io preludes for its source and destination formats, then its body.
 macro_rules! image_kernel {
     ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
         $(#[$doc])*
-        pub const $name: KernelSource = KernelSource {
-            label: concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
-            wgsl: concat!(
+        pub const $name: KernelSource = kernel!(
+            concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
+            concat!(
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
                 include_str!(concat!("../shaders/", $file, ".wgsl")),
             ),
-            entry: $entry,
-            cuda: cuda!(
+            $entry,
+            cuda!(
                 concat!("io/src_", $src, ".cuh"),
                 concat!("io/dst_", $dst, ".cuh"),
                 concat!($file, ".cu")
-            ),
-            guarded: true,
-        };
+            )
+        );
     };
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use common::try_cuda;
 use vramkit::backend::cuda::CudaBackend;
-use vramkit::backend::Backend;
+use vramkit::backend::Storage;
 use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
 use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
 

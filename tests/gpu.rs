@@ -268,12 +268,14 @@ fn unified_memory_is_host_and_kernel_visible<B: Backend>(mk: Mk<B>) {
 
 fn invalid_shader_and_oversized_binding_are_typed_errors<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
-    let bad = KernelSource {
-        label: "broken",
-        wgsl: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
-        entry: "main",
-        cuda: "extern \"C\" __global__ void main() { int x = ; }",
-        guarded: false,
+    // SAFETY: neither twin compiles, so neither runs.
+    let bad = unsafe {
+        KernelSource::new(
+            "broken",
+            "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }",
+            "main",
+        )
+        .with_cuda("extern \"C\" __global__ void main() { int x = ; }")
     };
     let h = ctx.alloc(AllocDesc::new("h", 16)).expect("alloc");
     match ctx.dispatch(&bad, &[h], &[], [1, 1, 1]) {
@@ -284,12 +286,14 @@ fn invalid_shader_and_oversized_binding_are_typed_errors<B: Backend>(mk: Mk<B>) 
         other => panic!("expected Shader, got {other:?}"),
     }
     // Valid WGSL whose CUDA twin does not compile: the CUDA backend reports NVRTC's log.
-    let bad_cuda = KernelSource {
-        label: "broken twin",
-        wgsl: "@compute @workgroup_size(1) fn twin() {}",
-        entry: "twin",
-        cuda: "extern \"C\" __global__ void twin() { undeclared = 1; }",
-        guarded: false,
+    // SAFETY: as above.
+    let bad_cuda = unsafe {
+        KernelSource::new(
+            "broken twin",
+            "@compute @workgroup_size(1) fn twin() {}",
+            "twin",
+        )
+        .with_cuda("extern \"C\" __global__ void twin() { undeclared = 1; }")
     };
     match ctx.dispatch(&bad_cuda, &[], &[], [1, 1, 1]) {
         Err(Error::Shader { message, .. }) if is_cuda(&ctx) => {

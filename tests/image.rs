@@ -196,7 +196,7 @@ fn resizes_match_the_cpu_and_tiles_match_the_whole<B: Backend>(mk: Mk<B>) {
             // The bottom-right quarter of the output, from the source rows and columns it reads.
             let (tx, ty) = (dw / 2, dh / 2);
             let (sx, sy) = (
-                (tx as f32 * w as f32 / dw as f32) as u32 - 1,
+                ((tx as f32 * w as f32 / dw as f32) as u32).saturating_sub(1),
                 (ty as f32 * h as f32 / dh as f32) as u32,
             );
             let sx = sx.min(w - 1);

@@ -120,27 +120,50 @@ fn a_larger_than_one_binding_runs_in_bands<B: Backend>(mk: Mk<B>) {
 
 fn bad_shapes_are_typed_errors<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
-    let h = ctx.alloc(AllocDesc::new("h", 64)).expect("alloc");
+    let [h, g, o] = ["h", "g", "o"].map(|l| ctx.alloc(AllocDesc::new(l, 64)).expect("alloc"));
     let zero = MatmulDims { m: 0, n: 4, k: 4 };
     assert!(matches!(
-        matmul(&ctx, h, h, h, zero),
+        matmul(&ctx, h, g, o, zero),
         Err(Error::ShapeMismatch { .. })
     ));
     let big = MatmulDims { m: 4, n: 4, k: 5 };
-    match matmul(&ctx, h, h, h, big) {
+    match matmul(&ctx, h, g, o, big) {
         Err(Error::ShapeMismatch { expected, .. }) => assert!(expected.contains("A"), "{expected}"),
         other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    // Dimensions whose byte sizes pass 2⁶⁴: an error, in debug builds too.
+    let huge = MatmulDims {
+        m: u32::MAX,
+        n: u32::MAX,
+        k: u32::MAX,
+    };
+    assert!(matches!(
+        matmul(&ctx, h, g, o, huge),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // In place: C is A or B.
+    let four = MatmulDims { m: 2, n: 2, k: 2 };
+    for (a, b, c) in [(h, g, h), (h, g, g)] {
+        match matmul(&ctx, a, b, c, four) {
+            Err(Error::InvalidParameter { value, .. }) => {
+                assert!(value.contains("same"), "{value}")
+            }
+            other => panic!("expected InvalidParameter, got {other:?}"),
+        }
     }
     let one = MatmulDims { m: 1, n: 1, k: 1 };
     if !ctx.backend().has_vendor_matmul() {
         assert!(matches!(
-            matmul_with(&ctx, h, h, h, one, MatmulKernel::Vendor),
+            matmul_with(&ctx, h, g, o, one, MatmulKernel::Vendor),
             Err(Error::Unsupported { .. })
         ));
     }
     ctx.release(h).expect("release");
     assert!(matches!(
-        matmul(&ctx, h, h, h, one),
+        matmul(&ctx, h, g, o, one),
         Err(Error::StaleHandle { .. })
     ));
+    for x in [g, o] {
+        ctx.release(x).expect("release");
+    }
 }

@@ -362,7 +362,7 @@ fn streams_from_a_reader<B: Backend>(mk: Mk<B>) {
     }
     assert!(matches!(
         ctx.upload_from_reader(h, Broken),
-        Err(Error::Io(_))
+        Err(Error::Io { .. })
     ));
     ctx.release(h).expect("release");
 }
@@ -378,8 +378,59 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
             budget: Some(budget),
             ..Default::default()
         });
-        // Some live memory first, so the pools have free space to count.
+        // A fresh context leaves room for the staging of a first upload and download: fill it
+        // to the prediction, and both still work.
+        let fresh = mk(ContextDesc {
+            budget: Some(budget),
+            ..Default::default()
+        });
+        let n = fresh.max_batch(item).expect("max_batch");
+        let hs: Vec<_> = (0..n)
+            .map(|_| {
+                fresh
+                    .alloc(AllocDesc::new("item", item).uninit())
+                    .expect("promised")
+            })
+            .collect();
+        if let Some(&h) = hs.last() {
+            fresh.upload(h, &[5; 64]).expect("a first upload fits");
+            assert_eq!(fresh.download(h).expect("download")[..64], [5; 64]);
+        }
+        // One allocation of as many items as `max_items_in_one` says.
+        let chunk = 64 << 10;
+        let one = mk(ContextDesc {
+            budget: Some(budget),
+            staging_chunk: chunk,
+            ..Default::default()
+        });
+        let k = one.max_items_in_one(item).expect("max_items_in_one");
+        assert!(
+            k >= n,
+            "budget {budget}, item {item}: {k} in one, {n} apart"
+        );
+        let batch = one
+            .alloc(AllocDesc::new("batch", k * item).uninit())
+            .unwrap_or_else(|e| panic!("budget {budget}, item {item}: {k} promised: {e}"));
+        one.upload(batch, &[6; 64]).expect("a first upload fits");
+        assert_eq!(one.download(batch).expect("download")[..64], [6; 64]);
+        // The answer is exact but for the room it leaves for first staging buffers.
+        one.release(batch).expect("release");
+        let k = one.max_items_in_one(item).expect("max_items_in_one");
+        let batch = one
+            .alloc(AllocDesc::new("batch", k * item).uninit())
+            .unwrap_or_else(|e| panic!("budget {budget}, item {item}: {k} promised: {e}"));
+        one.release(batch).expect("release");
+        assert!(
+            one.alloc(AllocDesc::new("more", (k + 1) * item + 2 * chunk))
+                .is_err(),
+            "budget {budget}, item {item}: {} fit in one",
+            k + 1
+        );
+        // Some live memory first, so the pools have free space to count, and staging buffers
+        // made: the prediction is then exact.
         let first = ctx.alloc(AllocDesc::new("first", item)).expect("alloc");
+        ctx.upload(first, &[1; 4]).expect("upload");
+        ctx.download(first).expect("download");
         let predicted = ctx.max_batch(item).expect("max_batch");
         let mut held = vec![first];
         loop {

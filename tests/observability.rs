@@ -55,8 +55,11 @@ fn check_against_model<B: Backend>(ctx: &vramkit::Context<B>, model: &Model, err
         }
     }
     assert_eq!(s.over_budget_errors, errors.iter().sum::<u64>());
-    ctx.audit()
-        .unwrap_or_else(|e| panic!("counters disagree with a recount: {e}"));
+    let report = ctx.audit();
+    assert!(
+        report.is_clean(),
+        "counters disagree with a recount: {report}"
+    );
 }
 
 fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
@@ -113,8 +116,13 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
                 let n = model[&h].0.min(3 * MIB) as usize;
                 match ctx.upload(h, &vec![step as u8; n]) {
                     Ok(()) => {}
-                    // No room for even one staging buffer: a refusal the caller sees.
-                    Err(Error::OverBudget { .. }) => refused[MemoryKind::Upload.index()] += 1,
+                    // No room for even one staging buffer: a refusal the caller sees, named.
+                    Err(Error::Staging {
+                        direction, source, ..
+                    }) if matches!(*source, Error::OverBudget { .. }) => {
+                        assert_eq!(direction, "upload");
+                        refused[MemoryKind::Upload.index()] += 1;
+                    }
                     Err(e) => panic!("step {step}: {e}"),
                 }
             }

@@ -10,7 +10,10 @@ use vramkit::{AllocDesc, Context, ContextDesc};
 
 const MIB: u64 = 1 << 20;
 
-backend_tests!(release_threshold_caps_cached_memory);
+backend_tests!(
+    release_threshold_caps_cached_memory,
+    a_budget_below_one_granule_still_serves_staging_and_frames,
+);
 
 fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
     let cycle = |ctx: &Context<B>| {
@@ -52,5 +55,30 @@ fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
         "{} B cached over 8 MiB",
         s.cached_free
     );
-    some.audit().expect("audit");
+    some.audit().check().expect("audit");
+}
+
+/// Under a budget smaller than a segment's growth granule (2 MiB), a segment still gives its
+/// free end back for staging and other frames (CUDA segments once kept it, and the 4K tool's
+/// tiles failed under 600 KB budgets).
+fn a_budget_below_one_granule_still_serves_staging_and_frames<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc {
+        budget: Some(600_000),
+        staging_chunk: 64 << 10,
+        staging_slots: 2,
+        ..Default::default()
+    });
+    for round in 0..3u8 {
+        for size in [344_432u64, 120_000, 300_000, 71_000] {
+            let h = ctx
+                .alloc(AllocDesc::new("frame", size).uninit())
+                .unwrap_or_else(|e| panic!("round {round}, {size} B: {e}"));
+            let data = vec![round; size as usize];
+            ctx.upload(h, &data).expect("upload");
+            assert!(ctx.download(h).expect("download") == data);
+            ctx.release(h).expect("release");
+        }
+        ctx.trim().expect("trim");
+        assert!(ctx.stats().reserved <= 600_000);
+    }
 }

@@ -28,30 +28,30 @@ fn shader_files(dir: &std::path::Path, ext: &[&str], out: &mut Vec<(String, Stri
 fn every_kernel_validates() {
     let mut failures = Vec::new();
     for k in vramkit::shaders::ALL {
-        let module = match naga::front::wgsl::parse_str(k.wgsl) {
+        let module = match naga::front::wgsl::parse_str(k.wgsl()) {
             Ok(m) => m,
             Err(e) => {
-                failures.push(e.emit_to_string_with_path(k.wgsl, k.label));
+                failures.push(e.emit_to_string_with_path(k.wgsl(), k.label()));
                 continue;
             }
         };
         let mut v = Validator::new(ValidationFlags::all(), Capabilities::all());
         if let Err(e) = v.validate(&module) {
-            failures.push(e.emit_to_string_with_path(k.wgsl, k.label));
+            failures.push(e.emit_to_string_with_path(k.wgsl(), k.label()));
             continue;
         }
         assert!(
-            module.entry_points.iter().any(|e| e.name == k.entry),
+            module.entry_points.iter().any(|e| e.name == k.entry()),
             "{}: no entry point `{}`",
-            k.label,
-            k.entry
+            k.label(),
+            k.entry()
         );
         for (_, var) in module.global_variables.iter() {
             if let naga::AddressSpace::Storage { access } = var.space {
                 assert!(
                     access.contains(naga::StorageAccess::STORE),
                     "{}: storage binding `{}` must be read_write",
-                    k.label,
+                    k.label(),
                     var.name.as_deref().unwrap_or("?")
                 );
             }
@@ -74,7 +74,7 @@ fn every_shader_file_is_used() {
         assert!(
             vramkit::shaders::ALL
                 .iter()
-                .any(|k| k.wgsl.contains(src.as_str())),
+                .any(|k| k.wgsl().contains(src.as_str())),
             "{path} is in no kernel of vramkit::shaders::ALL"
         );
     }
@@ -85,7 +85,7 @@ fn every_shader_file_is_used() {
         assert!(
             vramkit::shaders::ALL
                 .iter()
-                .any(|k| k.cuda.contains(src.as_str())),
+                .any(|k| k.cuda().contains(src.as_str())),
             "{path} is in no CUDA twin of vramkit::shaders::ALL"
         );
     }
@@ -96,7 +96,7 @@ fn every_shader_file_is_used() {
 #[test]
 fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
     for k in vramkit::shaders::ALL {
-        let module = naga::front::wgsl::parse_str(k.wgsl).expect("validated above");
+        let module = naga::front::wgsl::parse_str(k.wgsl()).expect("validated above");
         let storage = module
             .global_variables
             .iter()
@@ -107,20 +107,28 @@ fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
             .iter()
             .filter(|(_, v)| v.space == naga::AddressSpace::Uniform)
             .count();
-        let (start, params) = cuda_signature(k.cuda, k.entry)
-            .unwrap_or_else(|| panic!("{}: no CUDA function `{}`", k.label, k.entry));
+        let (start, params) = cuda_signature(k.cuda(), k.entry())
+            .unwrap_or_else(|| panic!("{}: no CUDA function `{}`", k.label(), k.entry()));
         assert!(
-            k.cuda[..start].contains("extern \"C\" __global__"),
+            k.cuda()[..start].contains("extern \"C\" __global__"),
             "{}: `{}` must be extern \"C\" __global__",
-            k.label,
-            k.entry
+            k.label(),
+            k.entry()
         );
+        let params: Vec<&str> = params.split(',').map(str::trim).collect();
         assert_eq!(
-            params.split(',').count(),
+            params.len(),
             storage + uniform,
-            "{}: `{}({params})` must take {storage} pointers and {uniform} params struct",
-            k.label,
-            k.entry
+            "{}: `{}({params:?})` must take {storage} bindings and {uniform} params struct",
+            k.label(),
+            k.entry()
+        );
+        // Bindings as `BUF(T)`, so that a safe dispatch's build clamps every index into them.
+        assert!(
+            params[..storage].iter().all(|p| p.starts_with("BUF(")),
+            "{}: bindings of `{}` must be declared `BUF(T)`: {params:?}",
+            k.label(),
+            k.entry()
         );
     }
 }
@@ -140,7 +148,16 @@ fn cuda_signature<'a>(src: &'a str, name: &str) -> Option<(usize, &'a str)> {
     let params = |at: usize| {
         let rest = &src[at..];
         let open = rest.find('(')? + 1;
-        Some(&rest[open..open + rest[open..].find(')')?])
+        let mut depth = 0;
+        let close = rest[open..].find(|c| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth < 0
+        })?;
+        Some(&rest[open..open + close])
     };
     for head in [format!("void {name}("), format!("\n{name}(")] {
         if let Some(at) = src.find(&head) {

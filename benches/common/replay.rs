@@ -130,7 +130,7 @@ pub fn replay_checked<B: Backend>(
     let start = Instant::now();
     for (n, &op) in trace.ops.iter().enumerate() {
         if every > 0 && n % every == 0 {
-            if let Err(e) = ctx.audit() {
+            if let Err(e) = ctx.audit().check() {
                 audit_error = Some(format!("audit after {n} events: {e}"));
                 break;
             }

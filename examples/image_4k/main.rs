@@ -107,14 +107,11 @@ impl From<Error> for Failure {
                 ByteSize(requested.next_multiple_of(1 << 20))
             )),
             Error::NoAdapter { .. } | Error::DeviceLost { .. } => Failure::NoGpu(e.to_string()),
-            Error::InvalidParameter {
-                name: "host memory",
-                ..
-            } => Failure::Other(e.to_string()),
+            Error::HostOutOfMemory { .. } => Failure::Other(e.to_string()),
             Error::InvalidParameter { .. }
             | Error::ShapeMismatch { .. }
             | Error::TooLarge { .. } => Failure::Usage(e.to_string()),
-            Error::Io(_) => Failure::Input(e.to_string()),
+            Error::Io { .. } => Failure::Input(e.to_string()),
             e => Failure::Other(e.to_string()),
         }
     }

@@ -4,7 +4,7 @@ struct Params {
     unsigned n;
 };
 
-extern "C" __global__ void add(float* x, float* y, float* z, const Params p) {
+extern "C" __global__ void add(BUF(float) x, BUF(float) y, BUF(float) z, const Params p) {
     unsigned i = flat_index();
     if (i < p.n) {
         z[i] = x[i] + y[i];

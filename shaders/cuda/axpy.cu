@@ -5,7 +5,7 @@ struct Params {
     unsigned n;
 };
 
-extern "C" __global__ void axpy(float* x, float* y, const Params p) {
+extern "C" __global__ void axpy(BUF(float) x, BUF(float) y, const Params p) {
     unsigned i = flat_index();
     if (i < p.n) {
         y[i] = p.a * x[i] + y[i];

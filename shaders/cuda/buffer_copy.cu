@@ -5,7 +5,7 @@ struct Params {
     unsigned n;
 };
 
-extern "C" __global__ void buffer_copy(unsigned* src, unsigned* dst, const Params p) {
+extern "C" __global__ void buffer_copy(BUF(unsigned) src, BUF(unsigned) dst, const Params p) {
     unsigned i = flat_index();
     if (i < p.n) {
         dst[i] = src[i];

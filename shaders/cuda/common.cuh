@@ -1,5 +1,30 @@
-// Shared by every CUDA twin (src/shaders.rs puts it first): the WGSL built-ins the kernels use,
-// for float4, and the flat index of one-dimensional dispatches.
+// Shared by every CUDA twin (src/shaders.rs puts it first): storage bindings, the WGSL built-ins
+// the kernels use, for float4, and the flat index of one-dimensional dispatches.
+
+// A storage binding of element type T: declare every binding parameter as `BUF(T) name` and
+// index it as an array. A safe dispatch (`Context::dispatch`) compiles the kernel with
+// VRAMKIT_CHECKED: each binding then arrives as its pointer and its length in bytes, and every
+// index is clamped into the binding, as WGSL's runtime bounds checks do, so no params can make
+// it reach past its binding. The typed kernel functions, which validate their params against
+// the bound sizes, launch the unchecked build, where a binding is a plain pointer.
+#ifdef VRAMKIT_CHECKED
+// Where accesses to a binding too small for one element go.
+__device__ __align__(16) unsigned char vramkit_sink[64];
+
+template <typename T>
+struct checked_buf {
+    T* ptr;
+    unsigned long long bytes;
+    __device__ __forceinline__ T& operator[](unsigned long long i) const {
+        static_assert(sizeof(T) <= sizeof(vramkit_sink), "element larger than the sink");
+        unsigned long long n = bytes / sizeof(T);
+        return n == 0 ? *reinterpret_cast<T*>(vramkit_sink) : ptr[i < n ? i : n - 1];
+    }
+};
+#define BUF(T) checked_buf<T>
+#else
+#define BUF(T) T*
+#endif
 
 __device__ __forceinline__ float4 operator+(float4 a, float4 b) {
     return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);

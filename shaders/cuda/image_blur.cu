@@ -7,7 +7,7 @@ struct Region {
     unsigned radius;
 };
 
-extern "C" __global__ void horizontal(src_t* src, dst_t* dst, float* weights, const Region r) {
+extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const Region r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     unsigned row = (y + r.oy) * r.src_stride;
@@ -21,7 +21,7 @@ extern "C" __global__ void horizontal(src_t* src, dst_t* dst, float* weights, co
     store_dst(dst, y * r.dst_stride + x, acc);
 }
 
-extern "C" __global__ void vertical(src_t* src, dst_t* dst, float* weights, const Region r) {
+extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const Region r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     unsigned col = x + r.ox;

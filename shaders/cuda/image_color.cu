@@ -22,7 +22,7 @@ __device__ __forceinline__ float adjust1(float v, const Region& r) {
 
 // Runs `body` (an expression of v) on the pixel of this thread, if it is inside the region.
 #define COLOR_KERNEL(name, body)                                                             \
-    extern "C" __global__ void name(src_t* src, dst_t* dst, const Region r) {                \
+    extern "C" __global__ void name(BUF(src_t) src, BUF(dst_t) dst, const Region r) {        \
         unsigned x = gid_x(), y = gid_y();                                                   \
         if (x >= r.dst_w || y >= r.dst_h) return;                                            \
         float4 v = load_src(src, (y + r.oy) * r.src_stride + x + r.ox);                      \

@@ -7,7 +7,7 @@ struct Region {
     unsigned ox, oy;
 };
 
-extern "C" __global__ void copy(src_t* src, dst_t* dst, const Region r) {
+extern "C" __global__ void copy(BUF(src_t) src, BUF(dst_t) dst, const Region r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     store_dst(dst, y * r.dst_stride + x, load_src(src, (y + r.oy) * r.src_stride + x + r.ox));

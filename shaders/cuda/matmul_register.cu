@@ -5,10 +5,13 @@ struct Dims {
     unsigned m;
     unsigned n;
     unsigned k;
-    unsigned pad;
+    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0.
+    unsigned k0;
 };
 
-__device__ __forceinline__ float4 load_b4(const float* b, Dims d, unsigned row, unsigned col) {
+#define K_SLICE 32768u
+
+__device__ __forceinline__ float4 load_b4(BUF(float) b, Dims d, unsigned row, unsigned col) {
     unsigned i = row * d.n + col;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (col + 3u < d.n) {
@@ -20,18 +23,18 @@ __device__ __forceinline__ float4 load_b4(const float* b, Dims d, unsigned row, 
     return v;
 }
 
-__device__ __forceinline__ void store_c4(float* c, Dims d, unsigned row, unsigned col, float4 v) {
+__device__ __forceinline__ void store_c4(BUF(float) c, Dims d, unsigned row, unsigned col, float4 v) {
     if (row >= d.m) return;
     unsigned i = row * d.n + col;
     const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (unsigned j = 0; j < 4u; j++) {
-        if (col + j < d.n) c[i + j] = e[j];
+        if (col + j < d.n) c[i + j] = d.k0 == 0u ? e[j] : c[i + j] + e[j];
     }
 }
 
 extern "C" __global__ void __launch_bounds__(WG_X * WG_Y)
-matmul(float* a, float* b, float* c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
     unsigned col = gid_x() * 8u;
     unsigned row = gid_y() * 8u;
     if (row >= d.m || col >= d.n) return;
@@ -42,7 +45,8 @@ matmul(float* a, float* b, float* c, const Dims d) {
     float4 acc[16];
 #pragma unroll
     for (unsigned i = 0; i < 16u; i++) acc[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (unsigned k = 0; k < d.k; k++) {
+    unsigned k_end = min(d.k, d.k0 + K_SLICE);
+    for (unsigned k = d.k0; k < k_end; k++) {
         float4 b0 = load_b4(b, d, k, col);
         float4 b1 = load_b4(b, d, k, col + 4u);
 #pragma unroll

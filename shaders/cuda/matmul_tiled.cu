@@ -6,8 +6,11 @@ struct Dims {
     unsigned m;
     unsigned n;
     unsigned k;
-    unsigned pad;
+    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0.
+    unsigned k0;
 };
+
+#define K_SLICE 32768u
 
 #define BM 128u
 #define BN 128u
@@ -18,7 +21,7 @@ __device__ __forceinline__ float lane(float4 v, unsigned i) {
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-matmul(float* a, float* b, float* c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
     // As[k][m] and Bs[k][n], as float4 along m and n: BK × 32 float4 each.
     __shared__ float4 As[256];
     __shared__ float4 Bs[256];
@@ -34,7 +37,8 @@ matmul(float* a, float* b, float* c, const Dims d) {
     unsigned b_k = tid / 32u;
     unsigned b_col = (tid % 32u) * 4u;
     float* as = reinterpret_cast<float*>(As);
-    for (unsigned k0 = 0; k0 < d.k; k0 += BK) {
+    unsigned k_end = min(d.k, d.k0 + K_SLICE);
+    for (unsigned k0 = d.k0; k0 < k_end; k0 += BK) {
         unsigned gr = row_base + a_row;
 #pragma unroll
         for (unsigned j = 0; j < 4u; j++) {
@@ -81,7 +85,10 @@ matmul(float* a, float* b, float* c, const Dims d) {
                 unsigned col = col_base + tx * 8u + h * 4u;
 #pragma unroll
                 for (unsigned j = 0; j < 4u; j++) {
-                    if (col + j < d.n) c[row * d.n + col + j] = e[j];
+                    if (col + j < d.n) {
+                        unsigned at = row * d.n + col + j;
+                        c[at] = d.k0 == 0u ? e[j] : c[at] + e[j];
+                    }
                 }
             }
         }

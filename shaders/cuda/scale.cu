@@ -6,7 +6,7 @@ struct Params {
     unsigned n;
 };
 
-extern "C" __global__ void scale(float* x, float* y, const Params p) {
+extern "C" __global__ void scale(BUF(float) x, BUF(float) y, const Params p) {
     unsigned i = flat_index();
     if (i < p.n) {
         y[i] = p.a * x[i] + p.b;

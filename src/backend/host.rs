@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::{
-    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    MemoryKind, SubmissionIndex,
+    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
+    MemoryKind, Storage, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 
@@ -21,7 +21,7 @@ pub struct HostConfig {
     /// Emulated device capacity in bytes; `None` is bounded only by the host's memory.
     pub capacity: Option<u64>,
     /// Whether device blocks grow and shrink in place (default), so the memory manager keeps
-    /// growing segments as it does on CUDA (see [`Backend::resizable`]); `false` gives fixed
+    /// growing segments as it does on CUDA (see [`Storage::resizable`]); `false` gives fixed
     /// blocks, as on wgpu.
     pub resizable: bool,
     /// Whether blocks hold their bytes (default). `false` makes a null device: blocks hold
@@ -38,6 +38,8 @@ impl Default for HostConfig {
                 max_binding_size: 128 << 20,
                 offset_alignment: 256,
                 copy_alignment: 4,
+                max_workgroups: [65_535; 3],
+                max_params_size: 64 << 10,
             },
             capacity: None,
             resizable: true,
@@ -163,9 +165,9 @@ fn range(offset: u64, len: u64) -> std::ops::Range<usize> {
     offset as usize..(offset + len) as usize
 }
 
-impl Backend for HostBackend {
+// SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
+unsafe impl Storage for HostBackend {
     type Block = HostBlock;
-    type Kernel = ();
 
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo {
@@ -217,7 +219,7 @@ impl Backend for HostBackend {
         })
     }
 
-    fn free_block(&self, block: HostBlock) {
+    unsafe fn free_block(&self, block: HostBlock) {
         self.used
             .fetch_sub(block.size.load(Ordering::Acquire), Ordering::AcqRel);
     }
@@ -250,7 +252,7 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn shrink_block(&self, block: &HostBlock, new_size: u64) -> Result<u64> {
+    unsafe fn shrink_block(&self, block: &HostBlock, new_size: u64) -> Result<u64> {
         let old = block.size.load(Ordering::Acquire);
         if new_size >= old {
             return Ok(old);
@@ -271,7 +273,7 @@ impl Backend for HostBackend {
         Ok(new_size)
     }
 
-    fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
+    unsafe fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
             bytes[range(offset, data.len() as u64)].copy_from_slice(data);
@@ -279,7 +281,7 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn read_host(&self, block: &HostBlock, offset: u64, out: &mut [u8]) -> Result<()> {
+    unsafe fn read_host(&self, block: &HostBlock, offset: u64, out: &mut [u8]) -> Result<()> {
         let bytes = lock(block);
         if bytes.is_empty() {
             out.fill(0);
@@ -289,7 +291,7 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn copy(
+    unsafe fn copy(
         &self,
         src: &HostBlock,
         src_offset: u64,
@@ -308,34 +310,12 @@ impl Backend for HostBackend {
         Ok(self.record())
     }
 
-    fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
             bytes[range(offset, size)].fill(0);
         }
         Ok(self.record())
-    }
-
-    fn compile(&self, source: &KernelSource, _constants: Constants<'_>) -> Result<()> {
-        Err(Error::Unsupported {
-            what: format!("kernel `{}`", source.label),
-            reason: "the host backend runs no shaders; use a wgpu context, or the kernel's CPU \
-                     reference"
-                .into(),
-        })
-    }
-
-    fn dispatch(
-        &self,
-        _kernel: &(),
-        _bindings: &[BlockRange<'_, HostBlock>],
-        _params: &[u8],
-        _workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        Err(Error::Unsupported {
-            what: "dispatch".into(),
-            reason: "the host backend runs no shaders".into(),
-        })
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {
@@ -348,5 +328,32 @@ impl Backend for HostBackend {
 
     fn wait(&self, _index: SubmissionIndex) -> Result<()> {
         Ok(())
+    }
+}
+
+// SAFETY: see the promises of `Compute`.
+unsafe impl Compute for HostBackend {
+    type Kernel = ();
+
+    fn compile(&self, source: &KernelSource, _constants: Constants<'_>) -> Result<()> {
+        Err(Error::Unsupported {
+            what: format!("kernel `{}`", source.label()),
+            reason: "the host backend runs no shaders; use a wgpu context, or the kernel's CPU \
+                     reference"
+                .into(),
+        })
+    }
+
+    unsafe fn dispatch(
+        &self,
+        _kernel: &(),
+        _bindings: &[BlockRange<'_, HostBlock>],
+        _params: &[u8],
+        _workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        Err(Error::Unsupported {
+            what: "dispatch".into(),
+            reason: "the host backend runs no shaders".into(),
+        })
     }
 }

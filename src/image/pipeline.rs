@@ -42,14 +42,12 @@ pub struct FrameReport {
 /// An empty host buffer with room for `len` bytes, allocated fallibly, and `len` as a `usize`.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] naming the bytes and `what` they were for when the host cannot
+/// [`Error::HostOutOfMemory`] naming the bytes and `what` they were for when the host cannot
 /// allocate them.
 fn host_buffer(len: u64, what: &'static str) -> Result<(Vec<u8>, usize)> {
-    let refused = || Error::InvalidParameter {
-        name: "host memory",
-        value: format!("{len} bytes for {what}"),
-        reason: "the host could not allocate them; use smaller frames \
-                 (a smaller input or resize)",
+    let refused = || Error::HostOutOfMemory {
+        requested: len,
+        what: format!("{what}; use smaller frames (a smaller input or resize)"),
     };
     let n = usize::try_from(len).map_err(|_| refused())?;
     let mut v = Vec::new();
@@ -327,8 +325,8 @@ impl Pipeline {
                     resize_region(ctx, &cur, &next, filter, region)?
                 }
                 _ => {
-                    let c = op.color().ok_or_else(|| Error::Backend {
-                        message: format!("{op:?} has no kernel (a vramkit bug)"),
+                    let c = op.color().ok_or_else(|| Error::Internal {
+                        message: format!("{op:?} has no kernel"),
                     })?;
                     color(ctx, &cur, &next, origin, c)?
                 }
@@ -362,8 +360,8 @@ impl Pipeline {
 
 /// A region that does not fit its frame: a planner bug, reported rather than panicking.
 fn outside(r: &Rect) -> Error {
-    Error::Backend {
-        message: format!("tile region {r:?} lies outside its frame (a vramkit bug)"),
+    Error::Internal {
+        message: format!("tile region {r:?} lies outside its frame"),
     }
 }
 
@@ -375,13 +373,12 @@ mod tests {
     fn host_buffers_the_host_can_not_hold_are_typed_errors() {
         for len in [u64::MAX, isize::MAX as u64 + 1, 1 << 62] {
             match host_zeroed(len, "the RGBA8 output frame") {
-                Err(e @ Error::InvalidParameter { name, .. }) => {
-                    assert_eq!(name, "host memory");
+                Err(e @ Error::HostOutOfMemory { .. }) => {
                     let msg = e.to_string();
                     assert!(msg.contains(&len.to_string()), "{msg}");
                     assert!(msg.contains("output frame"), "{msg}");
                 }
-                other => panic!("{len} bytes: expected InvalidParameter, got {other:?}"),
+                other => panic!("{len} bytes: expected HostOutOfMemory, got {other:?}"),
             }
         }
         assert_eq!(host_zeroed(10, "ten").expect("ten bytes"), vec![0; 10]);

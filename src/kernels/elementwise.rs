@@ -1,8 +1,11 @@
 //! Elementwise kernels over f32 buffers of one length: `scale`, `axpy`, `add`.
+//!
+//! They may run in place (an output that is also an input, e.g. `scale(ctx, x, x, ..)`): each
+//! invocation reads its values before it writes its own.
 
 use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::{Error, Result};
-use crate::{shaders, BufferHandle, Context};
+use crate::{shaders, Binding, BufferHandle, Context};
 
 /// The CPU twin of [`scale`]: `y[i] = a * x[i] + b`.
 ///
@@ -25,22 +28,27 @@ pub fn add_cpu(x: &[f32], y: &[f32]) -> Vec<f32> {
 
 /// Checks that every buffer holds the same whole number of f32 values, and returns it.
 fn same_length<B: Backend>(ctx: &Context<B>, buffers: &[BufferHandle]) -> Result<u32> {
-    let first = ctx.size_of(buffers[0])?;
-    for &h in &buffers[1..] {
+    let mut first = None;
+    for (i, &h) in buffers.iter().enumerate() {
         let size = ctx.size_of(h)?;
-        if size != first || !first.is_multiple_of(4) {
+        if !size.is_multiple_of(4) {
             return Err(Error::ShapeMismatch {
-                expected: format!("f32 buffers of one length ({first} bytes)"),
-                actual: format!("a buffer of {size} bytes"),
+                expected: format!("operand {i} as a whole number of f32 values (4 bytes each)"),
+                actual: format!("{size} bytes, {} past the last whole value", size % 4),
             });
         }
+        match first {
+            None => first = Some(size),
+            Some(f) if f != size => {
+                return Err(Error::ShapeMismatch {
+                    expected: format!("operand {i} as long as operand 0 ({f} bytes)"),
+                    actual: format!("{size} bytes"),
+                });
+            }
+            Some(_) => {}
+        }
     }
-    if !first.is_multiple_of(4) {
-        return Err(Error::ShapeMismatch {
-            expected: "a whole number of f32 values".into(),
-            actual: format!("{first} bytes"),
-        });
-    }
+    let first = first.unwrap_or(0);
     u32::try_from(first / 4).map_err(|_| Error::TooLarge {
         label: "elementwise".into(),
         requested: first / 4,
@@ -59,9 +67,12 @@ fn launch<B: Backend>(
     n: u32,
 ) -> Result<SubmissionIndex> {
     let groups = n.div_ceil(256);
-    ctx.dispatch(
+    let bindings: Vec<Binding> = buffers.iter().map(|&h| h.into()).collect();
+    // `same_length` checked that every buffer holds the `n` values the kernel covers.
+    ctx.dispatch_guarded(
         kernel,
-        buffers,
+        &[],
+        &bindings,
         bytemuck::cast_slice(params),
         [groups.min(65_535), groups.div_ceil(65_535), 1],
     )

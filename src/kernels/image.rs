@@ -71,10 +71,13 @@ impl ImageView {
         self
     }
 
-    /// Bytes the image spans in its buffer.
+    /// Bytes the image spans in its buffer (`u64::MAX` past it: no buffer holds that much).
     pub fn bytes(&self) -> u64 {
-        (u64::from(self.height.saturating_sub(1)) * u64::from(self.stride) + u64::from(self.width))
-            * self.format.bytes_per_pixel()
+        u64::from(self.height.saturating_sub(1))
+            .checked_mul(u64::from(self.stride))
+            .and_then(|px| px.checked_add(u64::from(self.width)))
+            .and_then(|px| px.checked_mul(self.format.bytes_per_pixel()))
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -225,7 +228,9 @@ fn launch<B: Backend>(
 ) -> Result<SubmissionIndex> {
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
     let groups = [dst.width.div_ceil(16), dst.height.div_ceil(16), 1];
-    ctx.dispatch_with(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
+    // Every image function checked its views against their buffers and the region against
+    // the source (`check`, `region`), so the kernel stays inside its bindings.
+    ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
 }
 
 /// Converts a region between formats: RGBA8 `src` (from `origin`) into RGBA32F `dst`.

@@ -38,9 +38,22 @@ fn axpy(acc: &mut Rgba, w: f32, v: &Rgba) {
 /// # Errors
 /// As [`blur_weights`].
 pub fn blur_cpu(src: &[Rgba], w: u32, h: u32, blur: Blur) -> Result<Vec<Rgba>> {
+    check_pixels(src, w, h)?;
     let weights = blur_weights(blur)?;
     let tmp = blur_pass(src, w, h, &weights, true);
     Ok(blur_pass(&tmp, w, h, &weights, false))
+}
+
+/// Checks that `src` holds exactly `w × h` pixels, at least one.
+fn check_pixels(src: &[Rgba], w: u32, h: u32) -> Result<()> {
+    let want = u64::from(w) * u64::from(h);
+    if want == 0 || src.len() as u64 != want {
+        return Err(crate::Error::ShapeMismatch {
+            expected: format!("{w}×{h} = {want} pixels (at least one)"),
+            actual: format!("{} pixels", src.len()),
+        });
+    }
+    Ok(())
 }
 
 /// One pass of the separable blur, along rows (`horizontal`) or columns, clamping at the edges.

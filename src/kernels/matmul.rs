@@ -31,6 +31,9 @@ pub enum MatmulKernel {
     Tiled,
 }
 
+/// K per launch of vramkit's kernels (`K_SLICE` in their WGSL and CUDA sources).
+const K_SLICE: u32 = 32768;
+
 /// Rows per band are a multiple of this: the tiled kernel's tile height, and enough to keep
 /// every band's byte offset a multiple of 256 for any K.
 const BAND_ROWS: u64 = 128;
@@ -62,15 +65,27 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], d: MatmulDims) -> Vec<f32> {
     c
 }
 
-fn check_size<B: Backend>(ctx: &Context<B>, h: BufferHandle, what: &str, elems: u64) -> Result<()> {
+/// Checks that `h` holds a `rows × cols` f32 matrix.
+fn check_size<B: Backend>(
+    ctx: &Context<B>,
+    h: BufferHandle,
+    what: &str,
+    rows: u64,
+    cols: u64,
+) -> Result<()> {
     let have = ctx.size_of(h)?;
-    if have < elems * 4 {
-        return Err(Error::ShapeMismatch {
-            expected: format!("{what} of at least {elems} f32 ({} bytes)", elems * 4),
-            actual: format!("{have} bytes"),
-        });
+    // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
+    let elems = rows * cols;
+    match elems.checked_mul(4) {
+        Some(need) if have >= need => Ok(()),
+        need => Err(Error::ShapeMismatch {
+            expected: format!(
+                "{what} ({rows}×{cols}) of at least {elems} f32 values ({} bytes)",
+                need.map_or_else(|| "more than 2⁶⁴".into(), |n| n.to_string())
+            ),
+            actual: format!("a buffer of {have} bytes"),
+        }),
     }
-    Ok(())
 }
 
 /// Records `C = A·B`. The kernel variant is chosen per adapter: without workgroup memory on CPU
@@ -79,6 +94,7 @@ fn check_size<B: Backend>(ctx: &Context<B>, h: BufferHandle, what: &str, elems: 
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] for a zero dimension or a buffer smaller than its matrix;
+/// [`Error::InvalidParameter`] if C is A or B (matmul does not run in place);
 /// [`Error::TooLarge`] if B passes the device's binding limit; the errors of
 /// [`Context::dispatch_with`].
 ///
@@ -124,10 +140,21 @@ pub fn matmul_with<B: Backend>(
         });
     }
     let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
-    check_size(ctx, a, "A", m * k)?;
-    check_size(ctx, b, "B", k * n)?;
-    check_size(ctx, c, "C", m * n)?;
+    check_size(ctx, a, "A", m, k)?;
+    check_size(ctx, b, "B", k, n)?;
+    check_size(ctx, c, "C", m, n)?;
+    for (what, operand) in [("A", a), ("B", b)] {
+        if operand == c {
+            return Err(Error::InvalidParameter {
+                name: "matmul output",
+                value: format!("C is the same allocation as {what}"),
+                reason: "matmul cannot run in place (C is written while A and B are still \
+                         read): give C an allocation of its own",
+            });
+        }
+    }
     let max = ctx.backend().limits().max_binding_size;
+    // Checked above: k·n·4 ≤ the size of B, which is below 2⁶⁴.
     if k * n * 4 > max {
         return Err(Error::TooLarge {
             label: "matmul B".into(),
@@ -136,11 +163,16 @@ pub fn matmul_with<B: Backend>(
             what: "largest range one kernel binding may cover (B is bound whole)",
         });
     }
-    let band = (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS);
+    // Rows per band: all of them when they fit one binding, else a multiple of BAND_ROWS.
+    let band = if m * k.max(n) * 4 <= max {
+        m
+    } else {
+        (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS)
+    };
     if band * k.max(n) * 4 > max {
         return Err(Error::TooLarge {
             label: "matmul A/C band".into(),
-            requested: BAND_ROWS * k.max(n) * 4,
+            requested: band * k.max(n) * 4,
             max,
             what: "largest range one kernel binding may cover (128 rows of A or C)",
         });
@@ -155,38 +187,47 @@ pub fn matmul_with<B: Backend>(
     let mut r0 = 0;
     while r0 < m {
         let rows = band.min(m - r0);
-        let params = [rows as u32, d.n, d.k, 0];
         let bindings = [
             Binding::range(a, r0 * k * 4, (rows * k * 4).next_multiple_of(4)),
             b.into(),
             Binding::range(c, r0 * n * 4, rows * n * 4),
         ];
-        last = if kernel == MatmulKernel::Vendor {
-            ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?
-        } else if kernel == MatmulKernel::Register {
-            let (wg_x, wg_y) = (8u64, 8u64);
-            let groups = [
-                n.div_ceil(8 * wg_x) as u32,
-                rows.div_ceil(8 * wg_y) as u32,
-                1,
-            ];
-            ctx.dispatch_with(
-                &shaders::MATMUL_REGISTER,
-                &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
-                &bindings,
-                bytemuck::cast_slice(&params),
-                groups,
-            )?
-        } else {
-            let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-            ctx.dispatch_with(
-                &shaders::MATMUL_TILED,
-                &[],
-                &bindings,
-                bytemuck::cast_slice(&params),
-                groups,
-            )?
-        };
+        // The sizes were checked against the buffers and the bands against the binding limit
+        // (so every index the kernels compute stays below 2³⁰), and C is neither A nor B.
+        if kernel == MatmulKernel::Vendor {
+            last = ctx.vendor_matmul(&bindings, [rows as u32, d.n, d.k])?;
+            r0 += rows;
+            continue;
+        }
+        // K in slices, each launch adding to C: llvmpipe cuts loops of more than 65,535
+        // iterations short, which gave wrong sums past K = 65,535 on lavapipe.
+        for k0 in (0..d.k).step_by(K_SLICE as usize) {
+            let params = [rows as u32, d.n, d.k, k0];
+            last = if kernel == MatmulKernel::Register {
+                let (wg_x, wg_y) = (8u64, 8u64);
+                let groups = [
+                    n.div_ceil(8 * wg_x) as u32,
+                    rows.div_ceil(8 * wg_y) as u32,
+                    1,
+                ];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_REGISTER,
+                    &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
+                    &bindings,
+                    bytemuck::cast_slice(&params),
+                    groups,
+                )?
+            } else {
+                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_TILED,
+                    &[],
+                    &bindings,
+                    bytemuck::cast_slice(&params),
+                    groups,
+                )?
+            };
+        }
         r0 += rows;
     }
     Ok(last)

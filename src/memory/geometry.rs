@@ -41,7 +41,8 @@ impl Geometry {
     pub fn new(unit: u64, max_block: u64, mid_block: Option<u64>) -> Self {
         let unit = unit.max(4).next_power_of_two();
         let fit = |b: u64| (b.min(max_block) / unit * unit).max(unit);
-        let mid_block = fit(mid_block.unwrap_or(20 << 20));
+        // At most 1 GiB: a segment grows by at least one medium block.
+        let mid_block = fit(mid_block.unwrap_or(20 << 20).min(1 << 30));
         let small_block = fit((2 << 20).min(mid_block));
         Self {
             unit,

@@ -1,5 +1,5 @@
 //! The memory manager: pools, handles, budget, release, compaction and counters, written once
-//! over any [`Backend`].
+//! over any [`Storage`].
 //!
 //! Released device memory goes back to its pool at once: every backend runs its work on one
 //! in-order queue (a CUDA stream, a wgpu queue, the host synchronously) and reaches device
@@ -34,12 +34,15 @@ use super::release::{Deferred, PendingFree};
 use super::stats::Counters;
 use super::trace::{EventKind, Recorder};
 use super::{AllocDesc, AllocationInfo, Label};
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
 mod inspect;
 mod place;
+mod resolve;
 mod room;
+
+pub(crate) use resolve::Access;
 
 pub(crate) struct Allocation {
     pub kind: MemoryKind,
@@ -68,7 +71,7 @@ pub(crate) struct Settings {
     pub compaction: CompactionDesc,
 }
 
-pub(crate) struct Manager<B: Backend> {
+pub(crate) struct Manager<B: Storage> {
     pub(super) context: u32,
     pub(super) pools: [Pool<B::Block>; 4],
     pub(super) allocs: SlotMap<BufferKey, Allocation>,
@@ -82,6 +85,9 @@ pub(crate) struct Manager<B: Backend> {
     backtraces: bool,
     /// The timeline, while tracing.
     pub recorder: Option<Recorder>,
+    /// An error of work that returns none (a release's segment shrink), for the next call
+    /// that can fail.
+    deferred_error: Option<Error>,
 }
 
 /// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
@@ -104,7 +110,7 @@ pub(super) fn is_refusal(e: &Error) -> bool {
     matches!(e, Error::OverBudget { .. } | Error::OutOfMemory { .. })
 }
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     pub fn new(context: u32, settings: Settings) -> Self {
         let unit = settings.geometry.unit;
         Self {
@@ -118,7 +124,13 @@ impl<B: Backend> Manager<B> {
             seq: 0,
             backtraces: std::env::var("VRAMKIT_BACKTRACE").is_ok_and(|v| v == "1"),
             recorder: None,
+            deferred_error: None,
         }
+    }
+
+    /// `Err` with an error recorded where none could be returned, once.
+    pub fn check_deferred(&mut self) -> Result<()> {
+        self.deferred_error.take().map_or(Ok(()), Err)
     }
 
     /// The live allocation behind a handle.
@@ -135,16 +147,6 @@ impl<B: Backend> Manager<B> {
                 reason: StaleReason::Released,
             }),
         }
-    }
-
-    /// The raw block an allocation lives in.
-    pub fn raw(&self, a: &Allocation) -> Result<&B::Block> {
-        self.pools[a.kind.index()]
-            .block(a.placement.block)
-            .map(|b| &b.raw)
-            .ok_or_else(|| Error::Backend {
-                message: format!("allocation `{}` lost its block (a vramkit bug)", a.label),
-            })
     }
 
     /// Records that submission `index` uses the allocation.
@@ -170,6 +172,7 @@ impl<B: Backend> Manager<B> {
             });
         }
         backend.check_device()?;
+        self.check_deferred()?;
         backend.supports(desc.kind)?;
         let max = backend.limits().max_block_size;
         // `unit` is a power of two.
@@ -179,7 +182,8 @@ impl<B: Backend> Manager<B> {
                 label: label.to_string(),
                 requested: desc.size,
                 max,
-                what: "largest buffer the device can create",
+                what: "largest buffer the device can create, after rounding the request up to \
+                       whole allocation units (the device's offset alignment)",
             });
         }
         let size = (desc.size + mask) & !mask;
@@ -188,7 +192,21 @@ impl<B: Backend> Manager<B> {
             Ok(p) => p,
             Err(e) => {
                 self.count_error(desc.kind, &e);
-                return Err(e);
+                return Err(match e {
+                    // Name the request, not the block the pool tried to make for it.
+                    Error::OutOfMemory {
+                        requested: block,
+                        kind,
+                        detail,
+                    } => Error::OutOfMemory {
+                        requested: desc.size,
+                        kind,
+                        detail: format!(
+                            "`{label}`: the pool asked the device for {block} bytes: {detail}"
+                        ),
+                    },
+                    e => e,
+                });
             }
         };
         let kind = desc.kind;
@@ -267,7 +285,9 @@ impl<B: Backend> Manager<B> {
         });
         if let Some(b) = pool.block(placement.block) {
             for r in dirty.into_iter().flatten().chain(more) {
-                let index = backend.clear(&b.raw, r.start, r.end - r.start)?;
+                // SAFETY: dirty ranges lie inside the placement, inside its block, in whole
+                // units (multiples of the copy alignment).
+                let index = unsafe { backend.clear(&b.raw, r.start, r.end - r.start)? };
                 *last_use = (*last_use).max(index);
             }
         }
@@ -286,12 +306,14 @@ impl<B: Backend> Manager<B> {
     }
 
     /// Gives a block back to the device, once the last work that used it (`fence`: released
-    /// allocations' work and compaction copies) has run.
+    /// allocations' work and compaction copies) has run. If waiting fails (a lost device),
+    /// the block is not freed: what the device may still run could use it.
     pub(super) fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
-        if block.fence != 0 && backend.wait(block.fence).is_err() {
-            // A lost device runs nothing more: the block can go.
-            log::warn!("vramkit: freeing a block without waiting for its copies: device lost");
-        }
+        let waited = if block.fence == 0 {
+            Ok(())
+        } else {
+            backend.wait(block.fence)
+        };
         self.counters.on_reserve(kind, block.size, false);
         record(
             &mut self.recorder,
@@ -301,7 +323,16 @@ impl<B: Backend> Manager<B> {
             -(block.size as i64),
             Label::default,
         );
-        backend.free_block(block.raw);
+        match waited {
+            // SAFETY: the block's last work (`fence`) has finished, and no allocation lives in
+            // it any more.
+            Ok(()) => unsafe { backend.free_block(block.raw) },
+            Err(e) => {
+                log::warn!("vramkit: leaking a {}-byte block: {e}", block.size);
+                std::mem::forget(block.raw);
+                self.deferred_error.get_or_insert(e);
+            }
+        }
     }
 
     /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes. Unless
@@ -328,8 +359,11 @@ impl<B: Backend> Manager<B> {
             })
             && pool.tail_free(p.block) > keep
         {
-            // A failed shrink leaves the memory where it is: nothing is lost.
-            let _ = self.shrink_segments(backend, kind, keep);
+            // A failed shrink leaves the memory where it is: the release itself succeeded, and
+            // the error waits for the next call that can fail.
+            if let Err(e) = self.shrink_segments(backend, kind, keep) {
+                self.deferred_error.get_or_insert(e);
+            }
         }
     }
 
@@ -419,6 +453,7 @@ impl<B: Backend> Manager<B> {
     /// Compacts every pool as far as it goes, then frees every empty block. Returns the bytes
     /// freed.
     pub fn trim(&mut self, backend: &B) -> Result<u64> {
+        self.check_deferred()?;
         let before = self.counters.reserved;
         self.reclaim(backend)?;
         for kind in [MemoryKind::Device, MemoryKind::Unified] {

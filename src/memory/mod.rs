@@ -1,10 +1,17 @@
-//! The memory manager, written once over any [`Backend`](crate::backend::Backend): pools of
+//! The memory manager, written once over any [`Storage`](crate::backend::Storage): pools of
 //! blocks sub-allocated behind generational handles (`pool`, best fit across blocks, split and
 //! coalesce, cached blocks, growing segments), block sizes (`geometry`), budgets, release in
 //! queue order (device memory) or after the GPU is done (host-visible memory, `release`),
 //! compaction that keeps handles valid (`compact`), staging and statistics. Users reach it through
 //! [`Context`](crate::Context).
+//!
+//! Validation happens here, once: `manager/resolve.rs` turns a handle, a byte range and an
+//! access (host bytes, device words, a kernel binding, advice) into a range of a raw block, or a
+//! typed error; kernel launches, transfers, advice and the vendor matmul all go through it, and
+//! the backend's `unsafe fn`s only ever see what it returned. [`AuditReport`] re-derives every
+//! counter and the pools' layout for tests and bug reports.
 
+mod audit;
 mod budget;
 mod compact;
 mod geometry;
@@ -18,6 +25,7 @@ mod stats;
 pub(crate) mod trace;
 pub(crate) mod transfer;
 
+pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use super::pool::Placement;
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::Result;
 
 pub(crate) struct PendingFree {
@@ -39,7 +39,7 @@ impl Deferred {
     }
 
     /// Takes the releases whose submissions have completed.
-    pub fn take_done<B: Backend>(&mut self, backend: &B) -> Result<Vec<PendingFree>> {
+    pub fn take_done<B: Storage>(&mut self, backend: &B) -> Result<Vec<PendingFree>> {
         let mut done = Vec::new();
         while let Some(front) = self.queue.front() {
             if !backend.is_done(front.after)? {

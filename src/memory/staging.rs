@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 
 use super::manager::Manager;
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -31,7 +31,7 @@ impl<Blk> Ring<Blk> {
         Self {
             kind,
             slot_size,
-            max_slots: max_slots.max(1),
+            max_slots: max_slots.clamp(1, 64),
             slots: Vec::new(),
             next: 0,
         }
@@ -39,14 +39,14 @@ impl<Blk> Ring<Blk> {
 
     /// The most bytes this ring may hold.
     pub fn capacity(&self) -> u64 {
-        self.slot_size * self.max_slots as u64
+        self.slot_size.saturating_mul(self.max_slots as u64)
     }
 
     /// The index of the slot to use next: a new one while the next in turn is busy and the ring
     /// and the budget allow, else the next in turn once its submission has completed. When the
     /// budget leaves no room for a first slot, the other direction's ring (`spare`) gives its
     /// slots back first.
-    pub fn acquire<B: Backend<Block = Blk>>(
+    pub fn acquire<B: Storage<Block = Blk>>(
         &mut self,
         backend: &B,
         mem: &Mutex<Manager<B>>,
@@ -77,7 +77,15 @@ impl<Blk> Ring<Blk> {
                     if self.slots.is_empty() =>
                 {
                     lock(mem).count_error(self.kind, &e);
-                    return Err(e);
+                    return Err(Error::Staging {
+                        direction: if self.kind == MemoryKind::Upload {
+                            "upload"
+                        } else {
+                            "download"
+                        },
+                        slot: self.slot_size,
+                        source: Box::new(e),
+                    });
                 }
                 Err(Error::OverBudget { .. } | Error::OutOfMemory { .. }) => {}
                 Err(e) => return Err(e),
@@ -94,7 +102,7 @@ impl<Blk> Ring<Blk> {
     }
 
     /// Frees every slot (waiting for their submissions). Returns the bytes freed.
-    pub fn clear<B: Backend<Block = Blk>>(
+    pub fn clear<B: Storage<Block = Blk>>(
         &mut self,
         backend: &B,
         mem: &mut Manager<B>,
@@ -105,7 +113,9 @@ impl<Blk> Ring<Blk> {
                 backend.wait(slot.in_flight)?;
             }
             mem.unreserve_staging(self.slot_size, self.kind);
-            backend.free_block(slot.block);
+            // SAFETY: the slot's last submission has finished (waited above); nothing else
+            // uses a staging buffer.
+            unsafe { backend.free_block(slot.block) };
             freed += self.slot_size;
         }
         self.next = 0;

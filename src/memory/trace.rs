@@ -243,11 +243,9 @@ pub struct Trace {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| {
-        Error::Io(std::io::Error::new(
-            e.kind(),
-            format!("writing {}: {e}", path.display()),
-        ))
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        what: format!("writing {}", path.display()),
+        source,
     })
 }
 

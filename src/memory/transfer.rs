@@ -7,17 +7,17 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use super::manager::Manager;
+use super::manager::{Access, Manager};
 use super::staging::Staging;
 use super::BufferHandle;
-use crate::backend::Backend;
+use crate::backend::Storage;
 use crate::error::{Error, Result};
 use crate::lock;
 
 const WORD: u64 = 4;
 
 /// The parts of a context a transfer uses.
-pub(crate) struct Transfer<'a, B: Backend> {
+pub(crate) struct Transfer<'a, B: Storage> {
     pub backend: &'a B,
     pub mem: &'a Mutex<Manager<B>>,
     pub staging: &'a mut Staging<B::Block>,
@@ -25,46 +25,42 @@ pub(crate) struct Transfer<'a, B: Backend> {
 
 struct Meta {
     size: u64,
-    reserved: u64,
     host_visible: bool,
     label: String,
 }
 
-fn meta<B: Backend>(mem: &Mutex<Manager<B>>, h: BufferHandle) -> Result<Meta> {
+/// Checks `len` bytes at `offset` of the allocation (see [`Manager::resolve`]).
+fn meta<B: Storage>(
+    backend: &B,
+    mem: &Mutex<Manager<B>>,
+    h: BufferHandle,
+    offset: u64,
+    len: usize,
+) -> Result<Meta> {
     let m = lock(mem);
+    let r = m.resolve(h, offset, Some(len as u64), Access::Bytes, backend.limits())?;
+    let kind = r.kind;
     let a = m.get(h)?;
     Ok(Meta {
         size: a.requested,
-        reserved: a.placement.size,
-        host_visible: a.kind.host_visible(),
+        host_visible: kind.host_visible(),
         label: a.label.to_string(),
     })
 }
 
-fn check_range(meta: &Meta, offset: u64, len: usize) -> Result<()> {
-    let len = len as u64;
-    if offset.checked_add(len).is_none_or(|end| end > meta.size) {
-        return Err(Error::InvalidRange {
-            label: meta.label.clone(),
-            offset,
-            len,
-            size: meta.size,
-            reason: "the range ends past the allocation; transfer fewer bytes or allocate more",
-        });
-    }
-    Ok(())
-}
-
-impl<B: Backend> Transfer<'_, B> {
+impl<B: Storage> Transfer<'_, B> {
     /// Writes `data` at `offset` of the allocation.
     pub fn upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let meta = meta(self.mem, h)?;
-        check_range(&meta, offset, data.len())?;
+        let meta = meta(self.backend, self.mem, h, offset, data.len())?;
         if data.is_empty() {
             return Ok(());
         }
         if meta.host_visible {
-            return self.direct(h, offset, |b, raw, at| b.write_host(raw, at, data));
+            return self.direct(h, offset, data.len(), |b, raw, at| {
+                // SAFETY: `direct` resolved the range inside the block and waited for the
+                // work that uses it.
+                unsafe { b.write_host(raw, at, data) }
+            });
         }
         let end = offset + data.len() as u64;
         let start = offset / WORD * WORD;
@@ -84,19 +80,21 @@ impl<B: Backend> Transfer<'_, B> {
             self.staged_download(h, stop - WORD, &mut window[last..])?;
         }
         window[head..head + data.len()].copy_from_slice(data);
-        debug_assert!(stop <= meta.reserved);
         self.staged_upload(h, start, &window)
     }
 
     /// Reads `out.len()` bytes at `offset` of the allocation.
     pub fn download(&mut self, h: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
-        let meta = meta(self.mem, h)?;
-        check_range(&meta, offset, out.len())?;
+        let meta = meta(self.backend, self.mem, h, offset, out.len())?;
         if out.is_empty() {
             return Ok(());
         }
         if meta.host_visible {
-            return self.direct(h, offset, |b, raw, at| b.read_host(raw, at, out));
+            return self.direct(h, offset, out.len(), |b, raw, at| {
+                // SAFETY: `direct` resolved the range inside the block and waited for the
+                // work that uses it.
+                unsafe { b.read_host(raw, at, out) }
+            });
         }
         let start = offset / WORD * WORD;
         if start == offset {
@@ -109,19 +107,27 @@ impl<B: Backend> Transfer<'_, B> {
         Ok(())
     }
 
-    /// Host access to host-visible memory, after the device is done with it.
+    /// Host access to `len` bytes at `offset` of host-visible memory, after the device is
+    /// done with them: `f` gets the block and the range's start in it.
     fn direct(
         &self,
         h: BufferHandle,
         offset: u64,
+        len: usize,
         f: impl FnOnce(&B, &B::Block, u64) -> Result<()>,
     ) -> Result<()> {
         let m = lock(self.mem);
-        let a = m.get(h)?;
-        if a.last_use != 0 {
-            self.backend.wait(a.last_use)?;
+        let r = m.resolve(
+            h,
+            offset,
+            Some(len as u64),
+            Access::Bytes,
+            self.backend.limits(),
+        )?;
+        if r.last_use != 0 {
+            self.backend.wait(r.last_use)?;
         }
-        f(self.backend, m.raw(a)?, a.placement.offset + offset)
+        f(self.backend, r.block, r.offset)
     }
 
     /// Upload of a word-aligned start; the end is word-aligned or the allocation's end.
@@ -134,20 +140,27 @@ impl<B: Backend> Transfer<'_, B> {
         for (i, chunk) in data.chunks(slot_size).enumerate() {
             let s = ring.acquire(self.backend, self.mem, spare)?;
             let block = &ring.slots[s].block;
-            self.backend.write_host(block, 0, chunk)?;
             let len = (chunk.len() as u64).next_multiple_of(WORD);
             let pad = (len - chunk.len() as u64) as usize;
-            if pad != 0 {
-                self.backend
-                    .write_host(block, chunk.len() as u64, &[0; WORD as usize][..pad])?;
+            // SAFETY: the slot holds `slot_size` bytes, a multiple of the word, so `len` fits;
+            // `acquire` waited for the slot's last copy.
+            unsafe {
+                self.backend.write_host(block, 0, chunk)?;
+                if pad != 0 {
+                    self.backend.write_host(
+                        block,
+                        chunk.len() as u64,
+                        &[0; WORD as usize][..pad],
+                    )?;
+                }
             }
             let at = offset + (i * slot_size) as u64;
             let index = {
                 let mut m = lock(self.mem);
-                let a = m.get(h)?;
-                let index = self
-                    .backend
-                    .copy(block, 0, m.raw(a)?, a.placement.offset + at, len)?;
+                let r = m.resolve(h, at, Some(len), Access::Words, self.backend.limits())?;
+                // SAFETY: the destination was resolved inside its block, word-aligned; the
+                // source is the slot's first `len` bytes; a staging slot is its own block.
+                let index = unsafe { self.backend.copy(block, 0, r.block, r.offset, len)? };
                 m.touch(h, index);
                 index
             };
@@ -173,7 +186,9 @@ impl<B: Backend> Transfer<'_, B> {
         let mut pending: VecDeque<Pending> = VecDeque::new();
         let finish = |p: Pending, ring: &super::staging::Ring<B::Block>, out: &mut [u8]| {
             backend.wait(p.index)?;
-            backend.read_host(&ring.slots[p.slot].block, 0, &mut out[p.out])
+            // SAFETY: the slot holds `slot_size` bytes, at least `p.out`'s length, and its
+            // copy has finished (waited above).
+            unsafe { backend.read_host(&ring.slots[p.slot].block, 0, &mut out[p.out]) }
         };
         let mut at = 0usize;
         while at < out.len() {
@@ -188,9 +203,12 @@ impl<B: Backend> Transfer<'_, B> {
             let src = offset + at as u64;
             let index = {
                 let mut m = lock(self.mem);
-                let a = m.get(h)?;
+                let r = m.resolve(h, src, Some(len), Access::Words, backend.limits())?;
                 let block = &ring.slots[s].block;
-                let index = backend.copy(m.raw(a)?, a.placement.offset + src, block, 0, len)?;
+                // SAFETY: the source was resolved inside its block, word-aligned; the
+                // destination is the slot's first `len` bytes (`len` ≤ the slot, a whole
+                // number of words); a staging slot is its own block.
+                let index = unsafe { backend.copy(r.block, r.offset, block, 0, len)? };
                 m.touch(h, index);
                 index
             };
@@ -215,15 +233,22 @@ impl<B: Backend> Transfer<'_, B> {
         h: BufferHandle,
         reader: &mut dyn std::io::Read,
     ) -> Result<u64> {
-        let meta = meta(self.mem, h)?;
+        let meta = meta(self.backend, self.mem, h, 0, 0)?;
         let mut chunk = vec![0u8; self.staging.upload.slot_size.min(meta.size) as usize];
         let mut total = 0u64;
         loop {
-            let n = read_full(reader, &mut chunk)?;
+            let n = read_full(reader, &mut chunk).map_err(|source| Error::Io {
+                what: "reading the upload source".into(),
+                source,
+            })?;
             if n == 0 {
                 return Ok(total);
             }
             if total + n as u64 > meta.size {
+                let fit = (meta.size - total) as usize;
+                if fit > 0 {
+                    self.upload(h, total, &chunk[..fit])?;
+                }
                 return Err(Error::InvalidRange {
                     label: meta.label,
                     offset: total,
@@ -244,6 +269,16 @@ fn read_full(reader: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
             Ok(0) => break,
+            Ok(n) if n > buf.len() - filled => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "the reader claims {n} bytes read into a buffer of {} \
+                         (a bug in its `Read` impl)",
+                        buf.len() - filled
+                    ),
+                ))
+            }
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

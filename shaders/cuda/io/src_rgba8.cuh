@@ -2,7 +2,7 @@
 // WGSL's unpack4x8unorm.
 typedef unsigned src_t;
 
-__device__ __forceinline__ float4 load_src(const src_t* src, unsigned i) {
+__device__ __forceinline__ float4 load_src(BUF(src_t) src, unsigned i) {
     unsigned v = src[i];
     return make_float4(float(v & 255u) / 255.0f, float((v >> 8) & 255u) / 255.0f,
                        float((v >> 16) & 255u) / 255.0f, float(v >> 24) / 255.0f);

@@ -8,7 +8,7 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{driver, CudaBackend};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -192,17 +192,22 @@ impl CudaBackend {
         })
     }
 
-    /// Frees a block made by [`new_block`](Self::new_block).
-    pub(super) fn drop_block(&self, block: CudaBlock) {
-        if self.device.bind().is_err() {
-            log::warn!("vramkit: leaking a CUDA block: the context is gone");
+    /// Frees a block made by [`new_block`](Self::new_block). A failure is recorded for the next
+    /// call that can fail.
+    ///
+    /// # Safety
+    /// 1. No unfinished work uses the block.
+    pub(super) unsafe fn drop_block(&self, block: CudaBlock) {
+        if let Err(e) = self.device.bind() {
+            self.deferred.record(e);
             return;
         }
-        // The caller guarantees no submitted work uses the block; work recorded but not yet
-        // marked by an event (the clear of a new block) may: let it finish first.
+        // No submitted work uses the block; work recorded but not yet marked by an event (the
+        // clear of a new block) may: let it finish first.
         self.settle();
         if let Some(segment) = &block.segment {
-            self.drop_segment(block.ptr, segment);
+            // SAFETY: as the caller guarantees; the segment is dropped once, with its block.
+            unsafe { self.drop_segment(block.ptr, segment) };
             return;
         }
         // SAFETY: the block came from `alloc_block` with this kind and is freed once.
@@ -215,10 +220,7 @@ impl CudaBackend {
             }
         };
         if let Err(e) = r {
-            log::warn!(
-                "vramkit: freeing a CUDA block failed: {}",
-                driver::describe(e)
-            );
+            self.record_err("cuMemFree", e);
         }
     }
 }

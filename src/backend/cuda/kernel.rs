@@ -28,7 +28,7 @@ unsafe impl Sync for CudaKernel {}
 
 fn shader_error(source: &KernelSource, message: String) -> Error {
     Error::Shader {
-        label: source.label.into(),
+        label: source.label().into(),
         message,
     }
 }
@@ -36,13 +36,13 @@ fn shader_error(source: &KernelSource, message: String) -> Error {
 /// The workgroup size of the WGSL entry point, which the CUDA twin runs as its block size (the
 /// dispatch functions count workgroups in those units).
 fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<[u32; 3]> {
-    let module = naga::front::wgsl::parse_str(source.wgsl)
-        .map_err(|e| shader_error(source, e.emit_to_string(source.wgsl)))?;
+    let module = naga::front::wgsl::parse_str(source.wgsl())
+        .map_err(|e| shader_error(source, e.emit_to_string(source.wgsl())))?;
     let entry = module
         .entry_points
         .iter()
-        .find(|e| e.name == source.entry)
-        .ok_or_else(|| shader_error(source, format!("no entry point `{}`", source.entry)))?;
+        .find(|e| e.name == source.entry())
+        .ok_or_else(|| shader_error(source, format!("no entry point `{}`", source.entry())))?;
     let mut size = entry.workgroup_size;
     let Some(overrides) = &entry.workgroup_size_overrides else {
         return Ok(size);
@@ -93,24 +93,28 @@ pub(super) fn compile(
     source: &KernelSource,
     constants: Constants<'_>,
 ) -> Result<CudaKernel> {
-    if source.cuda.is_empty() {
+    if source.cuda().is_empty() {
         return Err(Error::Unsupported {
-            what: format!("kernel `{}` on CUDA", source.label),
-            reason: "it has no CUDA C twin: give its KernelSource a `cuda` source".into(),
+            what: format!("kernel `{}` on CUDA", source.label()),
+            reason: "it has no CUDA C twin: add one with `KernelSource::with_cuda`".into(),
         });
     }
     let block = workgroup_size(source, constants)?;
     // SAFETY: only tries to dlopen NVRTC by its known names.
     if !unsafe { nvrtc::sys::is_culib_present() } {
         return Err(Error::Unsupported {
-            what: format!("compiling `{}` for CUDA", source.label),
+            what: format!("compiling `{}` for CUDA", source.label()),
             reason: "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit's NVRTC or add \
                      its directory to LD_LIBRARY_PATH"
                 .into(),
         });
     }
-    log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label);
+    log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
     let mut options = defines(constants);
+    let checked = !source.is_guarded();
+    if checked {
+        options.push("-DVRAMKIT_CHECKED".into());
+    }
     options.push(format!(
         "--gpu-architecture=compute_{}",
         backend.compute_capability
@@ -120,13 +124,13 @@ pub(super) fn compile(
         options,
         name: Some(format!(
             "{}.cu",
-            source.label.replace([' ', ':', '>', '('], "_")
+            source.label().replace([' ', ':', '>', '('], "_")
         )),
         ..Default::default()
     };
-    let ptx = std::panic::catch_unwind(|| nvrtc::compile_ptx_with_opts(source.cuda, opts))
+    let ptx = std::panic::catch_unwind(|| nvrtc::compile_ptx_with_opts(source.cuda(), opts))
         .map_err(|_| Error::Unsupported {
-            what: format!("compiling `{}` for CUDA", source.label),
+            what: format!("compiling `{}` for CUDA", source.label()),
             reason: "the NVRTC library lacks entry points vramkit needs: install NVRTC 13".into(),
         })?
         .map_err(|e| match e {
@@ -137,7 +141,7 @@ pub(super) fn compile(
         })?;
     let image = CString::new(ptx.to_src())
         .map_err(|_| shader_error(source, "NVRTC returned PTX with a NUL byte".into()))?;
-    let entry = CString::new(source.entry)
+    let entry = CString::new(source.entry())
         .map_err(|_| shader_error(source, "the entry point name has a NUL byte".into()))?;
     backend.device.bind()?;
     // SAFETY: `image` is NUL-terminated PTX and outlives the call.
@@ -149,13 +153,13 @@ pub(super) fn compile(
             source,
             format!(
                 "no `extern \"C\"` function `{}` in the CUDA twin ({})",
-                source.entry,
+                source.entry(),
                 super::driver::describe(e)
             ),
         )
     })?;
     Ok(CudaKernel {
-        label: source.label,
+        label: source.label(),
         function,
         block,
     })
@@ -168,25 +172,30 @@ pub(super) fn launch(
     params: &[u8],
     workgroups: [u32; 3],
 ) -> Result<()> {
-    let mut pointers: Vec<u64> = bindings.iter().map(|b| b.block.ptr + b.offset).collect();
+    // One argument per binding: its pointer, or with `VRAMKIT_CHECKED` a `checked_buf` of its
+    // pointer and its length in bytes (common.cuh).
+    let mut pointers: Vec<[u64; 2]> = bindings
+        .iter()
+        .map(|b| [b.block.ptr + b.offset, b.size])
+        .collect();
     // The params struct is passed by value; the driver copies as many bytes as the kernel's
     // parameter has, at most the 16-byte-padded length (as for a WGSL uniform).
     let mut words = vec![0u32; params.len().div_ceil(16) * 4];
     bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..params.len()].copy_from_slice(params);
-    let mut args: Vec<*mut c_void> = pointers
-        .iter_mut()
-        .map(|p| std::ptr::from_mut(p).cast())
-        .collect();
+    let mut args: Vec<*mut c_void> = pointers.iter_mut().map(|p| p.as_mut_ptr().cast()).collect();
     if !params.is_empty() {
         args.push(words.as_mut_ptr().cast());
     }
     let [gx, gy, gz] = workgroups;
     let [bx, by, bz] = kernel.block;
     log::trace!("vramkit: launch `{}` {workgroups:?}", kernel.label);
-    // SAFETY: the function takes one pointer per binding and the params struct (the contract of
-    // `KernelSource::cuda`); every pointer is inside a live block and the dispatch function
-    // checked the ranges the kernel indexes; `args` and what it points to outlive the call (the
-    // driver copies the values at launch).
+    // SAFETY: the function takes one `BUF(T)` per binding and the params struct (the contract of
+    // `KernelSource::with_cuda`): a pointer, read from the first word of each pair, or when
+    // built with VRAMKIT_CHECKED a pointer and length, read from both. Every range lies inside
+    // a live block (the caller's promise); a checked build clamps every index into its range,
+    // and an unchecked one runs only with params its validating function checked (the
+    // caller's promise). `args` and what it points to outlive the call (the driver copies the
+    // values at launch).
     unsafe {
         cu::launch_kernel(
             kernel.function,

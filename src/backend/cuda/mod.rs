@@ -27,8 +27,8 @@ use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 pub use kernel::CudaKernel;
 
 use super::{
-    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryAdvice,
-    MemoryInfo, MemoryKind, SubmissionIndex,
+    BackendLimits, BlockRange, Compute, Constants, DeferredError, DeviceInfo, KernelSource,
+    MemoryAdvice, MemoryInfo, MemoryKind, Storage, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -50,6 +50,9 @@ pub struct CudaBackend {
     stream: Stream,
     subs: std::sync::Mutex<Submissions>,
     lost: OnceLock<String>,
+    /// Errors of calls that return none (`free_block`, a shrink's unmapping), for the next
+    /// call that can fail.
+    deferred: DeferredError,
     limits: BackendLimits,
     info: DeviceInfo,
     /// `major * 10 + minor`, for NVRTC's `--gpu-arch`.
@@ -138,12 +141,17 @@ impl CudaBackend {
             stream: Stream(stream),
             subs: std::sync::Mutex::new(Submissions::default()),
             lost: OnceLock::new(),
+            deferred: DeferredError::default(),
             limits: BackendLimits {
                 max_block_size: total,
                 // Kernels index with 32-bit integers.
                 max_binding_size: u64::from(u32::MAX) / 4 * 4,
                 offset_alignment: 256,
                 copy_alignment: 4,
+                // CUDA's grid limits; kernel parameters take at most 4 KiB (with the
+                // bindings' pointers, which take 16 bytes each at most).
+                max_workgroups: [i32::MAX as u32, 65_535, 65_535],
+                max_params_size: 2048,
             },
             info,
             compute_capability: major * 10 + minor,
@@ -193,6 +201,12 @@ impl CudaBackend {
         driver::error(op, e)
     }
 
+    /// Records a driver error of a call that returns none, for the next call that can fail.
+    fn record_err(&self, op: &'static str, e: DriverError) {
+        let e = self.fail(op, e);
+        self.deferred.record(e);
+    }
+
     /// Binds the context and fails once the device is lost.
     fn enter(&self) -> Result<()> {
         self.check_device()?;
@@ -224,9 +238,9 @@ impl Drop for CudaBackend {
     }
 }
 
-impl Backend for CudaBackend {
+// SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
+unsafe impl Storage for CudaBackend {
     type Block = CudaBlock;
-    type Kernel = CudaKernel;
 
     fn device_info(&self) -> DeviceInfo {
         self.info.clone()
@@ -250,7 +264,7 @@ impl Backend for CudaBackend {
             Some(reason) => Err(Error::DeviceLost {
                 reason: reason.clone(),
             }),
-            None => Ok(()),
+            None => self.deferred.take(),
         }
     }
 
@@ -268,8 +282,9 @@ impl Backend for CudaBackend {
         self.new_block(size, kind)
     }
 
-    fn free_block(&self, block: CudaBlock) {
-        self.drop_block(block);
+    unsafe fn free_block(&self, block: CudaBlock) {
+        // SAFETY: the caller guarantees no unfinished work uses the block.
+        unsafe { self.drop_block(block) };
     }
 
     fn resizable(&self, kind: MemoryKind) -> bool {
@@ -280,11 +295,12 @@ impl Backend for CudaBackend {
         self.grow_segment(block, new_size)
     }
 
-    fn shrink_block(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
-        self.shrink_segment(block, new_size)
+    unsafe fn shrink_block(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
+        // SAFETY: the caller guarantees no unfinished work uses the end.
+        unsafe { self.shrink_segment(block, new_size) }
     }
 
-    fn write_host(&self, block: &CudaBlock, offset: u64, data: &[u8]) -> Result<()> {
+    unsafe fn write_host(&self, block: &CudaBlock, offset: u64, data: &[u8]) -> Result<()> {
         let dst = block.host_ptr(offset, data.len())?;
         self.host_access(block, offset, data.len())?;
         // SAFETY: `dst..dst + len` lies inside the host-visible block (checked), no device work
@@ -294,7 +310,7 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn read_host(&self, block: &CudaBlock, offset: u64, out: &mut [u8]) -> Result<()> {
+    unsafe fn read_host(&self, block: &CudaBlock, offset: u64, out: &mut [u8]) -> Result<()> {
         let src = block.host_ptr(offset, out.len())?;
         self.host_access(block, offset, out.len())?;
         // SAFETY: as in `write_host`, reading.
@@ -302,7 +318,7 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    fn copy(
+    unsafe fn copy(
         &self,
         src: &CudaBlock,
         src_offset: u64,
@@ -326,7 +342,7 @@ impl Backend for CudaBackend {
         Ok(lock(&self.subs).record())
     }
 
-    fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
         self.enter()?;
         // SAFETY: the range lies inside a live block.
         unsafe { cu::memset_d8_async(block.ptr + offset, 0, size as usize, self.stream.0) }
@@ -334,27 +350,7 @@ impl Backend for CudaBackend {
         Ok(lock(&self.subs).record())
     }
 
-    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<CudaKernel> {
-        self.enter()?;
-        kernel::compile(self, source, constants)
-    }
-
-    fn dispatch(
-        &self,
-        kernel: &CudaKernel,
-        bindings: &[BlockRange<'_, CudaBlock>],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        kernel::launch(self, kernel, bindings, params, workgroups)?;
-        Ok(lock(&self.subs).record())
-    }
-
-    fn advise(
+    unsafe fn advise(
         &self,
         block: &CudaBlock,
         offset: u64,
@@ -380,27 +376,6 @@ impl Backend for CudaBackend {
             .map_err(|e| self.fail("cuMemAdvise", e))
     }
 
-    fn has_vendor_matmul(&self) -> bool {
-        self.has_cublas()
-    }
-
-    fn vendor_matmul(
-        &self,
-        bindings: &[BlockRange<'_, CudaBlock>],
-        dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        let blas = self.blas().ok_or_else(|| Error::Unsupported {
-            what: "cuBLAS matmul".into(),
-            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
-        })?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        blas.sgemm(self, bindings, dims)?;
-        Ok(lock(&self.subs).record())
-    }
-
     fn submit(&self) -> Result<SubmissionIndex> {
         self.enter()?;
         lock(&self.subs)
@@ -423,5 +398,51 @@ impl Backend for CudaBackend {
                 .map_err(|(op, e)| self.fail(op, e))?;
         }
         subs.wait(index).map_err(|(op, e)| self.fail(op, e))
+    }
+}
+
+// SAFETY: see the promises of `Compute`.
+unsafe impl Compute for CudaBackend {
+    type Kernel = CudaKernel;
+
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<CudaKernel> {
+        self.enter()?;
+        kernel::compile(self, source, constants)
+    }
+
+    unsafe fn dispatch(
+        &self,
+        kernel: &CudaKernel,
+        bindings: &[BlockRange<'_, CudaBlock>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        for b in bindings {
+            self.prefetch(b.block, b.offset, b.size, false)?;
+        }
+        kernel::launch(self, kernel, bindings, params, workgroups)?;
+        Ok(lock(&self.subs).record())
+    }
+
+    fn has_vendor_matmul(&self) -> bool {
+        self.has_cublas()
+    }
+
+    unsafe fn vendor_matmul(
+        &self,
+        bindings: &[BlockRange<'_, CudaBlock>],
+        dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        let blas = self.blas().ok_or_else(|| Error::Unsupported {
+            what: "cuBLAS matmul".into(),
+            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
+        })?;
+        for b in bindings {
+            self.prefetch(b.block, b.offset, b.size, false)?;
+        }
+        blas.sgemm(self, bindings, dims)?;
+        Ok(lock(&self.subs).record())
     }
 }

@@ -14,10 +14,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use cudarc::driver::result as cu;
+use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
-use super::{driver, CudaBackend, CudaBlock};
+use super::{CudaBackend, CudaBlock};
 use crate::backend::MemoryKind;
 use crate::error::{Error, Result};
 use crate::lock;
@@ -102,7 +102,8 @@ impl CudaBackend {
             }),
         };
         if let Err(e) = self.grow_segment(&block, size) {
-            self.drop_block(block);
+            // SAFETY: the segment is new: no work has used it.
+            unsafe { self.drop_block(block) };
             return Err(e);
         }
         Ok(block)
@@ -196,7 +197,11 @@ impl CudaBackend {
         }
         if let Err(e) = result {
             for m in made.iter().rev() {
-                release(ptr, m);
+                // SAFETY: these pieces were mapped just now and are in no list: no work has
+                // used them, and each is released once.
+                if let Err(e) = unsafe { release(ptr, m) } {
+                    self.record_err("cuMemUnmap", e);
+                }
             }
             return Err(e);
         }
@@ -216,7 +221,9 @@ impl CudaBackend {
         if let Err(e) = unsafe { sys::cuMemMap(ptr + offset, size as usize, 0, handle, 0) }.result()
         {
             // SAFETY: `handle` came from cuMemCreate, was not mapped, and is released once.
-            let _ = unsafe { sys::cuMemRelease(handle) };
+            if let Err(e) = unsafe { sys::cuMemRelease(handle) }.result() {
+                self.record_err("cuMemRelease", e);
+            }
             return Err(self.refused("cuMemMap", e, size, MemoryKind::Device));
         }
         Ok(Mapping {
@@ -229,9 +236,11 @@ impl CudaBackend {
     /// Gives back the pieces that lie wholly past `new_size` and returns `new_size`: the piece
     /// that holds it stays mapped whole, its end unused until the segment grows again (as
     /// `cuMemAlloc` rounds inside its own pages), so what the memory manager counts, and its
-    /// budget, follow the sizes it asked for; the device holds at most one piece more. The
-    /// caller guarantees no submitted work uses the bytes past `new_size`.
-    pub(super) fn shrink_segment(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
+    /// budget, follow the sizes it asked for; the device holds at most one piece more.
+    ///
+    /// # Safety
+    /// 1. No unfinished work uses the bytes past `new_size`.
+    pub(super) unsafe fn shrink_segment(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
         let old = block.size();
         let Some(seg) = &block.segment else {
             return Ok(old);
@@ -242,38 +251,52 @@ impl CudaBackend {
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
         if mappings.last().is_some_and(|m| m.offset >= new_size) {
-            self.sync_before_unmap();
+            self.sync_before_unmap()?;
             while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
-                release(block.ptr, &m);
+                // SAFETY: the mapping lies past `new_size`, which nothing uses (the caller's
+                // promise), and the stream is idle.
+                if let Err(e) = unsafe { release(block.ptr, &m) } {
+                    self.record_err("cuMemUnmap", e);
+                }
             }
         }
         block.size.store(new_size, Ordering::Release);
         Ok(new_size)
     }
 
-    /// Unmaps and releases a segment's memory and its address range.
-    pub(super) fn drop_segment(&self, ptr: sys::CUdeviceptr, seg: &Segment) {
+    /// Unmaps and releases a segment's memory and its address range. Failures are recorded
+    /// for the next call that can fail.
+    ///
+    /// # Safety
+    /// 1. No unfinished work uses the segment, and it is dropped once.
+    pub(super) unsafe fn drop_segment(&self, ptr: sys::CUdeviceptr, seg: &Segment) {
         let mappings = std::mem::take(&mut *lock(&seg.mappings));
-        self.sync_before_unmap();
+        if let Err(e) = self.sync_before_unmap() {
+            // The stream failed: the context is lost, and its memory with it. Unmapping now
+            // could pull memory from under work that did not finish.
+            self.deferred.record(e);
+            return;
+        }
         for m in &mappings {
-            release(ptr, m);
+            // SAFETY: as the caller guarantees; the stream is idle.
+            if let Err(e) = unsafe { release(ptr, m) } {
+                self.record_err("cuMemUnmap", e);
+            }
         }
         // SAFETY: the range was reserved by `new_segment` with this size and is freed once,
         // after every mapping in it is gone.
         if let Err(e) = unsafe { sys::cuMemAddressFree(ptr, seg.reserved as usize) }.result() {
-            log::warn!(
-                "vramkit: freeing a segment's address range failed: {}",
-                driver::describe(e)
-            );
+            self.record_err("cuMemAddressFree", e);
         }
     }
 
     /// Waits for everything on the stream: unmapping is not ordered with the stream, and the
     /// clear of a growth is marked by no submission the memory manager waits for. Shrinks and
     /// drops of segments are rare (pressure, trim, a finite release threshold).
-    fn sync_before_unmap(&self) {
+    fn sync_before_unmap(&self) -> Result<()> {
         // SAFETY: the stream is alive.
-        let _ = unsafe { cu::stream::synchronize(self.stream.0) };
+        unsafe { cu::stream::synchronize(self.stream.0) }
+            .map_err(|e| self.fail("cuStreamSynchronize", e))
     }
 
     /// Lets work recorded but not yet marked by an event (a new block's clear) finish, before
@@ -281,25 +304,23 @@ impl CudaBackend {
     pub(super) fn settle(&self) {
         if lock(&self.subs).recorded {
             // SAFETY: the stream is alive.
-            let _ = unsafe { cu::stream::synchronize(self.stream.0) };
+            if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
+                self.record_err("cuStreamSynchronize", e);
+            }
         }
     }
 }
 
 /// Unmaps one mapping and releases its memory.
-fn release(ptr: sys::CUdeviceptr, m: &Mapping) {
-    // SAFETY: the mapping was made by `CudaBackend::map_piece` at this place and size; the caller
-    // guarantees no work uses it, and it is released once (it was taken out of its list).
-    let r = unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }
-        .result()
-        // SAFETY: as above: the handle came from cuMemCreate and is released once.
-        .and_then(|()| unsafe { sys::cuMemRelease(m.handle) }.result());
-    if let Err(e) = r {
-        log::warn!(
-            "vramkit: giving back a segment's memory failed: {}",
-            driver::describe(e)
-        );
-    }
+///
+/// # Safety
+/// 1. The mapping was made by `CudaBackend::map_piece` at `ptr + m.offset`, no work uses it,
+///    and it is released once (it was taken out of its list).
+unsafe fn release(ptr: sys::CUdeviceptr, m: &Mapping) -> Result<(), DriverError> {
+    // SAFETY: as the caller guarantees.
+    unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }.result()?;
+    // SAFETY: the handle came from cuMemCreate and is released once.
+    unsafe { sys::cuMemRelease(m.handle) }.result()
 }
 
 /// Physical device memory on `dev`, with no export handles.

@@ -4,7 +4,7 @@
 //! Compaction needs it when it moves an allocation within its block.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{Backend, BlockRange, SubmissionIndex};
+use crate::backend::{BlockRange, Compute, SubmissionIndex};
 use crate::error::{Error, Result};
 
 impl WgpuBackend {
@@ -15,15 +15,18 @@ impl WgpuBackend {
         let k = kernel::compile(self, &crate::shaders::BUFFER_COPY, &[])?;
         // Another thread may have set it meanwhile; either pipeline is the same.
         let _ = self.copy_kernel.set(k);
-        self.copy_kernel.get().ok_or_else(|| Error::Backend {
-            message: "the copy kernel vanished (a vramkit bug)".into(),
+        self.copy_kernel.get().ok_or_else(|| Error::Internal {
+            message: "the copy kernel vanished".into(),
         })
     }
 
-    /// Records a copy of `size` bytes from `src` to `dst` within `block`. The ranges do not
-    /// overlap; offsets are multiples of the offset alignment and `size` of 4 (the memory
-    /// manager's units are).
-    pub(super) fn copy_within(
+    /// Records a copy of `size` bytes from `src` to `dst` within `block`.
+    ///
+    /// # Safety
+    /// 1. Both ranges lie inside the block and do not overlap.
+    /// 2. `src`, `dst` are multiples of the offset alignment and `size` of 4 (the memory
+    ///    manager's units are).
+    pub(super) unsafe fn copy_within(
         &self,
         block: &WgpuBlock,
         src: u64,
@@ -55,7 +58,9 @@ impl WgpuBackend {
                     size: n,
                 },
             ];
-            index = self.dispatch(kernel, &bindings, &words.to_ne_bytes(), [x, y, 1])?;
+            // SAFETY: both ranges lie inside the block, aligned (the caller's promise), each at
+            // most the largest binding; the kernel copies `words` words, the ranges' length.
+            index = unsafe { self.dispatch(kernel, &bindings, &words.to_ne_bytes(), [x, y, 1])? };
             at += n;
         }
         Ok(index)

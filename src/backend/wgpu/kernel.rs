@@ -23,17 +23,17 @@ pub(super) fn compile(
 ) -> Result<WgpuKernel> {
     log::debug!(
         "vramkit: building pipeline `{}` {constants:?}",
-        source.label
+        source.label()
     );
     let (pipeline, error) = backend.scoped(|| {
         let desc = wgpu::ShaderModuleDescriptor {
-            label: Some(source.label),
-            source: wgpu::ShaderSource::Wgsl(source.wgsl.into()),
+            label: Some(source.label()),
+            source: wgpu::ShaderSource::Wgsl(source.wgsl().into()),
         };
-        let module = if source.guarded {
-            // SAFETY: `guarded` kernels index buffers only below sizes their dispatch functions
-            // validated against the bound buffers (see `KernelSource::guarded`), so the runtime
-            // bounds checks this skips could never trigger.
+        let module = if source.is_guarded() {
+            // SAFETY: guarded kernels are launched only with params their validating functions
+            // checked against the bound ranges (`Compute::dispatch`'s promise 2), so the
+            // runtime bounds checks this skips could never trigger.
             unsafe {
                 backend
                     .device
@@ -45,10 +45,10 @@ pub(super) fn compile(
         backend
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(source.label),
+                label: Some(source.label()),
                 layout: None,
                 module: &module,
-                entry_point: Some(source.entry),
+                entry_point: Some(source.entry()),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants,
                     ..Default::default()
@@ -59,13 +59,13 @@ pub(super) fn compile(
     if let Some(e) = error {
         backend.check_lost()?;
         return Err(Error::Shader {
-            label: source.label.into(),
+            label: source.label().into(),
             message: e.to_string(),
         });
     }
     let layout = pipeline.get_bind_group_layout(0);
     Ok(WgpuKernel {
-        label: source.label,
+        label: source.label(),
         pipeline,
         layout,
     })

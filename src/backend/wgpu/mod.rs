@@ -17,8 +17,8 @@ pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 
 use super::{
-    Backend, BackendLimits, BlockRange, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    MemoryKind, SubmissionIndex,
+    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
+    MemoryKind, Storage, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -73,6 +73,8 @@ impl WgpuBackend {
             offset_alignment: u64::from(l.min_storage_buffer_offset_alignment)
                 .max(wgpu::MAP_ALIGNMENT),
             copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
+            max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
+            max_params_size: l.max_uniform_buffer_binding_size,
         };
         let a = adapter.get_info();
         let info = DeviceInfo {
@@ -192,9 +194,9 @@ impl WgpuBackend {
     }
 }
 
-impl Backend for WgpuBackend {
+// SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
+unsafe impl Storage for WgpuBackend {
     type Block = WgpuBlock;
-    type Kernel = WgpuKernel;
 
     fn device_info(&self) -> DeviceInfo {
         self.info.clone()
@@ -269,11 +271,11 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn free_block(&self, block: WgpuBlock) {
+    unsafe fn free_block(&self, block: WgpuBlock) {
         block.buffer.destroy();
     }
 
-    fn write_host(&self, block: &WgpuBlock, offset: u64, data: &[u8]) -> Result<()> {
+    unsafe fn write_host(&self, block: &WgpuBlock, offset: u64, data: &[u8]) -> Result<()> {
         self.check_lost()?;
         self.submit_before_map(block, true)?;
         block.with_mapped(
@@ -293,7 +295,7 @@ impl Backend for WgpuBackend {
         )
     }
 
-    fn read_host(&self, block: &WgpuBlock, offset: u64, out: &mut [u8]) -> Result<()> {
+    unsafe fn read_host(&self, block: &WgpuBlock, offset: u64, out: &mut [u8]) -> Result<()> {
         self.check_lost()?;
         self.submit_before_map(block, false)?;
         block.with_mapped(
@@ -311,7 +313,7 @@ impl Backend for WgpuBackend {
         )
     }
 
-    fn copy(
+    unsafe fn copy(
         &self,
         src: &WgpuBlock,
         src_offset: u64,
@@ -320,7 +322,9 @@ impl Backend for WgpuBackend {
         size: u64,
     ) -> Result<SubmissionIndex> {
         if std::ptr::eq(src, dst) {
-            return self.copy_within(src, src_offset, dst_offset, size);
+            // SAFETY: the caller's promises: both ranges lie in the block, do not overlap, and
+            // are aligned.
+            return unsafe { self.copy_within(src, src_offset, dst_offset, size) };
         }
         src.unmap_for_gpu();
         dst.unmap_for_gpu();
@@ -329,36 +333,9 @@ impl Backend for WgpuBackend {
         })
     }
 
-    fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
         block.unmap_for_gpu();
         self.record(|e| e.clear_buffer(&block.buffer, offset, Some(size)))
-    }
-
-    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<WgpuKernel> {
-        self.check_lost()?;
-        kernel::compile(self, source, constants)
-    }
-
-    fn dispatch(
-        &self,
-        kernel: &WgpuKernel,
-        bindings: &[BlockRange<'_, WgpuBlock>],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        for b in bindings {
-            b.block.unmap_for_gpu();
-        }
-        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
-        self.record(|e| {
-            let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(kernel.label),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
-        })
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {
@@ -412,5 +389,37 @@ impl Backend for WgpuBackend {
         self.completed.fetch_max(index, Ordering::AcqRel);
         self.prune_submitted();
         self.check_lost()
+    }
+}
+
+// SAFETY: see the promises of `Compute`.
+unsafe impl Compute for WgpuBackend {
+    type Kernel = WgpuKernel;
+
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<WgpuKernel> {
+        self.check_lost()?;
+        kernel::compile(self, source, constants)
+    }
+
+    unsafe fn dispatch(
+        &self,
+        kernel: &WgpuKernel,
+        bindings: &[BlockRange<'_, WgpuBlock>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        for b in bindings {
+            b.block.unmap_for_gpu();
+        }
+        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
+        self.record(|e| {
+            let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.label),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+        })
     }
 }

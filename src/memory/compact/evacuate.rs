@@ -6,10 +6,10 @@ use std::time::Instant;
 use super::super::manager::Manager;
 use super::super::pool::State;
 use super::{CompactReport, Goal};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::Result;
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Gives blocks of `kind` back to the device until `goal`: first empty cached ones, largest
     /// first, then blocks evacuated sparsest first, moving at most `max_bytes`. Emptied blocks
     /// go back once their copies complete.

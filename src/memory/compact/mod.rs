@@ -29,7 +29,7 @@
 use std::time::{Duration, Instant};
 
 use super::manager::Manager;
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::Result;
 
 mod evacuate;
@@ -96,7 +96,7 @@ pub(crate) enum Goal {
     All,
 }
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// An explicit pass over the device and unified pools: evacuates the sparsest blocks into
     /// free ranges of others, then slides every block (gathering its free space at its end),
     /// moving at most `max_bytes` in all, and gives back what emptied (whole blocks, and the

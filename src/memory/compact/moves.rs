@@ -8,10 +8,10 @@ use super::super::manager::{record, Manager};
 use super::super::pool::{Placement, State};
 use super::super::trace::EventKind;
 use super::super::Label;
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::Result;
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Takes free ranges elsewhere for the used chunks among `chunks` (which all lie in one
     /// block region to empty), holding that region's free chunks out of the index meanwhile.
     /// Returns (source chunk, destination) pairs, or `None` (everything undone) when one does
@@ -111,16 +111,18 @@ impl<B: Backend> Manager<B> {
         let c = &pool.chunks[src];
         let (sb, so, size, owner) = (c.block, c.offset, c.size, c.owner);
         let Some(key) = owner else {
-            return Err(crate::Error::Backend {
-                message: "compaction picked a released range (a vramkit bug)".into(),
+            return Err(crate::Error::Internal {
+                message: "compaction picked a released range".into(),
             });
         };
-        let missing = || crate::Error::Backend {
-            message: "compaction lost a block (a vramkit bug)".into(),
+        let missing = || crate::Error::Internal {
+            message: "compaction lost a block".into(),
         };
         let from = pool.block(sb).ok_or_else(missing)?;
         let to = pool.block(dst.block).ok_or_else(missing)?;
-        let index = backend.copy(&from.raw, so, &to.raw, dst.offset, size)?;
+        // SAFETY: the used chunk `src` and the taken free chunk `dst` lie in their blocks, are
+        // distinct chunks (so do not overlap), and are whole units.
+        let index = unsafe { backend.copy(&from.raw, so, &to.raw, dst.offset, size)? };
         let pool = &mut self.pools[kind.index()];
         pool.take_dirty(&dst, |_| {});
         pool.set_owner(dst.chunk, key, true);

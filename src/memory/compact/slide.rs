@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::super::manager::Manager;
 use super::super::pool::{Pool, State, NIL};
-use crate::backend::{Backend, MemoryKind, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::Result;
 
 /// The most copies one slide may take (an allocation's size over the distance it moves,
@@ -40,7 +40,7 @@ fn slide_start<Blk>(pool: &Pool<Blk>, b: u32, want: u64) -> Option<(u32, u64)> {
     None
 }
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Slides blocks of `kind`, moving at most `max_bytes`. With `want`, only the cheapest
     /// block (of `only`, if given) that can gather `want` free bytes at its end, and only as far
     /// down as that needs; without, every block from its start, those with the most free bytes
@@ -144,7 +144,11 @@ impl<B: Backend> Manager<B> {
         let mut at = 0;
         while at < size {
             let n = shift.min(size - at);
-            index = backend.copy(&blk.raw, offset + at, &blk.raw, offset - shift + at, n)?;
+            // SAFETY: source and destination lie in the block (the chunk, and the free range
+            // of `shift` bytes below it); at most `shift` bytes apart per copy, they do not
+            // overlap; chunk offsets and sizes are whole units (multiples of the copy alignment).
+            index =
+                unsafe { backend.copy(&blk.raw, offset + at, &blk.raw, offset - shift + at, n)? };
             at += n;
         }
         pool.slide_down(id);

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::super::geometry::Class;
 use super::super::manager::Manager;
 use super::super::pool::{Placement, Pool, State};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::Result;
 
 /// A range of a block to empty: `cost` bytes of live allocations overlap it.
@@ -92,7 +92,7 @@ fn windows<Blk>(
     best
 }
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Empties the cheapest window of `size` bytes (see the module docs) and places the request
     /// there; a window may reach `beyond` bytes past a segment's end, which then grows. `None`
     /// when no window's allocations fit elsewhere within `max_pass_bytes`.

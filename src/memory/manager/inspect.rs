@@ -2,13 +2,13 @@
 //! bytes its pools really hold (for audits), and the timeline.
 
 use super::{record, Allocation, Manager};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::Result;
 use crate::memory::stats::MemoryStats;
 use crate::memory::trace::{EventKind, Trace};
 use crate::memory::{AllocationInfo, BufferHandle};
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     pub fn info(&self, h: BufferHandle) -> Result<AllocationInfo> {
         let a = self.get(h)?;
         Ok(self.info_of(a, false))

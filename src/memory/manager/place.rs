@@ -7,10 +7,10 @@ use super::super::pool::{Placement, NIL};
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{is_refusal, record, Manager};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Finds room for `size` (aligned) bytes. See the module docs for the order.
     pub(super) fn place(
         &mut self,
@@ -275,8 +275,8 @@ impl<B: Backend> Manager<B> {
         let first = pool.block(b).map(|blk| blk.first);
         match first {
             Some(first) => Ok(pool.take(first, size)),
-            None => Err(Error::Backend {
-                message: format!("a fresh {block}-byte block went missing (a vramkit bug)"),
+            None => Err(Error::Internal {
+                message: format!("a fresh {block}-byte block went missing"),
             }),
         }
     }
@@ -302,8 +302,8 @@ impl<B: Backend> Manager<B> {
             return Err(self.over_budget(kind, requested));
         };
         let Some(blk) = pool.block(seg) else {
-            return Err(Error::Backend {
-                message: "a pool lost its segment (a vramkit bug)".into(),
+            return Err(Error::Internal {
+                message: "a pool lost its segment".into(),
             });
         };
         let new_size = blk.size + extra;
@@ -370,8 +370,12 @@ impl<B: Backend> Manager<B> {
         if tail <= keep {
             return Ok(0);
         }
-        let target = (blk.size - tail + keep).next_multiple_of(self.settings.geometry.granule);
-        if target >= blk.size {
+        // To the unit: a budget smaller than one granule still gets its bytes back. Kept
+        // bytes (a release threshold) shrink only by whole granules, to spare the driver
+        // small unmaps.
+        let g = self.settings.geometry;
+        let target = (blk.size - tail + keep).next_multiple_of(g.unit);
+        if target >= blk.size || (keep > 0 && blk.size - target < g.granule) {
             return Ok(0);
         }
         if target == 0 {
@@ -388,7 +392,9 @@ impl<B: Backend> Manager<B> {
         if blk.fence != 0 {
             backend.wait(blk.fence)?;
         }
-        let size = backend.shrink_block(&blk.raw, target)?;
+        // SAFETY: the end past `target` is one free chunk, and the work that last used the
+        // block (`fence`) has finished: nothing uses the end.
+        let size = unsafe { backend.shrink_block(&blk.raw, target)? };
         let delta = blk.size.saturating_sub(size);
         if delta == 0 {
             return Ok(0);

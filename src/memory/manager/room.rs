@@ -4,10 +4,10 @@ use super::super::geometry::Class;
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{record, Manager};
-use crate::backend::{Backend, MemoryKind};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 
-impl<B: Backend> Manager<B> {
+impl<B: Storage> Manager<B> {
     /// Reserves a staging buffer within the budget. A refusal is not counted here: the ring
     /// usually carries on with the slots it has ([`count_error`](Self::count_error) when not).
     pub fn reserve_staging(
@@ -54,10 +54,60 @@ impl<B: Backend> Manager<B> {
         s.1 -= 1;
     }
 
-    /// How many more allocations of `item` bytes of `kind` fit now: in a pool of segments, in
-    /// all its free bytes (compaction gathers them) and what the budget lets it grow by; in a
-    /// pool of fixed blocks, in free ranges and new blocks within the budget.
-    pub fn max_batch(&mut self, backend: &B, item: u64, kind: MemoryKind) -> Result<u64> {
+    /// Bytes that may still be reserved, `keep` bytes (staging a transfer will need) left
+    /// aside; without a budget, the device's free memory (where the API tells) is the limit.
+    fn room(&self, backend: &B, keep: u64) -> u64 {
+        let mut headroom = self.budget.headroom(self.counters.reserved);
+        if let Some(info) = backend.memory_info() {
+            headroom = headroom.min(info.free);
+        }
+        headroom.saturating_sub(keep)
+    }
+
+    /// Whether compaction can gather every free byte of the pool's segment at its end.
+    fn gatherable(&self, kind: MemoryKind) -> bool {
+        let pool = &self.pools[kind.index()];
+        pool.segment()
+            .and_then(|s| pool.block(s))
+            .is_none_or(|b| b.pinned == 0)
+            && pool.free_total() <= self.settings.compaction.max_pass_bytes
+    }
+
+    /// The largest single allocation of `kind` that succeeds now, `keep` bytes of the budget
+    /// left aside: a whole number of units, at most the largest block.
+    pub fn largest_alloc(&mut self, backend: &B, kind: MemoryKind, keep: u64) -> Result<u64> {
+        self.collect(backend)?;
+        let g = self.settings.geometry;
+        // Under pressure, empty cached blocks go back first (`reclaim`).
+        let cached: u64 = self.pools.iter().map(|p| p.empty_bytes).sum();
+        let headroom = (self.room(backend, keep) + cached) / g.unit * g.unit;
+        let pool = &self.pools[kind.index()];
+        let (total_free, largest_free) = pool.free_space();
+        let room = self.room(backend, keep);
+        let largest = if backend.resizable(kind) {
+            let headroom = room / g.unit * g.unit;
+            match pool.segment() {
+                Some(_) if self.gatherable(kind) => total_free + headroom,
+                Some(seg) => largest_free.max(pool.tail_free(seg) + headroom),
+                None => largest_free.max(headroom),
+            }
+        } else {
+            largest_free.max(headroom)
+        };
+        Ok(largest.min(g.max_block) / g.unit * g.unit)
+    }
+
+    /// How many more allocations of `item` bytes of `kind` fit now, `keep` bytes of the budget
+    /// left aside: in a pool of segments, in all its free bytes (compaction gathers them) and
+    /// what the budget lets it grow by; in a pool of fixed blocks, in free ranges and new blocks
+    /// within the budget.
+    pub fn max_batch(
+        &mut self,
+        backend: &B,
+        item: u64,
+        kind: MemoryKind,
+        keep: u64,
+    ) -> Result<u64> {
         if item == 0 {
             return Err(Error::ZeroSize {
                 label: "max_batch".into(),
@@ -65,22 +115,17 @@ impl<B: Backend> Manager<B> {
         }
         self.collect(backend)?;
         let g = self.settings.geometry;
-        let Some(size) = item.checked_next_multiple_of(g.unit) else {
-            return Ok(0);
+        let size = match item.checked_next_multiple_of(g.unit) {
+            Some(size) if size <= g.max_block => size,
+            // Larger than the largest block: not one fits.
+            _ => return Ok(0),
         };
-        // Without a budget, the device's free memory (where the API tells) is the limit.
-        let mut headroom = self.budget.headroom(self.counters.reserved);
-        if let Some(info) = backend.memory_info() {
-            headroom = headroom.min(info.free);
-        }
+        let headroom = self.room(backend, keep);
+        let gatherable = self.gatherable(kind);
         let pool = &mut self.pools[kind.index()];
         if backend.resizable(kind) {
             let headroom = headroom / g.unit * g.unit;
-            let gatherable = pool
-                .segment()
-                .and_then(|s| pool.block(s))
-                .is_none_or(|b| b.pinned == 0);
-            if gatherable && pool.free_total() <= self.settings.compaction.max_pass_bytes {
+            if gatherable {
                 // Compaction gathers every free byte at the segment's end, which grows.
                 return Ok((pool.free_total() + headroom) / size);
             }

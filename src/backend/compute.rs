@@ -1,0 +1,171 @@
+//! [`Compute`]: the half of the seam that runs kernels, and [`KernelSource`].
+
+use super::{BlockRange, Storage, SubmissionIndex};
+use crate::error::{Error, Result};
+
+/// Values for a kernel's `override` constants, by name. The context builds one pipeline per
+/// kernel and set of values, and caches it.
+pub type Constants<'a> = &'a [(&'static str, f64)];
+
+/// A compute kernel in source form: WGSL, and optionally a CUDA C twin. Backends compile it
+/// once; the context caches the result.
+///
+/// ```
+/// use vramkit::backend::KernelSource;
+/// const DOUBLE: KernelSource = KernelSource::new(
+///     "double",
+///     "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+///      @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+///          x[id.x] = 2.0 * x[id.x];
+///      }",
+///     "main",
+/// );
+/// assert_eq!(DOUBLE.label(), "double");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSource {
+    label: &'static str,
+    wgsl: &'static str,
+    entry: &'static str,
+    cuda: &'static str,
+    /// Whether vramkit's own validating function launches it: only then may a backend compile
+    /// it without runtime bounds checks. Never set for a caller's kernel, and cleared by
+    /// [`Context::dispatch`](crate::Context::dispatch), so params from safe code always meet
+    /// bounds checks.
+    guarded: bool,
+}
+
+impl KernelSource {
+    /// A WGSL kernel: `label` names it in caches and errors, `entry` is its entry point. Every
+    /// access to a binding is bounds-checked on the device (WGSL's runtime checks), whatever
+    /// the params.
+    pub const fn new(label: &'static str, wgsl: &'static str, entry: &'static str) -> Self {
+        Self {
+            label,
+            wgsl,
+            entry,
+            cuda: "",
+            guarded: false,
+        }
+    }
+
+    /// Adds the CUDA C twin the CUDA backend runs: an `extern "C" __global__` function named
+    /// as the WGSL entry point, whose block size is the WGSL workgroup size. It takes each
+    /// storage binding, in binding order, as `BUF(T)` (from `shaders/cuda/common.cuh`, which
+    /// the CUDA backend does not add: start the source with it, as [`crate::shaders`] does),
+    /// then the params struct by value.
+    ///
+    /// # Safety
+    /// 1. The source starts with `shaders/cuda/common.cuh` (or the same `BUF` definition).
+    /// 2. The function declares every storage binding as `BUF(T)` and reaches device memory
+    ///    only by indexing those bindings (no raw pointers taken from them, no other global
+    ///    memory but its own `__device__` variables): compiled with `VRAMKIT_CHECKED`, as a
+    ///    safe dispatch compiles it, `BUF` then clamps every index into its binding.
+    pub const unsafe fn with_cuda(mut self, cuda: &'static str) -> Self {
+        self.cuda = cuda;
+        self
+    }
+
+    /// Marks a kernel of vramkit whose every launch goes through a function that validates its
+    /// params against the bound sizes: backends compile it without runtime bounds checks.
+    pub(crate) const fn guarded(mut self) -> Self {
+        self.guarded = true;
+        self
+    }
+
+    /// The same kernel, compiled with runtime bounds checks.
+    pub(crate) const fn checked(mut self) -> Self {
+        self.guarded = false;
+        self
+    }
+
+    /// A unique name, used for caching and in error messages.
+    pub const fn label(&self) -> &'static str {
+        self.label
+    }
+
+    /// The WGSL source (see [`crate::shaders`]).
+    pub const fn wgsl(&self) -> &'static str {
+        self.wgsl
+    }
+
+    /// The entry point: the WGSL function, and the `extern "C"` function of the CUDA twin.
+    pub const fn entry(&self) -> &'static str {
+        self.entry
+    }
+
+    /// The CUDA C twin; empty where there is none.
+    pub const fn cuda(&self) -> &'static str {
+        self.cuda
+    }
+
+    /// Whether a backend may compile this kernel without runtime bounds checks: true only for
+    /// vramkit's own kernels on the paths of their validating functions.
+    pub const fn is_guarded(&self) -> bool {
+        self.guarded
+    }
+}
+
+/// Compiling and launching kernels over ranges of [`Storage`] blocks, and a vendor BLAS.
+///
+/// # Safety
+/// Implementations promise:
+/// 1. A kernel compiled from a source that is not [guarded](KernelSource::is_guarded) reaches
+///    memory only inside the ranges bound to it, whatever its params (runtime bounds checks).
+/// 2. Launches are recorded like [`Storage`]'s copies: in recording order, under the same
+///    submission indices.
+pub unsafe trait Compute: Storage {
+    /// A compiled kernel.
+    type Kernel: Send + Sync + 'static;
+
+    /// Compiles a kernel with values for its `override` constants: without runtime bounds
+    /// checks where the source is [guarded](KernelSource::is_guarded), with them otherwise.
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Self::Kernel>;
+
+    /// Records a kernel launch: `bindings` are storage buffers `0..n` of group 0, `params` (if
+    /// not empty) a uniform buffer at binding `n`.
+    ///
+    /// # Safety
+    /// 1. Every range lies inside its block; its offset is a multiple of
+    ///    [`BackendLimits::offset_alignment`](super::BackendLimits::offset_alignment), its size
+    ///    a non-zero multiple of 4 of at most
+    ///    [`BackendLimits::max_binding_size`](super::BackendLimits::max_binding_size).
+    /// 2. If `kernel` was compiled from a [guarded](KernelSource::is_guarded) source, `params`
+    ///    keep every access of the kernel inside its bound ranges (its validating function
+    ///    checked them).
+    /// 3. There is one range per storage binding of the entry point, each holding at least one
+    ///    element; `params` is as long as its params struct (or that rounded up to 16 bytes),
+    ///    at most [`BackendLimits::max_params_size`](super::BackendLimits::max_params_size);
+    ///    `workgroups` are within
+    ///    [`BackendLimits::max_workgroups`](super::BackendLimits::max_workgroups).
+    unsafe fn dispatch(
+        &self,
+        kernel: &Self::Kernel,
+        bindings: &[BlockRange<'_, Self::Block>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex>;
+
+    /// Whether [`vendor_matmul`](Compute::vendor_matmul) is available (cuBLAS on CUDA).
+    fn has_vendor_matmul(&self) -> bool {
+        false
+    }
+
+    /// Records `C = A·B` on row-major f32 matrices (`dims` = `[m, n, k]`) with the vendor's
+    /// BLAS. The bindings are `A`, `B`, `C`.
+    ///
+    /// # Safety
+    /// 1. The ranges satisfy [`dispatch`](Compute::dispatch)'s first condition.
+    /// 2. `A` holds at least `m·k` f32 values, `B` `k·n` and `C` `m·n`.
+    /// 3. `C` overlaps neither `A` nor `B`.
+    unsafe fn vendor_matmul(
+        &self,
+        _bindings: &[BlockRange<'_, Self::Block>],
+        _dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        Err(Error::Unsupported {
+            what: "vendor matmul".into(),
+            reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
+        })
+    }
+}

@@ -1,0 +1,145 @@
+//! [`Storage`]: the half of the seam the memory manager is written over.
+
+use super::{BackendLimits, DeviceInfo, MemoryAdvice, MemoryInfo, MemoryKind, SubmissionIndex};
+use crate::error::{Error, Result};
+
+/// Blocks of memory, host access, queue-ordered copies and clears, and submissions.
+///
+/// Recording methods ([`copy`](Storage::copy), [`clear`](Storage::clear), and
+/// [`Compute::dispatch`](super::Compute::dispatch)) add work to the open submission and return
+/// its index; the work runs after [`submit`](Storage::submit). Host access
+/// ([`write_host`](Storage::write_host), [`read_host`](Storage::read_host)) is immediate.
+/// Implementations are internally synchronised: every method takes `&self`.
+///
+/// Validation is the caller's: methods whose arguments must satisfy a precondition are
+/// `unsafe fn` with a `# Safety` list, and the memory manager is the one caller that checks
+/// them (see the [module docs](super)).
+///
+/// # Safety
+/// The memory manager's soundness rests on these promises of an implementation:
+/// 1. A block from [`alloc_block`](Storage::alloc_block) holds at least the bytes asked for,
+///    reads as zeros, and overlaps no other live block; [`grow_block`](Storage::grow_block)
+///    keeps a block's contents and address and adds zeroed bytes.
+/// 2. All recorded work runs in recording order, as on one CUDA stream or one wgpu queue: the
+///    manager relies on it to reuse released device memory at once and to move allocations
+///    that pending work uses (the copy runs after that work).
+/// 3. [`wait`](Storage::wait)`(i)` returns `Ok` and [`is_done`](Storage::is_done)`(i)` returns
+///    `Ok(true)` only once every piece of work recorded with an index up to `i` has finished.
+/// 4. Each method touches only the ranges it is given.
+pub unsafe trait Storage: Send + Sync + 'static {
+    /// A raw block of memory.
+    type Block: Send + Sync + 'static;
+
+    /// The device this backend runs on.
+    fn device_info(&self) -> DeviceInfo;
+    /// Allocation and binding limits.
+    fn limits(&self) -> &BackendLimits;
+    /// Total and free device memory, where the API tells.
+    fn memory_info(&self) -> Option<MemoryInfo>;
+    /// `Err(`[`Error::DeviceLost`]`)` once the device is gone; else the first error recorded
+    /// since the last call where one could not be returned (in `Drop`, or in
+    /// [`free_block`](Storage::free_block)), as cudarc's `check_err`; else `Ok`.
+    fn check_device(&self) -> Result<()>;
+    /// `Ok` if blocks of `kind` can be made, else [`Error::Unsupported`] with the reason.
+    fn supports(&self, kind: MemoryKind) -> Result<()>;
+
+    /// Makes a block of `size` bytes. New blocks read as zeros.
+    fn alloc_block(&self, size: u64, kind: MemoryKind) -> Result<Self::Block>;
+
+    /// Frees a block. An error the API reports is recorded and returned by the next
+    /// [`check_device`](Storage::check_device).
+    ///
+    /// # Safety
+    /// 1. Every submission that used `block` has finished ([`is_done`](Storage::is_done)).
+    unsafe fn free_block(&self, block: Self::Block);
+
+    /// Whether blocks of `kind` grow and shrink in place, keeping their contents and device
+    /// address ([`grow_block`](Storage::grow_block), [`shrink_block`](Storage::shrink_block)).
+    /// The memory manager then keeps one growing block (a segment) per pool, as
+    /// PyTorch's expandable segments: free space anywhere in it can be gathered by compaction
+    /// and joined with new memory at its end.
+    fn resizable(&self, _kind: MemoryKind) -> bool {
+        false
+    }
+
+    /// Grows a block made by [`alloc_block`](Storage::alloc_block) to `new_size` bytes in
+    /// place; the new bytes read as zeros. Only where [`resizable`](Storage::resizable).
+    fn grow_block(&self, _block: &Self::Block, _new_size: u64) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "growing a block".into(),
+            reason: "this backend's blocks have a fixed size".into(),
+        })
+    }
+
+    /// Gives back the end of a block beyond `new_size` bytes, as far as the API's granularity
+    /// allows, and returns the block's size afterwards (at least `new_size`). Only where
+    /// [`resizable`](Storage::resizable).
+    ///
+    /// # Safety
+    /// 1. No unfinished work uses the block's bytes past `new_size`, and nothing will until a
+    ///    later [`grow_block`](Storage::grow_block) maps them again.
+    unsafe fn shrink_block(&self, _block: &Self::Block, _new_size: u64) -> Result<u64> {
+        Err(Error::Unsupported {
+            what: "shrinking a block".into(),
+            reason: "this backend's blocks have a fixed size".into(),
+        })
+    }
+
+    /// Writes `data` at `offset` of a host-visible block.
+    ///
+    /// # Safety
+    /// 1. `offset + data.len()` is at most the block's size.
+    /// 2. No unfinished work uses the range.
+    unsafe fn write_host(&self, block: &Self::Block, offset: u64, data: &[u8]) -> Result<()>;
+
+    /// Reads `out.len()` bytes at `offset` of a host-visible block.
+    ///
+    /// # Safety
+    /// 1. `offset + out.len()` is at most the block's size.
+    /// 2. No unfinished work writes the range.
+    unsafe fn read_host(&self, block: &Self::Block, offset: u64, out: &mut [u8]) -> Result<()>;
+
+    /// Records a copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
+    ///
+    /// # Safety
+    /// 1. Both ranges lie inside their blocks.
+    /// 2. Within one block, the ranges do not overlap.
+    /// 3. Offsets and `size` are multiples of [`BackendLimits::copy_alignment`].
+    unsafe fn copy(
+        &self,
+        src: &Self::Block,
+        src_offset: u64,
+        dst: &Self::Block,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<SubmissionIndex>;
+
+    /// Records a fill of `size` bytes at `offset` with zeros.
+    ///
+    /// # Safety
+    /// 1. The range lies inside the block.
+    /// 2. `offset` and `size` are multiples of [`BackendLimits::copy_alignment`].
+    unsafe fn clear(&self, block: &Self::Block, offset: u64, size: u64) -> Result<SubmissionIndex>;
+
+    /// Applies a [`MemoryAdvice`] to a range of a [`MemoryKind::Unified`] block. Backends whose
+    /// unified memory does not migrate accept and ignore it (the default).
+    ///
+    /// # Safety
+    /// 1. The range lies inside the block.
+    unsafe fn advise(
+        &self,
+        _block: &Self::Block,
+        _offset: u64,
+        _size: u64,
+        _advice: MemoryAdvice,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Submits recorded work, returning its index (the last index if nothing was recorded).
+    fn submit(&self) -> Result<SubmissionIndex>;
+    /// Whether the submission `index` has finished (polls without blocking).
+    fn is_done(&self, index: SubmissionIndex) -> Result<bool>;
+    /// Blocks until submission `index` has finished, submitting it first if it is still open.
+    fn wait(&self, index: SubmissionIndex) -> Result<()>;
+}
