@@ -19,6 +19,12 @@ struct Region {
 @group(0) @binding(2) var<storage, read_write> weights: array<f32>;
 @group(0) @binding(3) var<uniform> r: Region;
 
+// 2R + 1 weights, never more than the weights binding holds: no radius makes the loop wrap or
+// outlast its binding (a safe dispatch may pass any params).
+fn taps() -> u32 {
+    return min(min(r.radius, 0x7fffffffu) * 2u + 1u, arrayLength(&weights));
+}
+
 @compute @workgroup_size(16, 16)
 fn horizontal(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= r.dst_w || id.y >= r.dst_h) {
@@ -28,7 +34,7 @@ fn horizontal(@builtin(global_invocation_id) id: vec3<u32>) {
     let x = i32(id.x + r.ox) - i32(r.radius);
     let last = i32(r.src_w) - 1;
     var acc = vec4<f32>(0.0);
-    for (var i = 0u; i <= 2u * r.radius; i++) {
+    for (var i = 0u; i < taps(); i++) {
         let sx = u32(clamp(x + i32(i), 0, last));
         acc += weights[i] * load_src(row + sx);
     }
@@ -44,7 +50,7 @@ fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
     let y = i32(id.y + r.oy) - i32(r.radius);
     let last = i32(r.src_h) - 1;
     var acc = vec4<f32>(0.0);
-    for (var i = 0u; i <= 2u * r.radius; i++) {
+    for (var i = 0u; i < taps(); i++) {
         let sy = u32(clamp(y + i32(i), 0, last));
         acc += weights[i] * load_src(sy * r.src_stride + col);
     }

@@ -61,14 +61,15 @@ fn area(@builtin(global_invocation_id) id: vec3<u32>) {
     let ay = f32(id.y + r.dy0) * r.scale_y;
     let by = min(ay + r.scale_y, f32(r.full_src_h));
     let x_first = u32(floor(ax));
-    let x_last = min(u32(ceil(bx)), r.full_src_w) - 1u;
+    // Half-open ends: an empty source (full size 0) gives no iterations, never a wrapped range.
+    let x_end = min(u32(ceil(bx)), r.full_src_w);
     let y_first = u32(floor(ay));
-    let y_last = min(u32(ceil(by)), r.full_src_h) - 1u;
+    let y_end = min(u32(ceil(by)), r.full_src_h);
     var acc = vec4<f32>(0.0);
     var total = 0.0;
-    for (var y = y_first; y <= y_last; y++) {
+    for (var y = y_first; y < y_end; y++) {
         let wy = min(by, f32(y + 1u)) - max(ay, f32(y));
-        for (var x = x_first; x <= x_last; x++) {
+        for (var x = x_first; x < x_end; x++) {
             let w = wy * (min(bx, f32(x + 1u)) - max(ax, f32(x)));
             acc += w * at(x, y);
             total += w;

@@ -83,7 +83,10 @@ impl<B: Backend> Context<B> {
     /// The kernel runs with runtime bounds checks (see the [module docs](self)): an index
     /// past a binding is clamped into it, so wrong params give wrong values in that binding,
     /// never a write outside it. vramkit's typed kernel functions ([`crate::kernels`])
-    /// validate their params and run without the checks.
+    /// validate their params and run without the checks. Every loop of a shipped kernel ends
+    /// whatever its params (no range wraps; a blur reads at most the weights it is given), but
+    /// the work a launch does still follows its params: a resize told its source is 4·10⁹
+    /// pixels wide averages that many per output pixel. A kernel of your own is yours to bound.
     ///
     /// # Errors
     /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes

@@ -22,8 +22,18 @@ struct checked_buf {
     }
 };
 #define BUF(T) checked_buf<T>
+// Elements in a binding (WGSL's arrayLength).
+template <typename T>
+__device__ __forceinline__ unsigned long long buf_len(checked_buf<T> b) {
+    return b.bytes / sizeof(T);
+}
 #else
 #define BUF(T) T*
+// An unchecked binding carries no length: its launcher validated the params against it.
+template <typename T>
+__device__ __forceinline__ unsigned long long buf_len(T*) {
+    return ~0ull;
+}
 #endif
 
 __device__ __forceinline__ float4 operator+(float4 a, float4 b) {

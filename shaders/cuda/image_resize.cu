@@ -37,14 +37,15 @@ extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const Resize r) 
     float ay = float(y + r.dy0) * r.scale_y;
     float by = fminf(ay + r.scale_y, float(r.full_src_h));
     unsigned x_first = unsigned(floorf(ax));
-    unsigned x_last = min(unsigned(ceilf(bx)), r.full_src_w) - 1u;
+    // Half-open ends: an empty source (full size 0) gives no iterations, never a wrapped range.
+    unsigned x_end = min(unsigned(ceilf(bx)), r.full_src_w);
     unsigned y_first = unsigned(floorf(ay));
-    unsigned y_last = min(unsigned(ceilf(by)), r.full_src_h) - 1u;
+    unsigned y_end = min(unsigned(ceilf(by)), r.full_src_h);
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float total = 0.0f;
-    for (unsigned sy = y_first; sy <= y_last; sy++) {
+    for (unsigned sy = y_first; sy < y_end; sy++) {
         float wy = fminf(by, float(sy + 1u)) - fmaxf(ay, float(sy));
-        for (unsigned sx = x_first; sx <= x_last; sx++) {
+        for (unsigned sx = x_first; sx < x_end; sx++) {
             float w = wy * (fminf(bx, float(sx + 1u)) - fmaxf(ax, float(sx)));
             acc += w * at(src, r, sx, sy);
             total += w;
