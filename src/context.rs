@@ -222,7 +222,10 @@ impl<B: Backend> Context<B> {
         unsafe { self.backend.advise(r.block, r.offset, r.size, advice) }
     }
 
-    fn transfer<R>(&self, f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>) -> Result<R> {
+    pub(crate) fn transfer<R>(
+        &self,
+        f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>,
+    ) -> Result<R> {
         let mut staging = lock(&self.staging);
         f(&mut Transfer {
             backend: &self.backend,
@@ -277,15 +280,7 @@ impl<B: Backend> Context<B> {
     /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
         let size = self.size_of(handle)?;
-        let mut out = Vec::new();
-        usize::try_from(size)
-            .ok()
-            .and_then(|n| out.try_reserve_exact(n).ok())
-            .ok_or_else(|| Error::HostOutOfMemory {
-                requested: size,
-                what: "the result of a download".into(),
-            })?;
-        out.resize(size as usize, 0);
+        let mut out = crate::memory::host_buffer(size, "the result of a download")?;
         self.download_into(handle, 0, &mut out)?;
         Ok(out)
     }

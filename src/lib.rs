@@ -35,6 +35,7 @@ pub mod memory;
 mod observe;
 pub mod shaders;
 mod signature;
+pub mod texture;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
@@ -43,8 +44,9 @@ pub use error::{Error, Result, StaleReason};
 pub use memory::{
     AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
-    MemoryStats, TagStats, Trace,
+    MemoryStats, TagStats, TextureHandle, Trace,
 };
+pub use texture::{TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
 

@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::{
-    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    MemoryKind, Storage, SubmissionIndex,
+    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
+    MemoryInfo, MemoryKind, Storage, SubmissionIndex,
 };
 use crate::error::{Error, Result};
+use crate::texture::{TextureCopy, TextureDesc};
 
 /// Settings of the emulated device.
 #[derive(Clone, Debug)]
@@ -40,6 +41,7 @@ impl Default for HostConfig {
                 copy_alignment: 4,
                 max_workgroups: [65_535; 3],
                 max_params_size: 64 << 10,
+                max_texture_side: 65_536,
             },
             capacity: None,
             resizable: true,
@@ -156,6 +158,31 @@ impl Default for HostBackend {
     }
 }
 
+/// A texture of the host backend: linear memory in one block.
+pub type HostTexture = LinearTexture<HostBlock>;
+
+impl HostBackend {
+    /// Copies `size` bytes between blocks (or within one), any alignment. The caller keeps
+    /// both ranges inside their blocks (`Storage::copy`'s and the texture copies' contracts).
+    fn copy_bytes(
+        &self,
+        src: &HostBlock,
+        src_offset: u64,
+        dst: &HostBlock,
+        dst_offset: u64,
+        size: u64,
+    ) {
+        if !self.config.keep_bytes {
+            // A null device moves nothing.
+        } else if std::ptr::eq(src, dst) {
+            lock(src).copy_within(range(src_offset, size), dst_offset as usize);
+        } else {
+            let from = lock(src);
+            lock(dst)[range(dst_offset, size)].copy_from_slice(&from[range(src_offset, size)]);
+        }
+    }
+}
+
 fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, Box<[u8]>> {
     // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
     block.bytes.lock().unwrap_or_else(|e| e.into_inner())
@@ -168,6 +195,7 @@ fn range(offset: u64, len: u64) -> std::ops::Range<usize> {
 // SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
 unsafe impl Storage for HostBackend {
     type Block = HostBlock;
+    type Texture = HostTexture;
 
     fn device_info(&self) -> DeviceInfo {
         DeviceInfo {
@@ -299,14 +327,7 @@ unsafe impl Storage for HostBackend {
         dst_offset: u64,
         size: u64,
     ) -> Result<SubmissionIndex> {
-        if !self.config.keep_bytes {
-            // A null device moves nothing.
-        } else if std::ptr::eq(src, dst) {
-            lock(src).copy_within(range(src_offset, size), dst_offset as usize);
-        } else {
-            let from = lock(src);
-            lock(dst)[range(dst_offset, size)].copy_from_slice(&from[range(src_offset, size)]);
-        }
+        self.copy_bytes(src, src_offset, dst, dst_offset, size);
         Ok(self.record())
     }
 
@@ -314,6 +335,43 @@ unsafe impl Storage for HostBackend {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
             bytes[range(offset, size)].fill(0);
+        }
+        Ok(self.record())
+    }
+
+    fn alloc_texture(&self, desc: &TextureDesc) -> Result<(HostTexture, Option<u64>)> {
+        let bytes = HostTexture::bytes(desc);
+        let block = self.alloc_block(bytes, MemoryKind::Texture)?;
+        Ok((HostTexture::new(block, desc), None))
+    }
+
+    unsafe fn free_texture(&self, texture: HostTexture) {
+        // SAFETY: as the caller guarantees, no unfinished work uses the texture's block.
+        unsafe { self.free_block(texture.block) }
+    }
+
+    unsafe fn copy_to_texture(
+        &self,
+        src: &HostBlock,
+        offset: u64,
+        dst: &HostTexture,
+        copy: TextureCopy,
+    ) -> Result<SubmissionIndex> {
+        for (at, from, len) in dst.runs(copy) {
+            self.copy_bytes(src, offset + from, &dst.block, at, len);
+        }
+        Ok(self.record())
+    }
+
+    unsafe fn copy_from_texture(
+        &self,
+        src: &HostTexture,
+        copy: TextureCopy,
+        dst: &HostBlock,
+        offset: u64,
+    ) -> Result<SubmissionIndex> {
+        for (at, to, len) in src.runs(copy) {
+            self.copy_bytes(&src.block, at, dst, offset + to, len);
         }
         Ok(self.record())
     }

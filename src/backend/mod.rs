@@ -1,8 +1,9 @@
 //! The seam between the memory manager and a GPU API, in two traits.
 //!
 //! - [`Storage`]: blocks (fixed, or segments that grow and shrink at their end), host access
-//!   to host-visible blocks, queue-ordered copies and clears, submissions to wait on, limits
-//!   and memory info. The memory manager ([`crate::memory`]) is written once over it, so it
+//!   to host-visible blocks, queue-ordered copies and clears, textures (made one driver
+//!   allocation each, with the driver's size where the API tells, and copies of row-padded
+//!   rectangles between blocks and textures), submissions to wait on, limits and memory info. The memory manager ([`crate::memory`]) is written once over it, so it
 //!   runs and is tested on plain host memory ([`host::HostBackend`]) as on a GPU.
 //! - [`Compute`]: compiling kernels and launching them over block ranges, and a vendor BLAS.
 //!
@@ -31,11 +32,13 @@ pub mod wgpu;
 mod compute;
 #[cfg(feature = "cuda")]
 mod deferred;
+mod linear_texture;
 mod storage;
 
 pub use compute::{Compute, Constants, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;
+pub use linear_texture::LinearTexture;
 pub use storage::Storage;
 
 /// Where a block lives and how it can be reached.
@@ -50,25 +53,33 @@ pub enum MemoryKind {
     /// Memory both the host and kernels use directly: CUDA managed memory, or host-visible
     /// device memory on wgpu adapters that offer it.
     Unified,
+    /// Textures: images kernels sample and store to, one driver allocation each (wgpu
+    /// textures; linear device memory with 256-byte-aligned rows on CUDA and the host). Held
+    /// by the same manager and budget as buffers, never sub-allocated from blocks.
+    Texture,
 }
 
 impl MemoryKind {
+    /// How many kinds there are.
+    pub const COUNT: usize = 5;
+
     /// All kinds, in index order.
-    pub const ALL: [MemoryKind; 4] = [
+    pub const ALL: [MemoryKind; MemoryKind::COUNT] = [
         MemoryKind::Device,
         MemoryKind::Upload,
         MemoryKind::Readback,
         MemoryKind::Unified,
+        MemoryKind::Texture,
     ];
 
-    /// A dense index, `0..4`.
+    /// A dense index, `0..COUNT`.
     pub const fn index(self) -> usize {
         self as usize
     }
 
     /// Whether the host reads or writes this kind directly.
     pub const fn host_visible(self) -> bool {
-        !matches!(self, MemoryKind::Device)
+        !matches!(self, MemoryKind::Device | MemoryKind::Texture)
     }
 }
 
@@ -91,6 +102,8 @@ pub struct BackendLimits {
     pub max_workgroups: [u32; 3],
     /// Largest params struct (uniform buffer) one launch may take, in bytes.
     pub max_params_size: u64,
+    /// Most texels per side of a 2D texture.
+    pub max_texture_side: u32,
 }
 
 /// Total and free memory of the device, where the API tells.

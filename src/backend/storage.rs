@@ -2,6 +2,7 @@
 
 use super::{BackendLimits, DeviceInfo, MemoryAdvice, MemoryInfo, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result};
+use crate::texture::{TextureCopy, TextureDesc};
 
 /// Blocks of memory, host access, queue-ordered copies and clears, and submissions.
 ///
@@ -29,6 +30,8 @@ use crate::error::{Error, Result};
 pub unsafe trait Storage: Send + Sync + 'static {
     /// A raw block of memory.
     type Block: Send + Sync + 'static;
+    /// A raw texture.
+    type Texture: Send + Sync + 'static;
 
     /// The device this backend runs on.
     fn device_info(&self) -> DeviceInfo;
@@ -135,6 +138,49 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ) -> Result<()> {
         Ok(())
     }
+
+    /// Makes a texture as described (validated by the caller against
+    /// [`BackendLimits::max_texture_side`]); its texels read as zeros. Returns it and the bytes
+    /// the driver holds for it, where the API tells (Vulkan's image memory requirements).
+    fn alloc_texture(&self, desc: &TextureDesc) -> Result<(Self::Texture, Option<u64>)>;
+
+    /// Frees a texture. An error the API reports is recorded and returned by the next
+    /// [`check_device`](Storage::check_device).
+    ///
+    /// # Safety
+    /// 1. Every submission that used `texture` has finished ([`is_done`](Storage::is_done)).
+    unsafe fn free_texture(&self, texture: Self::Texture);
+
+    /// Records a copy of the rectangle `copy` from rows in `src` (the first at `offset`,
+    /// `copy.bytes_per_row` apart) into the texture.
+    ///
+    /// # Safety
+    /// 1. The rectangle lies inside mip level `copy.mip` of `dst`, which exists.
+    /// 2. `offset + copy.buffer_bytes()` is at most the block's size, and `offset` is a
+    ///    multiple of [`BackendLimits::copy_alignment`].
+    /// 3. `copy.bytes_per_row` is a multiple of [`ROW_ALIGNMENT`](crate::texture::ROW_ALIGNMENT)
+    ///    and at least the rectangle's width times the texel size.
+    unsafe fn copy_to_texture(
+        &self,
+        src: &Self::Block,
+        offset: u64,
+        dst: &Self::Texture,
+        copy: TextureCopy,
+    ) -> Result<SubmissionIndex>;
+
+    /// Records a copy of the rectangle `copy` of the texture into rows in `dst` (the first at
+    /// `offset`, `copy.bytes_per_row` apart).
+    ///
+    /// # Safety
+    /// As [`copy_to_texture`](Storage::copy_to_texture), with `src` the texture and `dst`
+    /// the block.
+    unsafe fn copy_from_texture(
+        &self,
+        src: &Self::Texture,
+        copy: TextureCopy,
+        dst: &Self::Block,
+        offset: u64,
+    ) -> Result<SubmissionIndex>;
 
     /// Submits recorded work, returning its index (the last index if nothing was recorded).
     fn submit(&self) -> Result<SubmissionIndex>;

@@ -50,7 +50,7 @@ impl AuditReport {
     pub(crate) fn recount(
         s: &MemoryStats,
         live: &[AllocationInfo],
-        held: &[(u64, usize); 4],
+        held: &[(u64, usize); MemoryKind::COUNT],
         layout: Option<String>,
     ) -> Self {
         let mut report = AuditReport {

@@ -11,6 +11,19 @@ slotmap::new_key_type! {
     pub(crate) struct BufferKey;
 }
 
+slotmap::new_key_type! {
+    /// Key of a live texture inside one context.
+    pub(crate) struct TextureKey;
+}
+
+/// A handle to a texture allocated by a [`Context`](crate::Context), with the same rules as a
+/// [`BufferHandle`]: released, double-released or foreign handles are typed errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TextureHandle {
+    pub(crate) key: TextureKey,
+    pub(crate) context: u32,
+}
+
 /// A handle to a buffer allocated by a [`Context`](crate::Context). `Copy`, cheap, and checked
 /// on every use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

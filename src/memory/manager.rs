@@ -41,8 +41,10 @@ mod inspect;
 mod place;
 mod resolve;
 mod room;
+mod textures;
 
 pub(crate) use resolve::Access;
+use textures::Textures;
 
 pub(crate) struct Allocation {
     pub kind: MemoryKind,
@@ -73,8 +75,9 @@ pub(crate) struct Settings {
 
 pub(crate) struct Manager<B: Storage> {
     pub(super) context: u32,
-    pub(super) pools: [Pool<B::Block>; 4],
+    pub(super) pools: [Pool<B::Block>; MemoryKind::COUNT],
     pub(super) allocs: SlotMap<BufferKey, Allocation>,
+    textures: Textures<B::Texture>,
     deferred: Deferred,
     pub(super) budget: Budget,
     pub settings: Settings,
@@ -117,6 +120,7 @@ impl<B: Storage> Manager<B> {
             context,
             pools: std::array::from_fn(|_| Pool::new(unit)),
             allocs: SlotMap::with_key(),
+            textures: Textures::default(),
             deferred: Deferred::default(),
             budget: Budget::new(settings.budget),
             settings,
@@ -161,6 +165,12 @@ impl<B: Storage> Manager<B> {
         if desc.size == 0 {
             return Err(Error::ZeroSize {
                 label: label.to_string(),
+            });
+        }
+        if desc.kind == MemoryKind::Texture {
+            return Err(Error::Unsupported {
+                what: format!("`{label}`: a buffer of kind Texture"),
+                reason: "textures have a size and a format: use Context::alloc_texture".into(),
             });
         }
         if matches!(desc.kind, MemoryKind::Upload | MemoryKind::Readback) {
@@ -239,7 +249,7 @@ impl<B: Storage> Manager<B> {
             size as i64,
             || desc.label.clone(),
         );
-        self.seq += 1;
+        let seq = self.next_seq();
         let key = self.allocs.insert(Allocation {
             kind,
             placement,
@@ -247,7 +257,7 @@ impl<B: Storage> Manager<B> {
             label: desc.label,
             last_use,
             tag,
-            seq: self.seq,
+            seq,
             movable: desc.movable,
             backtrace: self
                 .backtraces
@@ -258,6 +268,12 @@ impl<B: Storage> Manager<B> {
             key,
             context: self.context,
         })
+    }
+
+    /// The next allocation's number (buffers and textures share the sequence).
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
     }
 
     /// Clears the parts of a new placement that were handed out before, if it must read as
@@ -425,6 +441,7 @@ impl<B: Storage> Manager<B> {
 
     /// Returns released memory whose submissions have completed to the pools.
     pub fn collect(&mut self, backend: &B) -> Result<()> {
+        self.collect_textures(backend, false)?;
         if self.deferred.is_empty() {
             return Ok(());
         }
@@ -438,7 +455,8 @@ impl<B: Storage> Manager<B> {
     /// back.
     pub(super) fn reclaim(&mut self, backend: &B) -> Result<bool> {
         let before = self.counters.reserved;
-        let had_pending = !self.deferred.is_empty();
+        let had_pending = !self.deferred.is_empty() || self.textures.pending_bytes() > 0;
+        self.collect_textures(backend, true)?;
         if let Some(last) = self.deferred.last() {
             backend.wait(last)?;
             self.collect(backend)?;
@@ -468,6 +486,7 @@ impl<B: Storage> Manager<B> {
     pub fn shutdown(&mut self, backend: &B) -> Vec<AllocationInfo> {
         let leaks = self.live_since(0, true);
         self.allocs.clear();
+        self.drain_textures(backend);
         for kind in MemoryKind::ALL {
             for b in self.pools[kind.index()].drain() {
                 self.free_block(backend, kind, b);

@@ -2,8 +2,10 @@
 //! blocks sub-allocated behind generational handles (`pool`, best fit across blocks, split and
 //! coalesce, cached blocks, growing segments), block sizes (`geometry`), budgets, release in
 //! queue order (device memory) or after the GPU is done (host-visible memory, `release`),
-//! compaction that keeps handles valid (`compact`), staging and statistics. Users reach it through
-//! [`Context`](crate::Context).
+//! compaction that keeps handles valid (`compact`), staging and statistics. Textures are held
+//! beside the pools (`manager/textures.rs`: one driver allocation each, same handles, budget and
+//! counters, kind [`MemoryKind::Texture`]) and move through the same staging ring in padded
+//! rows (`texture_transfer`). Users reach it through [`Context`](crate::Context).
 //!
 //! Validation happens here, once: `manager/resolve.rs` turns a handle, a byte range and an
 //! access (host bytes, device words, a kernel binding, advice) into a range of a raw block, or a
@@ -22,6 +24,7 @@ mod release;
 pub(crate) mod report;
 pub(crate) mod staging;
 mod stats;
+mod texture_transfer;
 pub(crate) mod trace;
 pub(crate) mod transfer;
 
@@ -29,12 +32,29 @@ pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
-pub use handle::BufferHandle;
+pub use handle::{BufferHandle, TextureHandle};
 pub use report::{Checkpoint, Growth, LabelTotal};
 pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
 pub use trace::{Event, EventKind, Trace};
 
 use crate::backend::MemoryKind;
+
+/// `bytes` zeroed host bytes, allocated fallibly.
+///
+/// # Errors
+/// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming `what`.
+pub(crate) fn host_buffer(bytes: u64, what: &str) -> crate::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    usize::try_from(bytes)
+        .ok()
+        .and_then(|n| out.try_reserve_exact(n).ok())
+        .ok_or_else(|| crate::Error::HostOutOfMemory {
+            requested: bytes,
+            what: what.into(),
+        })?;
+    out.resize(bytes as usize, 0);
+    Ok(out)
+}
 
 /// What to allocate.
 ///

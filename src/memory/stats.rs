@@ -130,7 +130,7 @@ pub struct MemoryStats {
     /// Requests the driver had no memory for.
     pub out_of_memory_errors: u64,
     /// Per kind, indexed by [`MemoryKind::index`].
-    pub kinds: [KindStats; 4],
+    pub kinds: [KindStats; MemoryKind::COUNT],
     /// Per tag, largest `in_use` first.
     pub tags: Vec<TagStats>,
 }
@@ -205,10 +205,10 @@ pub(crate) struct Counters {
     pub over_budget: u64,
     pub out_of_memory: u64,
     /// Staging bytes and buffers per kind.
-    pub staging: [(u64, usize); 4],
+    pub staging: [(u64, usize); MemoryKind::COUNT],
     pub block_allocations: u64,
     pub compaction: CompactionStats,
-    pub kinds: [KindStats; 4],
+    pub kinds: [KindStats; MemoryKind::COUNT],
     /// Every tag seen, in first-use order; allocations refer to them by index.
     pub tags: Vec<TagStats>,
 }

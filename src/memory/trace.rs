@@ -123,7 +123,7 @@ struct Raw {
 
 impl Raw {
     /// Applies the event to per-kind (in use, reserved) counters.
-    fn apply(&self, c: &mut [(u64, u64); 4]) {
+    fn apply(&self, c: &mut [(u64, u64); MemoryKind::COUNT]) {
         let k = &mut c[self.kind.index()];
         let field = match self.what {
             EventKind::Alloc | EventKind::Release => &mut k.0,
@@ -142,12 +142,12 @@ pub(crate) struct Recorder {
     head: usize,
     dropped: u64,
     /// Per-kind (in use, reserved) before the oldest kept event.
-    base: [(u64, u64); 4],
+    base: [(u64, u64); MemoryKind::COUNT],
 }
 
 impl Recorder {
     /// A recorder whose counters start at `base`: per kind, (in use, reserved).
-    pub fn new(capacity: usize, base: [(u64, u64); 4]) -> Self {
+    pub fn new(capacity: usize, base: [(u64, u64); MemoryKind::COUNT]) -> Self {
         clock_thread(true);
         Self {
             start: quanta::Instant::recent(),

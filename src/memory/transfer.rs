@@ -4,13 +4,12 @@
 //! the partial words first (read-modify-write), so no byte outside the range changes.
 
 use std::collections::VecDeque;
-use std::ops::Range;
 use std::sync::Mutex;
 
 use super::manager::{Access, Manager};
-use super::staging::Staging;
+use super::staging::{Ring, Staging};
 use super::BufferHandle;
-use crate::backend::Storage;
+use crate::backend::{Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -172,59 +171,38 @@ impl<B: Storage> Transfer<'_, B> {
 
     /// Download of a word-aligned start, pipelined over the ring's slots.
     fn staged_download(&mut self, h: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
-        struct Pending {
-            slot: usize,
-            out: Range<usize>,
-            index: u64,
-        }
         let backend = self.backend;
+        let mem = self.mem;
         let Staging {
             readback: ring,
             upload: spare,
         } = &mut *self.staging;
-        let slot_size = ring.slot_size as usize;
-        let mut pending: VecDeque<Pending> = VecDeque::new();
-        let finish = |p: Pending, ring: &super::staging::Ring<B::Block>, out: &mut [u8]| {
-            backend.wait(p.index)?;
-            // SAFETY: the slot holds `slot_size` bytes, at least `p.out`'s length, and its
-            // copy has finished (waited above).
-            unsafe { backend.read_host(&ring.slots[p.slot].block, 0, &mut out[p.out]) }
-        };
-        let mut at = 0usize;
-        while at < out.len() {
-            let n = slot_size.min(out.len() - at);
-            let s = ring.acquire(backend, self.mem, spare)?;
-            if let Some(pos) = pending.iter().position(|p| p.slot == s) {
-                for p in pending.drain(..=pos).collect::<Vec<_>>() {
-                    finish(p, ring, out)?;
-                }
-            }
-            let len = (n as u64).next_multiple_of(WORD);
-            let src = offset + at as u64;
-            let index = {
-                let mut m = lock(self.mem);
+        let (slot_size, total) = (ring.slot_size as usize, out.len());
+        let pieces = (0..total)
+            .step_by(slot_size)
+            .map(|at| at..at + slot_size.min(total - at));
+        pipelined_readback(
+            backend,
+            mem,
+            ring,
+            spare,
+            pieces,
+            |slot, piece| {
+                let len = (piece.len() as u64).next_multiple_of(WORD);
+                let src = offset + piece.start as u64;
+                let mut m = lock(mem);
                 let r = m.resolve(h, src, Some(len), Access::Words, backend.limits())?;
-                let block = &ring.slots[s].block;
                 // SAFETY: the source was resolved inside its block, word-aligned; the
                 // destination is the slot's first `len` bytes (`len` ≤ the slot, a whole
                 // number of words); a staging slot is its own block.
-                let index = unsafe { backend.copy(r.block, r.offset, block, 0, len)? };
+                let index = unsafe { backend.copy(r.block, r.offset, slot, 0, len)? };
                 m.touch(h, index);
-                index
-            };
-            ring.slots[s].in_flight = index;
-            backend.submit()?;
-            pending.push_back(Pending {
-                slot: s,
-                out: at..at + n,
-                index,
-            });
-            at += n;
-        }
-        for p in pending {
-            finish(p, ring, out)?;
-        }
-        Ok(())
+                Ok(index)
+            },
+            // SAFETY: the slot holds `slot_size` bytes, at least the piece's length, and its
+            // copy has finished.
+            |slot, piece| unsafe { backend.read_host(slot, 0, &mut out[piece]) },
+        )
     }
 
     /// Streams `reader` into the allocation from offset 0; returns the bytes written.
@@ -285,4 +263,40 @@ fn read_full(reader: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<
         }
     }
     Ok(filled)
+}
+
+/// A readback pipelined over a ring's slots: for each piece, `record` copies it into a free
+/// slot (returning the copy's submission); `finish` reads a slot once its copy is done, pieces
+/// in order. A slot is recorded into again only after the piece it held was finished, so the
+/// device fills one slot while the host reads another.
+pub(super) fn pipelined_readback<B: Storage, P>(
+    backend: &B,
+    mem: &Mutex<Manager<B>>,
+    ring: &mut Ring<B::Block>,
+    spare: &mut Ring<B::Block>,
+    pieces: impl IntoIterator<Item = P>,
+    mut record: impl FnMut(&B::Block, &P) -> Result<SubmissionIndex>,
+    mut finish: impl FnMut(&B::Block, P) -> Result<()>,
+) -> Result<()> {
+    let mut pending: VecDeque<(usize, P, SubmissionIndex)> = VecDeque::new();
+    let mut done = |(slot, piece, index): (usize, P, SubmissionIndex), ring: &Ring<B::Block>| {
+        backend.wait(index)?;
+        finish(&ring.slots[slot].block, piece)
+    };
+    for piece in pieces {
+        let s = ring.acquire(backend, mem, spare)?;
+        if let Some(pos) = pending.iter().position(|p| p.0 == s) {
+            for p in pending.drain(..=pos).collect::<Vec<_>>() {
+                done(p, ring)?;
+            }
+        }
+        let index = record(&ring.slots[s].block, &piece)?;
+        ring.slots[s].in_flight = index;
+        backend.submit()?;
+        pending.push_back((s, piece, index));
+    }
+    for p in pending {
+        done(p, ring)?;
+    }
+    Ok(())
 }

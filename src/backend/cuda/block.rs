@@ -8,7 +8,7 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{driver, CudaBackend};
-use crate::backend::{MemoryKind, Storage};
+use crate::backend::{LinearTexture, MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -144,6 +144,12 @@ impl CudaBackend {
         if kind == MemoryKind::Device && self.vmm.is_some() {
             return self.new_segment(size);
         }
+        self.new_plain_block(size, kind)
+    }
+
+    /// A block of its own driver allocation, never a segment (a texture's linear memory).
+    pub(super) fn new_plain_block(&self, size: u64, kind: MemoryKind) -> Result<CudaBlock> {
+        self.enter()?;
         let bytes = usize::try_from(size).map_err(|_| Error::TooLarge {
             label: "CUDA block".into(),
             requested: size,
@@ -152,7 +158,9 @@ impl CudaBackend {
         })?;
         let oom = |op, e| self.refused(op, e, size, kind);
         let ptr = match kind {
-            MemoryKind::Device => {
+            // A block of kind `Texture` (the memory manager never asks for one) is device
+            // memory, as the linear memory behind a texture is.
+            MemoryKind::Device | MemoryKind::Texture => {
                 // SAFETY: plain allocation; cleared below before any use.
                 let p = unsafe { cu::malloc_sync(bytes) }.map_err(|e| oom("cuMemAlloc", e))?;
                 // New blocks read as zeros; the clear is ordered before all later work.
@@ -216,11 +224,38 @@ impl CudaBackend {
                 MemoryKind::Upload | MemoryKind::Readback => {
                     cu::free_host(block.ptr as *mut std::ffi::c_void)
                 }
-                MemoryKind::Device | MemoryKind::Unified => cu::free_sync(block.ptr),
+                MemoryKind::Device | MemoryKind::Unified | MemoryKind::Texture => {
+                    cu::free_sync(block.ptr)
+                }
             }
         };
         if let Err(e) = r {
             self.record_err("cuMemFree", e);
         }
+    }
+}
+
+/// A texture of the CUDA backend: pitched linear device memory (kernels index its rows; see
+/// [`LinearTexture`]).
+pub type CudaTexture = LinearTexture<CudaBlock>;
+
+impl CudaBackend {
+    /// Records `cuMemcpyAsync` of each `(src, dst, len)` run, in order.
+    ///
+    /// # Safety
+    /// 1. Every run lies inside live memory of this context on both sides.
+    pub(super) unsafe fn copy_runs(
+        &self,
+        runs: impl Iterator<Item = (u64, u64, u64)>,
+    ) -> Result<SubmissionIndex> {
+        self.enter()?;
+        for (src, dst, len) in runs {
+            // SAFETY: the caller keeps both ranges inside live memory; with unified addressing
+            // every block's address is valid for cuMemcpyAsync.
+            unsafe { sys::cuMemcpyAsync(dst, src, len as usize, self.stream.0) }
+                .result()
+                .map_err(|e| self.fail("cuMemcpyAsync", e))?;
+        }
+        Ok(lock(&self.subs).record())
     }
 }

@@ -19,7 +19,7 @@ mod submissions;
 
 use std::sync::OnceLock;
 
-pub use block::CudaBlock;
+pub use block::{CudaBlock, CudaTexture};
 
 pub use cudarc;
 use cudarc::driver::result::{self as cu, DriverError};
@@ -32,6 +32,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::lock;
+use crate::texture::{TextureCopy, TextureDesc};
 use driver::Device;
 use submissions::Submissions;
 
@@ -152,6 +153,9 @@ impl CudaBackend {
                 // bindings' pointers, which take 16 bytes each at most).
                 max_workgroups: [i32::MAX as u32, 65_535, 65_535],
                 max_params_size: 2048,
+                // Textures are pitched linear memory here; the side of CUDA's largest 2D
+                // texture over linear memory is at least this on every current GPU.
+                max_texture_side: 65_536,
             },
             info,
             compute_capability: major * 10 + minor,
@@ -241,6 +245,7 @@ impl Drop for CudaBackend {
 // SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
 unsafe impl Storage for CudaBackend {
     type Block = CudaBlock;
+    type Texture = CudaTexture;
 
     fn device_info(&self) -> DeviceInfo {
         self.info.clone()
@@ -326,20 +331,54 @@ unsafe impl Storage for CudaBackend {
         dst_offset: u64,
         size: u64,
     ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        // SAFETY: both ranges lie inside live blocks (the memory manager checked them); with
-        // unified addressing every block's address is valid for cuMemcpyAsync.
+        // SAFETY: both ranges lie inside live blocks (the memory manager checked them).
+        unsafe { self.copy_runs([(src.ptr + src_offset, dst.ptr + dst_offset, size)].into_iter()) }
+    }
+
+    fn alloc_texture(&self, desc: &TextureDesc) -> Result<(CudaTexture, Option<u64>)> {
+        let bytes = CudaTexture::bytes(desc);
+        let block = self.new_plain_block(bytes, MemoryKind::Texture)?;
+        Ok((CudaTexture::new(block, desc), None))
+    }
+
+    unsafe fn free_texture(&self, texture: CudaTexture) {
+        // SAFETY: as the caller guarantees, no unfinished work uses the texture's block.
+        unsafe { self.drop_block(texture.block) }
+    }
+
+    unsafe fn copy_to_texture(
+        &self,
+        src: &CudaBlock,
+        offset: u64,
+        dst: &CudaTexture,
+        copy: TextureCopy,
+    ) -> Result<SubmissionIndex> {
+        let runs = dst.runs(copy);
+        // SAFETY: the caller keeps the rectangle inside the level and the rows inside `src`,
+        // so every run lies inside both blocks.
         unsafe {
-            sys::cuMemcpyAsync(
-                dst.ptr + dst_offset,
-                src.ptr + src_offset,
-                size as usize,
-                self.stream.0,
+            self.copy_runs(
+                runs.iter()
+                    .map(|&(t, b, n)| (src.ptr + offset + b, dst.block.ptr + t, n)),
             )
         }
-        .result()
-        .map_err(|e| self.fail("cuMemcpyAsync", e))?;
-        Ok(lock(&self.subs).record())
+    }
+
+    unsafe fn copy_from_texture(
+        &self,
+        src: &CudaTexture,
+        copy: TextureCopy,
+        dst: &CudaBlock,
+        offset: u64,
+    ) -> Result<SubmissionIndex> {
+        let runs = src.runs(copy);
+        // SAFETY: as in `copy_to_texture`, the other way.
+        unsafe {
+            self.copy_runs(
+                runs.iter()
+                    .map(|&(t, b, n)| (src.block.ptr + t, dst.ptr + offset + b, n)),
+            )
+        }
     }
 
     unsafe fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {

@@ -22,11 +22,12 @@ pub struct WgpuBlock {
     mapped: Mutex<Mapped>,
 }
 
-/// Buffer usages for each memory kind.
+/// Buffer usages for each memory kind (a block of kind `Texture`, which the memory manager never
+/// asks for, is plain device memory).
 pub(super) fn usages(kind: MemoryKind) -> wgpu::BufferUsages {
     use wgpu::BufferUsages as U;
     match kind {
-        MemoryKind::Device => U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        MemoryKind::Device | MemoryKind::Texture => U::STORAGE | U::COPY_SRC | U::COPY_DST,
         MemoryKind::Upload => U::MAP_WRITE | U::COPY_SRC,
         MemoryKind::Readback => U::MAP_READ | U::COPY_DST,
         MemoryKind::Unified => U::STORAGE | U::COPY_SRC | U::COPY_DST | U::MAP_READ | U::MAP_WRITE,

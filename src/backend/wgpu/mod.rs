@@ -8,6 +8,7 @@ mod adapter;
 mod block;
 mod copy;
 mod kernel;
+mod texture;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
+pub use texture::WgpuTexture;
 
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
@@ -22,6 +24,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::lock;
+use crate::texture::{TextureCopy, TextureDesc};
 
 struct Recorder {
     encoder: Option<wgpu::CommandEncoder>,
@@ -75,6 +78,7 @@ impl WgpuBackend {
             copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
             max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
             max_params_size: l.max_uniform_buffer_binding_size,
+            max_texture_side: l.max_texture_dimension_2d,
         };
         let a = adapter.get_info();
         let info = DeviceInfo {
@@ -197,6 +201,7 @@ impl WgpuBackend {
 // SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
 unsafe impl Storage for WgpuBackend {
     type Block = WgpuBlock;
+    type Texture = WgpuTexture;
 
     fn device_info(&self) -> DeviceInfo {
         self.info.clone()
@@ -245,6 +250,7 @@ unsafe impl Storage for WgpuBackend {
                     MemoryKind::Upload => "vramkit upload block",
                     MemoryKind::Readback => "vramkit readback block",
                     MemoryKind::Unified => "vramkit unified block",
+                    MemoryKind::Texture => "vramkit texture-kind block",
                 }),
                 size,
                 usage: block::usages(kind),
@@ -336,6 +342,34 @@ unsafe impl Storage for WgpuBackend {
     unsafe fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
         block.unmap_for_gpu();
         self.record(|e| e.clear_buffer(&block.buffer, offset, Some(size)))
+    }
+
+    fn alloc_texture(&self, desc: &TextureDesc) -> Result<(WgpuTexture, Option<u64>)> {
+        self.new_texture(desc)
+    }
+
+    unsafe fn free_texture(&self, texture: WgpuTexture) {
+        texture.texture.destroy();
+    }
+
+    unsafe fn copy_to_texture(
+        &self,
+        src: &WgpuBlock,
+        offset: u64,
+        dst: &WgpuTexture,
+        copy: TextureCopy,
+    ) -> Result<SubmissionIndex> {
+        self.texture_copy(src, offset, dst, copy, true)
+    }
+
+    unsafe fn copy_from_texture(
+        &self,
+        src: &WgpuTexture,
+        copy: TextureCopy,
+        dst: &WgpuBlock,
+        offset: u64,
+    ) -> Result<SubmissionIndex> {
+        self.texture_copy(dst, offset, src, copy, false)
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {

@@ -51,6 +51,7 @@ impl<B: Storage> Manager<B> {
             .values()
             .filter(|a| a.seq > after)
             .map(|a| self.info_of(a, where_from))
+            .chain(self.textures_since(after, where_from))
             .collect();
         v.sort_by(|a, b| b.reserved.cmp(&a.reserved).then(a.label.cmp(&b.label)));
         v
@@ -109,13 +110,13 @@ impl<B: Storage> Manager<B> {
             cached_empty,
             block_allocations: c.block_allocations,
             compaction: c.compaction.clone(),
-            pending_release: self.deferred.bytes,
+            pending_release: self.deferred.bytes + self.textures.pending_bytes(),
             peak_requested: c.peak_requested,
             peak_in_use: c.peak_in_use,
             peak_reserved: c.peak_reserved,
             allocations: c.allocations,
             releases: c.releases,
-            live: self.allocs.len(),
+            live: self.allocs.len() + self.textures.len(),
             over_budget_errors: c.over_budget,
             out_of_memory_errors: c.out_of_memory,
             kinds,
@@ -124,12 +125,20 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Bytes and blocks each pool really holds, staging included: what the counters must say.
-    pub fn held(&self) -> [(u64, usize); 4] {
+    pub fn held(&self) -> [(u64, usize); MemoryKind::COUNT] {
         std::array::from_fn(|i| {
             let (staging, buffers) = self.counters.staging[i];
             let pool = &self.pools[i];
             let bytes: u64 = pool.blocks().map(|(_, b)| b.size).sum();
-            (bytes + staging, pool.blocks().count() + buffers)
+            let (textures, count) = if i == MemoryKind::Texture.index() {
+                self.textures.held()
+            } else {
+                (0, 0)
+            };
+            (
+                bytes + staging + textures,
+                pool.blocks().count() + buffers + count,
+            )
         })
     }
 
