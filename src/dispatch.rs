@@ -56,7 +56,7 @@ impl From<BufferHandle> for Binding {
 }
 
 impl<B: Backend> Context<B> {
-    fn kernel(
+    pub(crate) fn kernel(
         &self,
         source: &KernelSource,
         constants: Constants<'_>,

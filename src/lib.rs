@@ -46,7 +46,7 @@ pub use memory::{
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
     MemoryStats, TagStats, TextureHandle, Trace,
 };
-pub use texture::{TextureDesc, TextureFormat, TextureInfo, TextureUsage};
+pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
 

@@ -6,17 +6,44 @@
 
 use crate::backend::{BackendLimits, KernelSource};
 use crate::error::{Error, Result};
+use crate::texture::TextureFormat;
 
-/// The bindings of one entry point: storage buffers `0..n` of group 0, then the params uniform
-/// at binding `n`.
+/// What one binding of an entry point is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A storage buffer: its smallest size in bytes (one element of its array), and whether it
+    /// is declared `read` (not `read_write`).
+    Buffer { min: u64, read_only: bool },
+    /// A sampled `texture_2d<f32>`.
+    Sampled,
+    /// A storage texture of this format (`None`: a format vramkit's textures lack).
+    Stored(Option<TextureFormat>),
+    /// A sampler.
+    Sampler,
+}
+
+/// The bindings of one entry point: bindings `0..n` of group 0 (storage buffers; textures and
+/// samplers in kernels launched with textures), then the params uniform at binding `n`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Signature {
-    /// Each storage binding's smallest size in bytes (one element of its array).
+    /// Binding `i`'s kind.
+    pub slots: Vec<Slot>,
+    /// Each storage buffer's smallest size in bytes, in binding order (buffer-only kernels).
     pub storage: Vec<u64>,
-    /// Whether each storage binding is declared `read` (not `read_write`).
+    /// Whether each storage buffer is declared `read`, in binding order.
     pub read_only: Vec<bool>,
     /// Bytes of the params struct, if the entry point reads one.
     pub params: Option<u64>,
+}
+
+fn storage_format(f: naga::StorageFormat) -> Option<TextureFormat> {
+    Some(match f {
+        naga::StorageFormat::Rgba8Unorm => TextureFormat::Rgba8Unorm,
+        naga::StorageFormat::Rgba16Float => TextureFormat::Rgba16Float,
+        naga::StorageFormat::Rgba32Float => TextureFormat::Rgba32Float,
+        naga::StorageFormat::R32Float => TextureFormat::R32Float,
+        _ => return None,
+    })
 }
 
 fn shader(source: &KernelSource, message: String) -> Error {
@@ -53,7 +80,7 @@ impl Signature {
         layouter
             .update(module.to_ctx())
             .map_err(|e| shader(source, format!("type layout: {e}")))?;
-        let mut storage: Vec<(u32, u64, bool)> = Vec::new();
+        let mut slots: Vec<(u32, Slot)> = Vec::new();
         let mut params = None;
         for (handle, var) in module.global_variables.iter() {
             let Some(binding) = &var.binding else {
@@ -66,41 +93,81 @@ impl Signature {
                 naga::TypeInner::Array { stride, .. } => u64::from(stride),
                 _ => u64::from(layouter[var.ty].size),
             };
-            match var.space {
-                naga::AddressSpace::Storage { access } if binding.group == 0 => {
-                    let read_only = !access.contains(naga::StorageAccess::STORE);
-                    storage.push((binding.binding, size, read_only));
-                }
-                naga::AddressSpace::Uniform if binding.group == 0 && params.is_none() => {
+            let slot = match (&var.space, &module.types[var.ty].inner) {
+                _ if binding.group != 0 => None,
+                (naga::AddressSpace::Storage { access }, _) => Some(Slot::Buffer {
+                    min: size,
+                    read_only: !access.contains(naga::StorageAccess::STORE),
+                }),
+                (naga::AddressSpace::Uniform, _) if params.is_none() => {
                     params = Some((binding.binding, size));
+                    continue;
                 }
-                _ => {
-                    return Err(shader(
-                        source,
-                        format!(
-                            "binding {}:{} is neither a storage buffer nor the one params \
-                             uniform of group 0",
-                            binding.group, binding.binding
-                        ),
-                    ))
+                (
+                    naga::AddressSpace::Handle,
+                    naga::TypeInner::Image {
+                        dim: naga::ImageDimension::D2,
+                        arrayed: false,
+                        class,
+                    },
+                ) => match class {
+                    naga::ImageClass::Sampled {
+                        kind: naga::ScalarKind::Float,
+                        multi: false,
+                    } => Some(Slot::Sampled),
+                    naga::ImageClass::Storage { format, .. } => {
+                        Some(Slot::Stored(storage_format(*format)))
+                    }
+                    _ => None,
+                },
+                (naga::AddressSpace::Handle, naga::TypeInner::Sampler { comparison: false }) => {
+                    Some(Slot::Sampler)
                 }
-            }
+                _ => None,
+            };
+            let Some(slot) = slot else {
+                return Err(shader(
+                    source,
+                    format!(
+                        "binding {}:{} is neither a storage buffer, a 2D float texture, a \
+                         sampler nor the one params uniform of group 0",
+                        binding.group, binding.binding
+                    ),
+                ));
+            };
+            slots.push((binding.binding, slot));
         }
-        storage.sort_unstable();
-        let n = storage.len() as u32;
-        if storage.iter().zip(0u32..).any(|(&(b, ..), i)| b != i)
+        slots.sort_unstable_by_key(|s| s.0);
+        let n = slots.len() as u32;
+        if slots.iter().zip(0u32..).any(|(&(b, _), i)| b != i)
             || params.is_some_and(|(b, _)| b != n)
         {
             return Err(shader(
                 source,
-                "bind storage buffers at 0..n of group 0 and the params uniform at n".into(),
+                "bind storage buffers (and textures) at 0..n of group 0 and the params uniform \
+                 at n"
+                    .into(),
             ));
         }
+        let slots: Vec<Slot> = slots.into_iter().map(|s| s.1).collect();
+        let buffers = || {
+            slots.iter().filter_map(|s| match *s {
+                Slot::Buffer { min, read_only } => Some((min, read_only)),
+                _ => None,
+            })
+        };
         Ok(Self {
-            read_only: storage.iter().map(|s| s.2).collect(),
-            storage: storage.into_iter().map(|s| s.1).collect(),
+            storage: buffers().map(|b| b.0).collect(),
+            read_only: buffers().map(|b| b.1).collect(),
+            slots,
             params: params.map(|(_, size)| size),
         })
+    }
+
+    /// Whether the entry point binds textures or samplers (launch it with
+    /// `Context::dispatch_textures`).
+    pub fn binds_textures(&self) -> bool {
+        self.slots.iter().any(|s| !matches!(s, Slot::Buffer { .. }))
     }
 
     /// Checks a launch: one binding per storage buffer, each holding at least one element, no
@@ -120,6 +187,30 @@ impl Signature {
         params: usize,
         workgroups: [u32; 3],
         limits: &BackendLimits,
+    ) -> Result<()> {
+        let label = source.label();
+        if self.binds_textures() {
+            return Err(Error::Unsupported {
+                what: format!("kernel `{label}` through dispatch"),
+                reason: "it binds textures or samplers: launch it with Context::dispatch_textures"
+                    .into(),
+            });
+        }
+        self.check_buffers(source, bindings, blocks)?;
+        self.check_params_and_grid(source, params, workgroups, limits)
+    }
+
+    /// Checks the storage buffers of a launch, in binding order: one per storage binding
+    /// (`bindings[i]` bytes), each holding at least one element, and no `read` binding in a
+    /// block another binding writes (`blocks[i]` names binding `i`'s block).
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    pub fn check_buffers(
+        &self,
+        source: &KernelSource,
+        bindings: &[u64],
+        blocks: &[usize],
     ) -> Result<()> {
         let label = source.label();
         if bindings.len() != self.storage.len() {
@@ -150,6 +241,22 @@ impl Signature {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Checks params of the struct's size (or that rounded up to 16 bytes), within the
+    /// device's limit, and a grid within the device's limits.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    pub fn check_params_and_grid(
+        &self,
+        source: &KernelSource,
+        params: usize,
+        workgroups: [u32; 3],
+        limits: &BackendLimits,
+    ) -> Result<()> {
+        let label = source.label();
         let want = self.params.unwrap_or(0);
         let params = params as u64;
         if params > limits.max_params_size {

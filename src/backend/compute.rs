@@ -168,4 +168,50 @@ pub unsafe trait Compute: Storage {
             reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
         })
     }
+
+    /// Records a kernel launch whose bindings include textures: `bindings[i]` is binding `i`
+    /// of group 0 (a buffer range, a texture's mip level bound as the entry point declares it,
+    /// sampled or stored, or a linear clamp-to-edge sampler), `params` (if not empty) a
+    /// uniform at binding `bindings.len()`. Backends whose kernels cannot bind textures refuse
+    /// with [`Error::Unsupported`] (the default).
+    ///
+    /// # Safety
+    /// 1. Buffer ranges satisfy [`dispatch`](Compute::dispatch)'s first condition; each mip
+    ///    level exists.
+    /// 2. `kernel` was compiled with bounds checks (not [guarded](KernelSource::is_guarded)).
+    /// 3. The bindings match the entry point's kinds one for one (a stored texture's format and
+    ///    usage included; a stored texture is bound nowhere else in the launch), and `params`
+    ///    and `workgroups` satisfy [`dispatch`](Compute::dispatch)'s third condition.
+    unsafe fn dispatch_textures(
+        &self,
+        _kernel: &Self::Kernel,
+        _bindings: &[KernelBinding<'_, Self::Block, Self::Texture>],
+        _params: &[u8],
+        _workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        Err(Error::Unsupported {
+            what: "kernels that bind textures".into(),
+            reason: "this backend's kernels read textures as pitched memory, not as images \
+                     (CUDA, host); bind buffers, or use the wgpu backend"
+                .into(),
+        })
+    }
+}
+
+/// One binding of a launch that may bind textures
+/// ([`Compute::dispatch_textures`]).
+#[derive(Debug)]
+pub enum KernelBinding<'a, Blk, Tex> {
+    /// A range of a block, as a storage buffer.
+    Buffer(BlockRange<'a, Blk>),
+    /// One mip level of a texture, sampled (`texture_2d<f32>`) or stored
+    /// (`texture_storage_2d`), as the entry point declares.
+    Texture {
+        /// The texture.
+        texture: &'a Tex,
+        /// The mip level.
+        mip: u32,
+    },
+    /// A sampler with linear filtering and clamp-to-edge addressing.
+    Sampler,
 }

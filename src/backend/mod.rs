@@ -35,7 +35,7 @@ mod deferred;
 mod linear_texture;
 mod storage;
 
-pub use compute::{Compute, Constants, KernelSource};
+pub use compute::{Compute, Constants, KernelBinding, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;
 pub use linear_texture::LinearTexture;

@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 use crate::memory::Label;
 
 mod context;
+mod dispatch;
+
+pub use dispatch::KernelArg;
 
 /// Rows of texels in a copy between a buffer and a texture start this many bytes apart (a
 /// multiple of it): wgpu's `COPY_BYTES_PER_ROW_ALIGNMENT`.

@@ -77,7 +77,14 @@ pub(super) fn bind_group(
     bindings: &[BlockRange<'_, WgpuBlock>],
     params: &[u8],
 ) -> wgpu::BindGroup {
-    let uniform = (!params.is_empty()).then(|| {
+    let uniform = params_buffer(device, params);
+    let resources = bindings.iter().map(buffer_resource).collect();
+    create_bind_group(device, kernel, resources, uniform.as_ref())
+}
+
+/// The params uniform, its size padded to 16 bytes; `None` for no params.
+pub(super) fn params_buffer(device: &wgpu::Device, params: &[u8]) -> Option<wgpu::Buffer> {
+    (!params.is_empty()).then(|| {
         let mut padded = params.to_vec();
         padded.resize(params.len().next_multiple_of(16), 0);
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -85,22 +92,34 @@ pub(super) fn bind_group(
             contents: &padded,
             usage: wgpu::BufferUsages::UNIFORM,
         })
-    });
-    let mut entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
-        .iter()
+    })
+}
+
+/// A block range as a storage-buffer binding.
+pub(super) fn buffer_resource<'a>(b: &BlockRange<'a, WgpuBlock>) -> wgpu::BindingResource<'a> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer: &b.block.buffer,
+        offset: b.offset,
+        size: NonZeroU64::new(b.size),
+    })
+}
+
+/// The bind group of `resources` at bindings `0..n` and the params uniform at `n`.
+pub(super) fn create_bind_group(
+    device: &wgpu::Device,
+    kernel: &WgpuKernel,
+    resources: Vec<wgpu::BindingResource<'_>>,
+    uniform: Option<&wgpu::Buffer>,
+) -> wgpu::BindGroup {
+    let n = resources.len() as u32;
+    let mut entries: Vec<wgpu::BindGroupEntry<'_>> = resources
+        .into_iter()
         .zip(0u32..)
-        .map(|(b, i)| wgpu::BindGroupEntry {
-            binding: i,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &b.block.buffer,
-                offset: b.offset,
-                size: NonZeroU64::new(b.size),
-            }),
-        })
+        .map(|(resource, binding)| wgpu::BindGroupEntry { binding, resource })
         .collect();
-    if let Some(u) = &uniform {
+    if let Some(u) = uniform {
         entries.push(wgpu::BindGroupEntry {
-            binding: bindings.len() as u32,
+            binding: n,
             resource: u.as_entire_binding(),
         });
     }

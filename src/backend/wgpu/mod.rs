@@ -19,8 +19,8 @@ pub use kernel::WgpuKernel;
 pub use texture::WgpuTexture;
 
 use super::{
-    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    MemoryKind, Storage, SubmissionIndex,
+    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelBinding, KernelSource,
+    MemoryInfo, MemoryKind, Storage, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -46,6 +46,8 @@ pub struct WgpuBackend {
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// The kernel that copies within one buffer, built on first use.
     copy_kernel: OnceLock<WgpuKernel>,
+    /// The linear clamp-to-edge sampler of texture kernels, made on first use.
+    sampler: OnceLock<wgpu::Sampler>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -115,6 +117,7 @@ impl WgpuBackend {
             lost,
             uncaptured,
             copy_kernel: OnceLock::new(),
+            sampler: OnceLock::new(),
         })
     }
 
@@ -155,6 +158,24 @@ impl WgpuBackend {
     }
 
     /// Runs `f` with the open command encoder and returns the index its work will get.
+    /// Records one compute pass running `kernel` over `bind_group`.
+    fn launch(
+        &self,
+        kernel: &WgpuKernel,
+        bind_group: &wgpu::BindGroup,
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.record(|e| {
+            let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.label),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+        })
+    }
+
     fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<SubmissionIndex> {
         self.check_lost()?;
         let mut rec = lock(&self.recorder);
@@ -446,14 +467,17 @@ unsafe impl Compute for WgpuBackend {
             b.block.unmap_for_gpu();
         }
         let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
-        self.record(|e| {
-            let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(kernel.label),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
-        })
+        self.launch(kernel, &bind_group, workgroups)
+    }
+
+    unsafe fn dispatch_textures(
+        &self,
+        kernel: &WgpuKernel,
+        bindings: &[KernelBinding<'_, WgpuBlock, WgpuTexture>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let bind_group = self.texture_bind_group(kernel, bindings, params)?;
+        self.launch(kernel, &bind_group, workgroups)
     }
 }

@@ -1,8 +1,8 @@
 //! Textures on wgpu: `wgpu::Texture`s made in error scopes, their driver size read through
 //! `wgpu-hal` on Vulkan, and copies between blocks and textures.
 
-use super::{WgpuBackend, WgpuBlock};
-use crate::backend::{MemoryKind, SubmissionIndex};
+use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
+use crate::backend::{KernelBinding, MemoryKind, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::texture::{TextureCopy, TextureDesc, TextureFormat, TextureUsage};
 
@@ -115,6 +115,72 @@ impl WgpuBackend {
                 e.copy_texture_to_buffer(image, buffer, extent);
             }
         })
+    }
+}
+
+impl WgpuBackend {
+    /// The bind group of a launch that binds textures; wgpu's validation of it (a texture's
+    /// sample type against the entry point's, e.g. an unfilterable Rgba32Float texture with a
+    /// filtering sampler) comes back as an error.
+    pub(super) fn texture_bind_group(
+        &self,
+        k: &WgpuKernel,
+        bindings: &[KernelBinding<'_, WgpuBlock, WgpuTexture>],
+        params: &[u8],
+    ) -> Result<wgpu::BindGroup> {
+        self.check_lost()?;
+        let views: Vec<Option<wgpu::TextureView>> = bindings
+            .iter()
+            .map(|b| match b {
+                KernelBinding::Texture { texture, mip } => {
+                    Some(texture.texture.create_view(&wgpu::TextureViewDescriptor {
+                        base_mip_level: *mip,
+                        mip_level_count: Some(1),
+                        ..Default::default()
+                    }))
+                }
+                _ => None,
+            })
+            .collect();
+        let sampler = self.sampler.get_or_init(|| {
+            self.device.create_sampler(&wgpu::SamplerDescriptor {
+                label: Some("vramkit linear clamp"),
+                mag_filter: wgpu::FilterMode::Linear,
+                min_filter: wgpu::FilterMode::Linear,
+                ..Default::default()
+            })
+        });
+        let uniform = kernel::params_buffer(&self.device, params);
+        for b in bindings {
+            if let KernelBinding::Buffer(r) = b {
+                r.block.unmap_for_gpu();
+            }
+        }
+        let resources = bindings
+            .iter()
+            .zip(&views)
+            .map(|(b, view)| match (b, view) {
+                (KernelBinding::Buffer(r), _) => kernel::buffer_resource(r),
+                (_, Some(view)) => wgpu::BindingResource::TextureView(view),
+                _ => wgpu::BindingResource::Sampler(sampler),
+            })
+            .collect();
+        let (group, error) =
+            self.scoped(|| kernel::create_bind_group(&self.device, k, resources, uniform.as_ref()));
+        match error {
+            None => Ok(group),
+            Some(e) => {
+                self.check_lost()?;
+                Err(Error::Unsupported {
+                    what: format!("the bindings of kernel `{}`", k.label),
+                    reason: format!(
+                        "the device refused them ({e}); a filtering sampler needs a filterable \
+                         texture (Rgba8Unorm, Rgba16Float; Rgba32Float only where the adapter \
+                         offers FLOAT32_FILTERABLE)"
+                    ),
+                })
+            }
+        }
     }
 }
 
