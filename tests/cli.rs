@@ -3,6 +3,9 @@
 
 mod common;
 
+#[path = "cli/product.rs"]
+mod product;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -415,12 +418,14 @@ fn bad_images_are_input_errors_not_panics() {
     let cut = file("cut.jpg", &jpeg[..20]);
     refused(&[&cut, "--out", out], 3, &["cut.jpg"]);
     // zune-jpeg 0.5.15's AVX2 IDCT panics on this damaged JPEG (found by fuzzing): the tool
-    // used to crash with exit code 101.
-    let zune = std::fs::read(
+    // used to crash with exit code 101. As found it is also cut short, which is now seen
+    // before decoding; with its end-of-image marker it reaches the decoder.
+    let mut zune = std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg"),
     )
     .expect("corpus file");
+    zune.extend_from_slice(&[0xFF, 0xD9]);
     let zune = file("zune.jpg", &zune);
     refused(
         &[&zune, "--out", out],

@@ -1,5 +1,6 @@
-//! The tool's input path: reading a file and decoding it as an 8-bit RGB or RGBA PNG or JPEG
-//! into an RGBA8 frame, with every size checked before anything of that size is allocated.
+//! The tool's input path: reading a file and decoding an 8-bit PNG or JPEG (RGB, RGBA, grey or
+//! grey+alpha) into an upright RGBA8 frame (EXIF orientation applied), refusing files cut short,
+//! with every size checked before anything of that size is allocated.
 //! The fuzz target `image_input` and `tests/fuzz_corpus.rs` include this file, so what they
 //! check is what the tool runs.
 
@@ -11,6 +12,12 @@ use std::path::Path;
 
 use image::{ColorType, ImageDecoder, ImageError, ImageFormat, ImageReader};
 use vramkit::image::{MAX_FRAME_PIXELS, MAX_SIDE};
+
+// Beside this file whichever crate includes it (the tool, the fuzz checks).
+#[path = "container.rs"]
+mod container;
+#[path = "orient.rs"]
+mod orient;
 
 /// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
 const DECODER_SLACK: u64 = 16 << 20;
@@ -25,7 +32,7 @@ pub struct InputLimits {
 }
 
 impl InputLimits {
-    /// What the tool takes: what a pipeline takes.
+    /// The most a pipeline takes (`--max-pixels` may not go past `max_pixels`).
     pub const TOOL: Self = Self {
         max_side: MAX_SIDE,
         max_pixels: MAX_FRAME_PIXELS,
@@ -62,7 +69,7 @@ impl fmt::Display for InputError {
             InputError::NotAnImage => write!(
                 f,
                 "not a PNG or JPEG image (its first bytes are neither signature); \
-                 give 8-bit RGB or RGBA PNG or JPEG files"
+                 give 8-bit PNG or JPEG files"
             ),
             InputError::Corrupt(why) => write!(
                 f,
@@ -71,7 +78,7 @@ impl fmt::Display for InputError {
             ),
             InputError::Unsupported(what) => write!(
                 f,
-                "{what} are not supported; use 8-bit RGB or RGBA PNG or JPEG"
+                "{what} are not supported; use 8-bit PNG or JPEG (RGB, RGBA, grey or grey+alpha)"
             ),
             InputError::Empty([w, h]) => write!(
                 f,
@@ -88,7 +95,8 @@ impl std::error::Error for InputError {}
 fn classify(e: ImageError) -> InputError {
     match e {
         ImageError::Limits(l) => InputError::TooLarge(format!(
-            "decoding needs more memory than the limits allow ({l}); give a smaller image"
+            "decoding needs more memory than the decoder's limit of 4 bytes per pixel of \
+             --max-pixels allows ({l}); give a smaller image or raise --max-pixels"
         )),
         ImageError::Unsupported(u) => InputError::Unsupported(format!("images with {u}")),
         ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -147,9 +155,11 @@ impl Drop for Decoding {
     }
 }
 
-/// Decodes an 8-bit RGB or RGBA (or palette) PNG or JPEG, recognised by its content, into
-/// RGBA8. The header's size is checked against `limits` before the pixels are decoded, and the
-/// decoder's allocations are capped to what such a frame needs.
+/// Decodes an 8-bit RGB, RGBA, grey or grey+alpha (or palette) PNG or JPEG, recognised by its
+/// content, into upright RGBA8 (grey expanded, EXIF orientation applied). A file that stops
+/// before its end marker is refused as cut short. The header's size is checked against `limits`
+/// before the pixels are decoded, and the decoder's allocations are capped to what such a frame
+/// needs.
 ///
 /// A panic in the decoders (zune-jpeg 0.5.15's AVX2 IDCT panics on some damaged JPEGs; see
 /// `fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg`) is caught and reported as a
@@ -173,55 +183,103 @@ pub fn decode<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Deco
 }
 
 fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Decoded, InputError> {
-    let mut reader = ImageReader::new(reader)
+    let reader = ImageReader::new(reader)
         .with_guessed_format()
         .map_err(InputError::Unreadable)?;
-    match reader.format() {
-        Some(ImageFormat::Png | ImageFormat::Jpeg) => {}
+    let format = match reader.format() {
+        Some(f @ (ImageFormat::Png | ImageFormat::Jpeg)) => f,
         Some(other) => return Err(InputError::Unsupported(format!("{other:?} images"))),
         None => return Err(InputError::NotAnImage),
+    };
+    let mut inner = reader.into_inner();
+    match format {
+        ImageFormat::Png => container::png_is_whole(&mut inner),
+        _ => container::jpeg_is_whole(&mut inner),
     }
+    .map_err(InputError::Corrupt)?;
+    let mut reader = ImageReader::with_format(inner, format);
     let mut caps = image::Limits::default();
     caps.max_alloc = Some(limits.max_pixels.saturating_mul(4) + DECODER_SLACK);
     reader.limits(caps);
-    let decoder = reader.into_decoder().map_err(classify)?;
+    let mut decoder = reader.into_decoder().map_err(classify)?;
     let (w, h) = decoder.dimensions();
+    check_size([w, h], limits)?;
+    let color = decoder.color_type();
+    // Samples per pixel and where R, G, B and alpha are among them (alpha `None`: opaque).
+    let (channels, rgb, alpha) = match color {
+        ColorType::Rgba8 => (4, [0, 1, 2], Some(3)),
+        ColorType::Rgb8 => (3, [0, 1, 2], None),
+        ColorType::La8 => (2, [0, 0, 0], Some(1)),
+        ColorType::L8 => (1, [0, 0, 0], None),
+        ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => {
+            return Err(InputError::Unsupported(format!(
+                "16-bit images ({color:?} pixels)"
+            )))
+        }
+        other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
+    };
+    let orientation = decoder.orientation().map_err(classify)?;
+    let pixels = u64::from(w) * u64::from(h);
+    if decoder.total_bytes() != pixels * channels as u64 {
+        return Err(InputError::Corrupt(format!(
+            "the header says {w}x{h} {color:?} pixels but the decoder would give {} bytes",
+            decoder.total_bytes()
+        )));
+    }
+    let mut raw = host_bytes(decoder.total_bytes())?;
+    decoder.read_image(&mut raw).map_err(classify)?;
+    let rgba = if channels == 4 {
+        raw
+    } else {
+        let mut rgba = host_bytes(pixels * 4)?;
+        for (px, s) in rgba.chunks_exact_mut(4).zip(raw.chunks_exact(channels)) {
+            px.copy_from_slice(&[s[rgb[0]], s[rgb[1]], s[rgb[2]], alpha.map_or(255, |a| s[a])]);
+        }
+        rgba
+    };
+    let (rgba, size) = orient::apply(orientation, [w, h], rgba).ok_or_else(|| {
+        InputError::TooLarge(format!(
+            "turning the image upright (EXIF orientation {}) needs {} more bytes of host \
+             memory, which could not be allocated; give a smaller image",
+            orientation.to_exif(),
+            pixels * 4
+        ))
+    })?;
+    Ok(Decoded { size, rgba })
+}
+
+/// Refuses an empty image or one past `limits`, naming the limit, its value and the flag.
+fn check_size([w, h]: [u32; 2], limits: &InputLimits) -> Result<(), InputError> {
     if w == 0 || h == 0 {
         return Err(InputError::Empty([w, h]));
     }
-    if w > limits.max_side || h > limits.max_side || u64::from(w) * u64::from(h) > limits.max_pixels
-    {
+    if w > limits.max_side || h > limits.max_side {
         return Err(InputError::TooLarge(format!(
-            "the image is {w}x{h} pixels: larger than the {} pixels per side and {} pixels in \
-             all that the tool takes; give a smaller image",
-            limits.max_side, limits.max_pixels
+            "the image is {w}x{h} pixels: a side longer than {} pixels, the most a frame can \
+             have (vramkit::image::MAX_SIDE; no flag raises it); give a smaller image",
+            limits.max_side
         )));
     }
-    match decoder.color_type() {
-        ColorType::Rgb8 | ColorType::Rgba8 => {}
-        other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
-    }
-    let color = decoder.color_type();
-    let mut raw = host_bytes(decoder.total_bytes())?;
-    decoder.read_image(&mut raw).map_err(classify)?;
     let pixels = u64::from(w) * u64::from(h);
-    let rgba = match color {
-        ColorType::Rgba8 => raw,
-        _ => {
-            let mut rgba = host_bytes(pixels * 4)?;
-            for (px, rgb) in rgba.chunks_exact_mut(4).zip(raw.chunks_exact(3)) {
-                px.copy_from_slice(&[rgb[0], rgb[1], rgb[2], 255]);
-            }
-            rgba
-        }
-    };
-    if rgba.len() as u64 != pixels * 4 {
-        return Err(InputError::Corrupt(format!(
-            "the header says {w}x{h} but {} bytes were decoded",
-            rgba.len()
+    if pixels > limits.max_pixels {
+        let raise = if limits.max_pixels < InputLimits::TOOL.max_pixels
+            && pixels <= InputLimits::TOOL.max_pixels
+        {
+            format!("raise it with --max-pixels {pixels}")
+        } else {
+            format!(
+                "--max-pixels goes up to {} (vramkit::image::MAX_FRAME_PIXELS), no further; give \
+                 a smaller image",
+                InputLimits::TOOL.max_pixels
+            )
+        };
+        return Err(InputError::TooLarge(format!(
+            "the image is {w}x{h} pixels: {pixels} pixels, more than the limit of {} pixels \
+             (--max-pixels); {raise}",
+            limits.max_pixels
         )));
     }
-    Ok(Decoded { size: [w, h], rgba })
+    Ok(())
 }
 
 /// `len` zero bytes, or an error saying the host could not allocate them.

@@ -6,25 +6,32 @@
 //!
 //! Everything that needs no device is checked first: the chain, the inputs (each decoded only
 //! when its turn comes, but the first before a device is looked for) and the outputs, which
-//! never overwrite an input.
+//! never overwrite an input, each other or (without `--force`) an existing file. A file that
+//! fails is listed with its reason and the others go on.
+//!
+//! Exit codes: 0 every file written; 1 other failure; 2 bad arguments or outputs refused;
+//! 3 an unreadable, damaged or unsupported input; 4 budget too small; 5 no GPU; 6 an output
+//! that could not be written. When some files fail, the run ends with the code of the first
+//! failing file (in input order).
 
+mod batch;
 mod input;
+mod output;
 mod paths;
+mod report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
 
 use bytesize::ByteSize;
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
-use vramkit::backend::Backend;
-use vramkit::image::{frame_bytes, parse_chain, test_chart, Op, Pipeline, PixelFormat, Rect};
+use vramkit::image::{parse_chain, Op, MAX_FRAME_PIXELS};
 use vramkit::{Context, ContextDesc, Error};
 
-use input::InputLimits;
+use output::OutFormat;
+
+/// The default of `--max-pixels`: 16384×16384, a 1 GiB RGBA8 frame.
+const DEFAULT_MAX_PIXELS: u64 = 1 << 28;
 
 #[derive(Parser, Debug)]
 #[command(about = "Process 4K images on the GPU inside a memory budget", version)]
@@ -42,9 +49,27 @@ struct Args {
     /// Device-memory budget, e.g. 256MiB or 1GiB. None: the device's limit.
     #[arg(long)]
     budget: Option<ByteSize>,
-    /// Where the PNG outputs go.
+    /// Where outputs go: a directory (`<name>.<ext>` per input), or, for one input, a file
+    /// whose extension (.png, .jpg, .jpeg, .webp) gives the format.
     #[arg(long, default_value = "out")]
     out: PathBuf,
+    /// Output file format (default: the --out file's extension, else png).
+    #[arg(long, value_enum)]
+    out_format: Option<OutFormat>,
+    /// JPEG quality, 1 to 100.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
+    quality: u8,
+    /// Replace outputs that exist (never an input).
+    #[arg(long)]
+    force: bool,
+    /// The most pixels an input or any frame of the chain may have (at most 1073741824,
+    /// vramkit's limit).
+    #[arg(long, default_value_t = DEFAULT_MAX_PIXELS)]
+    max_pixels: u64,
+    /// Write a JSON report (per file: input, output, sizes, tiles, seconds, error; totals) to
+    /// FILE; `-` prints it to stdout and the table to stderr.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
     /// Write the memory timeline as Chrome trace-event JSON (open in ui.perfetto.dev).
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
@@ -64,21 +89,14 @@ enum Format {
     Rgba32f,
 }
 
-impl From<Format> for PixelFormat {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Rgba8 => PixelFormat::Rgba8,
-            Format::Rgba32f => PixelFormat::Rgba32F,
-        }
-    }
-}
-
-/// Exit codes a script can act on.
+/// What went wrong, by the exit code a script can act on.
+#[derive(Clone, Debug)]
 enum Failure {
     Usage(String),
     Input(String),
     Budget(String),
     NoGpu(String),
+    Output(String),
     Other(String),
 }
 
@@ -89,7 +107,31 @@ impl Failure {
             Failure::Input(_) => 3,
             Failure::Budget(_) => 4,
             Failure::NoGpu(_) => 5,
+            Failure::Output(_) => 6,
             Failure::Other(_) => 1,
+        }
+    }
+
+    fn message(&self) -> &str {
+        let (Failure::Usage(m)
+        | Failure::Input(m)
+        | Failure::Budget(m)
+        | Failure::NoGpu(m)
+        | Failure::Output(m)
+        | Failure::Other(m)) = self;
+        m
+    }
+
+    /// The same failure, its message prefixed with `what: `.
+    fn about(self, what: &str) -> Self {
+        let m = |m: String| format!("{what}: {m}");
+        match self {
+            Failure::Usage(s) => Failure::Usage(m(s)),
+            Failure::Input(s) => Failure::Input(m(s)),
+            Failure::Budget(s) => Failure::Budget(m(s)),
+            Failure::NoGpu(s) => Failure::NoGpu(m(s)),
+            Failure::Output(s) => Failure::Output(m(s)),
+            Failure::Other(s) => Failure::Other(m(s)),
         }
     }
 }
@@ -117,54 +159,34 @@ impl From<Error> for Failure {
     }
 }
 
-/// An input frame: its name (which names its output) and its RGBA8 pixels.
-struct Frame {
-    name: String,
-    size: [u32; 2],
-    rgba: Vec<u8>,
-}
-
-/// What was checked before a device is looked for.
-struct Job {
-    chain: Vec<Op>,
-    files: Vec<PathBuf>,
-    first: Frame,
-}
-
-/// The frame of input `i` (the built-in chart when there are no inputs).
-fn frame_at(files: &[PathBuf], i: usize) -> Result<Frame, Failure> {
-    match files.get(i) {
-        Some(f) => {
-            let img = input::load(f, &InputLimits::TOOL).map_err(Failure::Input)?;
-            Ok(Frame {
-                name: paths::output_name(f),
-                size: img.size,
-                rgba: img.rgba,
-            })
+/// The chain, with every frame it makes within `--max-pixels`. Limits that are vramkit's own
+/// (MAX_SIDE, MAX_FRAME_PIXELS) are said to be so: no flag raises them.
+fn chain(args: &Args) -> Result<Vec<Op>, Failure> {
+    let chain = parse_chain(&args.ops).map_err(|e| {
+        let text = e.to_string();
+        Failure::Usage(if text.contains("vramkit::image::MAX_") {
+            format!("{text} (that is vramkit's own limit: no flag raises it)")
+        } else {
+            text
+        })
+    })?;
+    for op in &chain {
+        if let Op::Resize { width, height, .. } = op {
+            let pixels = u64::from(*width) * u64::from(*height);
+            if pixels > args.max_pixels {
+                return Err(Failure::Usage(format!(
+                    "`{op}` makes a {width}x{height} frame: {pixels} pixels, more than the limit \
+                     of {} pixels (--max-pixels); raise it with --max-pixels {pixels}",
+                    args.max_pixels
+                )));
+            }
         }
-        None => Ok(Frame {
-            name: "test_chart".into(),
-            size: [3840, 2160],
-            rgba: test_chart(3840, 2160),
-        }),
     }
+    Ok(chain)
 }
 
-/// Checks the chain, the inputs, the outputs and the first frame.
-fn prepare(args: &Args) -> Result<Job, Failure> {
-    let chain = parse_chain(&args.ops)?;
-    let files = paths::inputs(&args.inputs).map_err(Failure::Input)?;
-    paths::check_outputs(&files, &args.out).map_err(Failure::Usage)?;
-    let first = frame_at(&files, 0)?;
-    Pipeline::new(chain.clone(), first.size)?;
-    Ok(Job {
-        chain,
-        files,
-        first,
-    })
-}
-
-fn run(args: &Args) -> Result<(), Failure> {
+/// Checks the flags that need neither inputs nor a device.
+fn check_args(args: &Args) -> Result<(), Failure> {
     let backends: &[&str] = if cfg!(feature = "cuda") {
         &["wgpu", "cuda"]
     } else {
@@ -181,7 +203,24 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
         )));
     }
-    let job = prepare(args)?;
+    if args.max_pixels == 0 || args.max_pixels > MAX_FRAME_PIXELS {
+        return Err(Failure::Usage(format!(
+            "--max-pixels {} is outside 1 to {MAX_FRAME_PIXELS} (vramkit::image::MAX_FRAME_PIXELS, \
+             the most a frame can have; no flag raises it)",
+            args.max_pixels
+        )));
+    }
+    Ok(())
+}
+
+fn run(args: &Args) -> Result<u8, Failure> {
+    check_args(args)?;
+    let chain = chain(args)?;
+    let mut job = batch::prepare(args, chain)?;
+    if job.first.is_none() {
+        // Every input failed before a device was needed.
+        return report::finish(args, &job, None::<&Context>);
+    }
     let budget = args.budget.map(|b| b.as_u64());
     // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
     let staging_chunk = budget.map_or(4 << 20, |b| (b / 32).clamp(64 << 10, 4 << 20) / 4096 * 4096);
@@ -193,189 +232,17 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     match args.backend.as_str() {
         #[cfg(feature = "cuda")]
-        "cuda" => process(args, job, &Context::cuda(0, desc)?),
-        _ => process(args, job, &Context::new(desc)?),
-    }
-}
-
-/// Processes every input on `ctx`.
-fn process<B: Backend>(args: &Args, job: Job, ctx: &Context<B>) -> Result<(), Failure> {
-    let Job {
-        chain,
-        files,
-        first,
-    } = job;
-    if args.trace.is_some() || args.plot.is_some() {
-        ctx.start_trace(1 << 20);
-    }
-    eprintln!("device: {}", ctx.adapter_info());
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| Failure::Input(format!("{}: cannot create: {e}", args.out.display())))?;
-
-    let bar = ProgressBar::new(files.len().max(1) as u64).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let start = Instant::now();
-    let frames = files.len().max(1);
-    // As many frames at once as whole working sets fit the budget now (at most 4).
-    let whole = Pipeline::new(chain.clone(), first.size)?.with_working_format(args.format.into());
-    let [fw, fh] = whole.output_size();
-    let jobs = (ctx.max_batch(whole.tile_bytes(Rect::full(fw, fh)))? as usize)
-        .clamp(1, 4)
-        .min(frames);
-    if jobs > 1 {
-        eprintln!("{jobs} frames at once");
-    }
-    let next = AtomicUsize::new(1);
-    let failed = AtomicBool::new(false);
-    let rows = Mutex::new(Vec::new());
-    let first = Mutex::new(Some(first));
-    let work = || -> Result<(), Failure> {
-        loop {
-            let taken = first
-                .lock()
-                .map_err(|_| Failure::Other("a worker panicked".into()))?
-                .take();
-            let frame = match taken {
-                Some(f) => f,
-                None => {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= frames || failed.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    frame_at(&files, i)?
-                }
-            };
-            bar.set_message(frame.name.clone());
-            let pipeline =
-                Pipeline::new(chain.clone(), frame.size)?.with_working_format(args.format.into());
-            let (out, report) = pipeline.run(ctx, &frame.rgba)?;
-            let [ow, oh] = pipeline.output_size();
-            let path = args.out.join(format!("{}.png", frame.name));
-            image::save_buffer(&path, &out, ow, oh, image::ExtendedColorType::Rgba8)
-                .map_err(|e| Failure::Input(format!("{}: cannot write: {e}", path.display())))?;
-            rows.lock()
-                .map_err(|_| Failure::Other("a worker panicked".into()))?
-                .push((frame.name, frame.size, [ow, oh], report, path));
-            bar.inc(1);
+        "cuda" => {
+            let ctx = Context::cuda(0, desc)?;
+            batch::process(args, &mut job, &ctx)?;
+            report::finish(args, &job, Some(&ctx))
         }
-    };
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                s.spawn(|| {
-                    let r = work();
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    r
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(Failure::Other("a worker panicked".into())))
-            })
-            .collect::<Result<Vec<()>, Failure>>()
-    })?;
-    let mut rows = rows
-        .into_inner()
-        .map_err(|_| Failure::Other("a worker panicked".into()))?;
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    bar.finish_and_clear();
-    let elapsed = start.elapsed().as_secs_f64();
-    let stats = ctx.stats();
-
-    let b = |x: u64| ByteSize(x).to_string();
-    println!(
-        "{:<14} {:>14} {:>14} {:>10} {:>8} {:>10}",
-        "frame", "input", "output", "tiles", "tile", "time"
-    );
-    for (name, [w, h], [ow, oh], r, _) in &rows {
-        println!(
-            "{:<14} {:>14} {:>14} {:>10} {:>8} {:>9.2}s",
-            name,
-            format!("{w}x{h}"),
-            format!("{ow}x{oh}"),
-            r.tiles,
-            format!("{}x{}", r.tile[0], r.tile[1]),
-            r.seconds
-        );
-    }
-    let Some((_, [w, h], [ow, oh], report, _)) = rows.last() else {
-        return Err(Failure::Other("no frame was processed".into()));
-    };
-    println!();
-    println!("{:<32} {:>12}", "resource", "bytes");
-    println!(
-        "{:<32} {:>12}",
-        "frame in (RGBA8, host)",
-        b(frame_bytes(*w, *h, PixelFormat::Rgba8))
-    );
-    println!(
-        "{:<32} {:>12}",
-        "frame out (RGBA8, host)",
-        b(frame_bytes(*ow, *oh, PixelFormat::Rgba8))
-    );
-    println!(
-        "{:<32} {:>12}",
-        "run buffers (host, peak)",
-        b(report.host_bytes)
-    );
-    println!(
-        "{:<32} {:>12}",
-        "tile working set (device, plan)",
-        b(report.planned_bytes)
-    );
-    println!(
-        "{:<32} {:>12}",
-        "staging (device, at most)",
-        b(ctx.staging_capacity())
-    );
-    println!("{:<32} {:>12}", "textures", b(0));
-    println!(
-        "{:<32} {:>12}",
-        "peak reserved (device)",
-        b(stats.peak_reserved)
-    );
-    println!(
-        "{:<32} {:>12}",
-        "peak in use (device)",
-        b(stats.peak_in_use)
-    );
-    println!(
-        "{:<32} {:>12}",
-        "budget",
-        stats.budget.map_or("none".into(), b)
-    );
-    println!(
-        "{} frame(s) in {:.2} s: {:.2} s per frame, {:.3} frames/s",
-        rows.len(),
-        elapsed,
-        elapsed / rows.len() as f64,
-        rows.len() as f64 / elapsed
-    );
-    for (_, _, _, _, path) in &rows {
-        println!("wrote {}", path.display());
-    }
-    if let Some(trace) = ctx.stop_trace() {
-        if let Some(p) = &args.trace {
-            trace.write_chrome_json(p)?;
-            println!(
-                "wrote {} ({} memory events)",
-                p.display(),
-                trace.events.len()
-            );
-        }
-        if let Some(p) = &args.plot {
-            trace.write_svg(p)?;
-            println!("wrote {}", p.display());
+        _ => {
+            let ctx = Context::new(desc)?;
+            batch::process(args, &mut job, &ctx)?;
+            report::finish(args, &job, Some(&ctx))
         }
     }
-    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -384,14 +251,9 @@ fn main() -> ExitCode {
     input::quiet_decoder_panics();
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(f) => {
-            let (Failure::Usage(m)
-            | Failure::Input(m)
-            | Failure::Budget(m)
-            | Failure::NoGpu(m)
-            | Failure::Other(m)) = &f;
-            eprintln!("error: {m}");
+            eprintln!("error: {}", f.message());
             ExitCode::from(f.code())
         }
     }

@@ -1,5 +1,6 @@
 //! The tool's files: inputs (directories expanded to their PNG and JPEG files) and the output
-//! each writes, refusing any output that would overwrite an input or another output.
+//! each writes, refusing any output that would overwrite an input, another output or (without
+//! `--force`) an existing file.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,16 +43,28 @@ pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// The name of the output of `input`: its stem.
-pub fn output_name(input: &Path) -> String {
-    input
-        .file_stem()
-        .map_or("frame".into(), |s| s.to_string_lossy().into_owned())
-}
-
-/// Where the output of `input` goes: `out/<stem>.png`.
-pub fn output_path(out: &Path, input: &Path) -> PathBuf {
-    out.join(format!("{}.png", output_name(input)))
+/// The name of each input's output, without extension: its stem (`photo.jpg` → `photo`),
+/// or, where two inputs share a stem ignoring case (`x.png` and `x.jpg`), its whole file name
+/// (`x.png`, `x.jpg`: outputs `x.png.png` and `x.jpg.png`), so that no two outputs meet.
+pub fn output_names(inputs: &[PathBuf]) -> Vec<String> {
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map_or("frame".into(), |s| s.to_string_lossy().into_owned())
+    };
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for p in inputs {
+        *count.entry(stem(p).to_lowercase()).or_default() += 1;
+    }
+    inputs
+        .iter()
+        .map(|p| {
+            let s = stem(p);
+            match p.file_name() {
+                Some(name) if count[&s.to_lowercase()] > 1 => name.to_string_lossy().into_owned(),
+                _ => s,
+            }
+        })
+        .collect()
 }
 
 /// What makes two paths the same file: device and inode where there are such, else the
@@ -70,20 +83,20 @@ fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
     }
 }
 
-/// Refuses outputs that would overwrite an input (the same path, or a link to it) or each
-/// other (two inputs of one stem, or one input given twice).
+/// Refuses outputs that would overwrite an input (the same path, or a link to it), each other
+/// (one input given twice, or two of one file name in different directories), or, without
+/// `force`, a file that exists (an earlier run's output).
 ///
 /// # Errors
-/// A message naming the output and the inputs it would destroy, and what to do.
-pub fn check_outputs(inputs: &[PathBuf], out: &Path) -> Result<(), String> {
+/// A message naming the output and what it would destroy, and what to do.
+pub fn check_outputs(inputs: &[PathBuf], outputs: &[PathBuf], force: bool) -> Result<(), String> {
     let ids: HashMap<_, &Path> = inputs
         .iter()
         .filter_map(|p| Some((identity(p)?, p.as_path())))
         .collect();
-    let mut taken: HashMap<PathBuf, &Path> = HashMap::new();
-    for input in inputs {
-        let output = output_path(out, input);
-        if let Some(victim) = identity(&output).and_then(|id| ids.get(&id)) {
+    let mut taken: HashMap<&Path, &Path> = HashMap::new();
+    for (input, output) in inputs.iter().zip(outputs) {
+        if let Some(victim) = identity(output).and_then(|id| ids.get(&id)) {
             return Err(format!(
                 "{}: writing the output of {} there would overwrite the input {}; give another \
                  --out directory",
@@ -92,12 +105,20 @@ pub fn check_outputs(inputs: &[PathBuf], out: &Path) -> Result<(), String> {
                 victim.display()
             ));
         }
-        if let Some(first) = taken.insert(output.clone(), input) {
+        if let Some(first) = taken.insert(output, input) {
             return Err(format!(
                 "{}: both {} and {} would write this output; give them different names or \
                  process them separately",
                 output.display(),
                 first.display(),
+                input.display()
+            ));
+        }
+        if !force && std::fs::symlink_metadata(output).is_ok() {
+            return Err(format!(
+                "{}: the output of {} exists already (an earlier run's?); give --force to \
+                 replace it, or another --out directory",
+                output.display(),
                 input.display()
             ));
         }

@@ -1,0 +1,272 @@
+//! A run over many files: what each input writes, the first frame decoded before a device is
+//! looked for, and the workers that process the rest, recording each file's outcome so that one
+//! bad file is listed and the others go on.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use vramkit::backend::Backend;
+use vramkit::image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
+use vramkit::Context;
+
+use crate::input::{self, InputLimits};
+use crate::output::{self, OutFormat};
+use crate::{paths, Args, Failure, Format};
+
+/// One frame to make: its input (`None`: the built-in chart) and where its output goes.
+pub struct Item {
+    pub input: Option<PathBuf>,
+    pub output: PathBuf,
+}
+
+/// What a written frame was.
+pub struct Done {
+    /// Input size.
+    pub size: [u32; 2],
+    /// Output size.
+    pub out_size: [u32; 2],
+    /// How the pipeline ran it.
+    pub report: FrameReport,
+    /// Bytes of the output file.
+    pub file_bytes: u64,
+}
+
+/// A file's outcome: `None` while (or if never) processed.
+pub type Outcome = Option<Result<Done, Failure>>;
+
+/// A decoded frame.
+pub struct Frame {
+    size: [u32; 2],
+    rgba: Vec<u8>,
+}
+
+/// The run: its frames, their outcomes, and the first good frame, decoded before a device is
+/// looked for (`None` when every input failed).
+pub struct Job {
+    pub chain: Vec<Op>,
+    pub items: Vec<Item>,
+    pub format: OutFormat,
+    pub outcomes: Vec<Outcome>,
+    pub first: Option<(usize, Frame)>,
+    /// Wall time of the processing, seconds.
+    pub seconds: f64,
+}
+
+impl From<Format> for PixelFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Rgba8 => PixelFormat::Rgba8,
+            Format::Rgba32f => PixelFormat::Rgba32F,
+        }
+    }
+}
+
+/// The frame of `item`, decoded within `--max-pixels`.
+fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
+    let Some(path) = &item.input else {
+        return Ok(Frame {
+            size: [3840, 2160],
+            rgba: test_chart(3840, 2160),
+        });
+    };
+    let limits = InputLimits {
+        max_pixels,
+        ..InputLimits::TOOL
+    };
+    let img = input::load(path, &limits).map_err(Failure::Input)?;
+    Ok(Frame {
+        size: img.size,
+        rgba: img.rgba,
+    })
+}
+
+/// The frames and outputs, checked, and the first frame that decodes.
+///
+/// # Errors
+/// A usage error for outputs that would overwrite an input, each other or an earlier output,
+/// or a `--out` file given for several inputs; an input error for a directory without images.
+pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
+    let files = paths::inputs(&args.inputs).map_err(Failure::Input)?;
+    let named = OutFormat::from_path(&args.out).filter(|_| !args.out.is_dir());
+    let (format, outputs) = match named {
+        Some(by_name) => {
+            if files.len() > 1 {
+                return Err(Failure::Usage(format!(
+                    "--out {} names one file, but there are {} inputs; give a directory",
+                    args.out.display(),
+                    files.len()
+                )));
+            }
+            if let Some(f) = args.out_format.filter(|f| *f != by_name) {
+                return Err(Failure::Usage(format!(
+                    "--out-format {} disagrees with the extension of --out {}; drop one",
+                    f.extension(),
+                    args.out.display()
+                )));
+            }
+            (by_name, vec![args.out.clone()])
+        }
+        None => {
+            let format = args.out_format.unwrap_or(OutFormat::Png);
+            let names = if files.is_empty() {
+                vec!["test_chart".to_string()]
+            } else {
+                paths::output_names(&files)
+            };
+            let outputs = names
+                .iter()
+                .map(|n| args.out.join(format!("{n}.{}", format.extension())))
+                .collect();
+            (format, outputs)
+        }
+    };
+    paths::check_outputs(&files, &outputs, args.force).map_err(Failure::Usage)?;
+    let items: Vec<Item> = outputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, output)| Item {
+            input: files.get(i).cloned(),
+            output,
+        })
+        .collect();
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(items.len());
+    let mut first = None;
+    for (i, item) in items.iter().enumerate() {
+        match load(item, args.max_pixels) {
+            Ok(frame) => {
+                first = Some((i, frame));
+                break;
+            }
+            Err(f) => outcomes.push(Some(Err(f))),
+        }
+    }
+    outcomes.resize_with(items.len(), || None);
+    Ok(Job {
+        chain,
+        items,
+        format,
+        outcomes,
+        first,
+        seconds: 0.0,
+    })
+}
+
+/// Runs `frame` through the chain and writes the output of `item`.
+fn make<B: Backend>(
+    args: &Args,
+    job: &Job,
+    ctx: &Context<B>,
+    item: &Item,
+    frame: Frame,
+) -> Result<Done, Failure> {
+    let what = item
+        .input
+        .as_ref()
+        .map_or("test chart".into(), |p| p.display().to_string());
+    let pipeline = Pipeline::new(job.chain.clone(), frame.size)
+        .map_err(|e| Failure::from(e).about(&what))?
+        .with_working_format(args.format.into());
+    let (out, report) = pipeline
+        .run(ctx, &frame.rgba)
+        .map_err(|e| Failure::from(e).about(&what))?;
+    let out_size = pipeline.output_size();
+    // The built-in chart is made again identically: its output is replaced.
+    let force = args.force || item.input.is_none();
+    output::write(
+        &item.output,
+        job.format,
+        args.quality,
+        &out,
+        out_size,
+        force,
+    )
+    .map_err(|m| Failure::Output(format!("{}: {m}", item.output.display())))?;
+    let file_bytes = std::fs::metadata(&item.output).map_or(0, |m| m.len());
+    Ok(Done {
+        size: frame.size,
+        out_size,
+        report,
+        file_bytes,
+    })
+}
+
+/// Processes every frame of `job` on `ctx`, several at once when the budget holds several
+/// working sets, recording each outcome. A lost device stops the frames not yet started.
+///
+/// # Errors
+/// Only what stops the whole run: the output directory cannot be made, the device cannot say
+/// how many frames fit.
+pub fn process<B: Backend>(args: &Args, job: &mut Job, ctx: &Context<B>) -> Result<(), Failure> {
+    let Some((start_at, first)) = job.first.take() else {
+        return Ok(());
+    };
+    if args.trace.is_some() || args.plot.is_some() {
+        ctx.start_trace(1 << 20);
+    }
+    eprintln!("device: {}", ctx.adapter_info());
+    for dir in job.items.iter().filter_map(|i| i.output.parent()) {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Output(format!("{}: cannot create: {e}", dir.display())))?;
+        }
+    }
+    let frames = job.items.len();
+    let bar = ProgressBar::new(frames as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_position(start_at as u64);
+    let start = Instant::now();
+    // As many frames at once as whole working sets fit the budget now (at most 4).
+    let jobs = match Pipeline::new(job.chain.clone(), first.size) {
+        Ok(p) => {
+            let p = p.with_working_format(args.format.into());
+            let [fw, fh] = p.output_size();
+            (ctx.max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
+                .clamp(1, 4)
+                .min(frames - start_at)
+        }
+        Err(_) => 1,
+    };
+    if jobs > 1 {
+        eprintln!("{jobs} frames at once");
+    }
+    let next = AtomicUsize::new(start_at + 1);
+    let stop = AtomicBool::new(false);
+    let first = Mutex::new(Some(first));
+    let outcomes = Mutex::new(std::mem::take(&mut job.outcomes));
+    let shared = &*job;
+    let work = || loop {
+        let taken = first.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (i, frame) = match taken {
+            Some(f) => (start_at, Ok(f)),
+            None => {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= frames || stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                (i, load(&shared.items[i], args.max_pixels))
+            }
+        };
+        let item = &shared.items[i];
+        bar.set_message(item.output.display().to_string());
+        let outcome = frame.and_then(|f| make(args, shared, ctx, item, f));
+        if matches!(outcome, Err(Failure::NoGpu(_))) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        outcomes.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+        bar.inc(1);
+    };
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(work);
+        }
+    });
+    bar.finish_and_clear();
+    job.seconds = start.elapsed().as_secs_f64();
+    job.outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(())
+}

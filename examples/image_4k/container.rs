@@ -1,0 +1,115 @@
+//! Whether a PNG or JPEG file is whole: its structure is walked to its end marker (PNG's IEND
+//! chunk, JPEG's EOI marker) before the pixels are decoded. The decoders forgive a file cut
+//! short (zune-jpeg, which the `image` crate runs in its lenient mode, fills the missing rows
+//! with grey), so a truncated download would otherwise come out as a grey-bottomed image and
+//! exit 0.
+
+use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
+
+/// Checks that the PNG in `r` (from its start) runs through its chunks to IEND, then rewinds.
+///
+/// # Errors
+/// What is missing, in words.
+pub fn png_is_whole<R: Read + Seek>(r: &mut R) -> Result<(), String> {
+    let total = r.seek(SeekFrom::End(0)).map_err(|e| e.to_string())?;
+    let mut at = 8u64; // the signature
+    loop {
+        if at + 8 > total {
+            return Err(format!(
+                "the file ends after {total} bytes, before the PNG's end chunk (IEND): it was \
+                 cut short"
+            ));
+        }
+        r.seek(SeekFrom::Start(at)).map_err(|e| e.to_string())?;
+        let mut head = [0u8; 8];
+        r.read_exact(&mut head).map_err(|e| e.to_string())?;
+        let len = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+        // Length, type, data, CRC.
+        let end = at + 8 + len + 4;
+        if end > total {
+            return Err(format!(
+                "the file ends after {total} bytes, inside its `{}` chunk, which needs {end}: it \
+                 was cut short",
+                String::from_utf8_lossy(&head[4..8])
+            ));
+        }
+        if &head[4..8] == b"IEND" {
+            break;
+        }
+        at = end;
+    }
+    r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The next byte of `r`, `None` at the end.
+fn byte<R: BufRead>(r: &mut R) -> Result<Option<u8>, String> {
+    let b = match r.fill_buf() {
+        Ok([]) => return Ok(None),
+        Ok(buf) => buf[0],
+        Err(e) if e.kind() == ErrorKind::Interrupted => return byte(r),
+        Err(e) => return Err(e.to_string()),
+    };
+    r.consume(1);
+    Ok(Some(b))
+}
+
+/// Checks that the JPEG in `r` (from its start) runs through its segments and scans to the
+/// end-of-image marker, then rewinds. Bytes after EOI (camera trailers) are allowed, as are
+/// stray bytes between segments (decoders skip them too).
+///
+/// # Errors
+/// What is missing, in words.
+pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<(), String> {
+    let short = |what: &str| {
+        format!("the file ends {what}, before the JPEG's end-of-image marker: it was cut short")
+    };
+    // After SOI: segments, each FF <marker> [length, data]; after SOS, entropy-coded data up to
+    // the next marker.
+    let mut in_scan = false;
+    let mut prev = 0u8;
+    let mut seen_soi = false;
+    loop {
+        let Some(b) = byte(r)? else {
+            return Err(short(if in_scan {
+                "inside a scan"
+            } else {
+                "between segments"
+            }));
+        };
+        if prev != 0xFF {
+            prev = b;
+            continue;
+        }
+        match b {
+            // Stuffed zero in a scan, fill byte, or restart marker: still in the same place.
+            0x00 | 0xFF | 0xD0..=0xD7 => {
+                prev = if b == 0xFF { 0xFF } else { 0 };
+                continue;
+            }
+            0xD8 => seen_soi = true,
+            0xD9 if seen_soi => break,
+            0x01 => {}
+            _ => {
+                let hi = byte(r)?.ok_or_else(|| short("inside a segment's length"))?;
+                let lo = byte(r)?.ok_or_else(|| short("inside a segment's length"))?;
+                let len = u16::from_be_bytes([hi, lo]);
+                if len < 2 {
+                    return Err(format!(
+                        "a segment (marker FF{b:02X}) has length {len}: the file is damaged"
+                    ));
+                }
+                let skip = u64::from(len - 2);
+                let copied = std::io::copy(&mut r.by_ref().take(skip), &mut std::io::sink())
+                    .map_err(|e| e.to_string())?;
+                if copied < skip {
+                    return Err(short(&format!("inside a segment (marker FF{b:02X})")));
+                }
+                in_scan = b == 0xDA;
+            }
+        }
+        prev = 0;
+    }
+    r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    Ok(())
+}

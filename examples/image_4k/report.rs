@@ -1,0 +1,236 @@
+//! The end of a run: the table of frames (failures listed with their reasons), where the memory
+//! went, the trace and plot files, the JSON report, and the exit code.
+
+use std::io::Write;
+
+use bytesize::ByteSize;
+use serde_json::{json, Value};
+use vramkit::backend::Backend;
+use vramkit::image::{frame_bytes, PixelFormat};
+use vramkit::Context;
+
+use crate::batch::{Done, Job};
+use crate::{Args, Failure};
+
+/// A file's name in the table and in messages.
+fn input_name(job: &Job, i: usize) -> String {
+    job.items[i]
+        .input
+        .as_ref()
+        .map_or("test chart".into(), |p| p.display().to_string())
+}
+
+/// The JSON report: per file its input, output, sizes, tiles, seconds and error; the totals.
+fn json_report<B: Backend>(job: &Job, ctx: Option<&Context<B>>, code: u8) -> Value {
+    let size = |s: [u32; 2]| json!({ "width": s[0], "height": s[1] });
+    let files: Vec<Value> = job
+        .items
+        .iter()
+        .zip(&job.outcomes)
+        .map(|(item, outcome)| {
+            let mut v = json!({
+                "input": item.input.as_ref().map(|p| p.display().to_string()),
+                "output": item.output.display().to_string(),
+            });
+            let fields = match outcome {
+                Some(Ok(d)) => json!({
+                    "written": true,
+                    "input_size": size(d.size),
+                    "output_size": size(d.out_size),
+                    "output_bytes": d.file_bytes,
+                    "tiles": d.report.tiles,
+                    "tile": size(d.report.tile),
+                    "seconds": d.report.seconds,
+                    "error": null,
+                }),
+                Some(Err(f)) => json!({
+                    "written": false,
+                    "error": { "code": f.code(), "message": f.message() },
+                }),
+                None => json!({
+                    "written": false,
+                    "error": { "code": 1, "message": "not processed: an earlier failure stopped the run" },
+                }),
+            };
+            if let (Some(v), Value::Object(f)) = (v.as_object_mut(), fields) {
+                v.extend(f);
+            }
+            v
+        })
+        .collect();
+    let written = job
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o, Some(Ok(_))))
+        .count();
+    let stats = ctx.map(|c| c.stats());
+    json!({
+        "files": files,
+        "totals": {
+            "files": job.items.len(),
+            "written": written,
+            "failed": job.items.len() - written,
+            "seconds": job.seconds,
+            "device": ctx.map(|c| c.adapter_info().to_string()),
+            "peak_reserved_bytes": stats.as_ref().map(|s| s.peak_reserved),
+            "peak_in_use_bytes": stats.as_ref().map(|s| s.peak_in_use),
+            "budget_bytes": stats.as_ref().and_then(|s| s.budget),
+        },
+        "exit_code": code,
+    })
+}
+
+/// Where the memory went, for the last frame written.
+fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std::io::Result<()> {
+    let b = |x: u64| ByteSize(x).to_string();
+    let stats = ctx.stats();
+    let [w, h] = d.size;
+    let [ow, oh] = d.out_size;
+    writeln!(out)?;
+    for (what, bytes) in [
+        ("resource", "bytes".to_string()),
+        (
+            "frame in (RGBA8, host)",
+            b(frame_bytes(w, h, PixelFormat::Rgba8)),
+        ),
+        (
+            "frame out (RGBA8, host)",
+            b(frame_bytes(ow, oh, PixelFormat::Rgba8)),
+        ),
+        ("run buffers (host, peak)", b(d.report.host_bytes)),
+        ("tile working set (device, plan)", b(d.report.planned_bytes)),
+        ("staging (device, at most)", b(ctx.staging_capacity())),
+        ("textures", b(0)),
+        ("peak reserved (device)", b(stats.peak_reserved)),
+        ("peak in use (device)", b(stats.peak_in_use)),
+        ("budget", stats.budget.map_or("none".into(), b)),
+    ] {
+        writeln!(out, "{what:<32} {bytes:>12}")?;
+    }
+    Ok(())
+}
+
+/// The table of frames, the resources, the failures and the files written, to `out`.
+fn table<B: Backend>(
+    out: &mut dyn Write,
+    job: &Job,
+    ctx: Option<&Context<B>>,
+) -> std::io::Result<()> {
+    let width = (0..job.items.len())
+        .map(|i| input_name(job, i).len())
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    writeln!(
+        out,
+        "{:<width$} {:>12} {:>12} {:>8} {:>10} {:>9}",
+        "frame", "input", "output", "tiles", "tile", "time"
+    )?;
+    for (i, outcome) in job.outcomes.iter().enumerate() {
+        let name = input_name(job, i);
+        match outcome {
+            Some(Ok(d)) => writeln!(
+                out,
+                "{name:<width$} {:>12} {:>12} {:>8} {:>10} {:>8.2}s",
+                format!("{}x{}", d.size[0], d.size[1]),
+                format!("{}x{}", d.out_size[0], d.out_size[1]),
+                d.report.tiles,
+                format!("{}x{}", d.report.tile[0], d.report.tile[1]),
+                d.report.seconds
+            )?,
+            Some(Err(f)) => writeln!(out, "{name:<width$} failed (exit code {})", f.code())?,
+            None => writeln!(out, "{name:<width$} not processed")?,
+        }
+    }
+    let done: Vec<&Done> = job.outcomes.iter().flatten().flatten().collect();
+    if let (Some(d), Some(ctx)) = (done.last(), ctx) {
+        resources(out, d, ctx)?;
+    }
+    let n = done.len();
+    if n > 0 {
+        writeln!(
+            out,
+            "{n} frame(s) in {:.2} s: {:.2} s per frame, {:.3} frames/s",
+            job.seconds,
+            job.seconds / n as f64,
+            n as f64 / job.seconds
+        )?;
+    }
+    for (item, o) in job.items.iter().zip(&job.outcomes) {
+        if let Some(Ok(_)) = o {
+            writeln!(out, "wrote {}", item.output.display())?;
+        }
+    }
+    let failed = job.items.len() - n;
+    if failed > 0 {
+        writeln!(out, "failed: {failed} of {} file(s)", job.items.len())?;
+        for (i, o) in job.outcomes.iter().enumerate() {
+            match o {
+                Some(Err(f)) => writeln!(out, "  {}", f.message())?,
+                None => writeln!(
+                    out,
+                    "  {}: not processed: an earlier failure stopped the run",
+                    input_name(job, i)
+                )?,
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prints the table (to stdout, or to stderr when the JSON report goes to stdout), writes the
+/// trace, plot and JSON report, prints each failure to stderr, and returns the exit code: 0, or
+/// that of the first file that failed.
+///
+/// # Errors
+/// A trace, plot or report that cannot be written.
+pub fn finish<B: Backend>(args: &Args, job: &Job, ctx: Option<&Context<B>>) -> Result<u8, Failure> {
+    let json_to_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let mut out: Box<dyn Write> = if json_to_stdout {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let failed = |e: std::io::Error| Failure::Other(format!("cannot print the report: {e}"));
+    table(&mut *out, job, ctx).map_err(failed)?;
+    if let Some(trace) = ctx.and_then(|c| c.stop_trace()) {
+        if let Some(p) = &args.trace {
+            trace.write_chrome_json(p)?;
+            let events = trace.events.len();
+            writeln!(out, "wrote {} ({events} memory events)", p.display()).map_err(failed)?;
+        }
+        if let Some(p) = &args.plot {
+            trace.write_svg(p)?;
+            writeln!(out, "wrote {}", p.display()).map_err(failed)?;
+        }
+    }
+    let code = job
+        .outcomes
+        .iter()
+        .find_map(|o| match o {
+            Some(Err(f)) => Some(f.code()),
+            None => Some(1),
+            Some(Ok(_)) => None,
+        })
+        .unwrap_or(0);
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&json_report(job, ctx, code))
+            .map_err(|e| Failure::Other(format!("cannot write the JSON report: {e}")))?;
+        if json_to_stdout {
+            println!("{text}");
+        } else {
+            std::fs::write(p, text + "\n")
+                .map_err(|e| Failure::Output(format!("{}: cannot write: {e}", p.display())))?;
+        }
+    }
+    for f in job
+        .outcomes
+        .iter()
+        .flatten()
+        .filter_map(|o| o.as_ref().err())
+    {
+        eprintln!("error: {}", f.message());
+    }
+    Ok(code)
+}
