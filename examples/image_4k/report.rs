@@ -7,7 +7,7 @@ use bytesize::ByteSize;
 use serde_json::{json, Value};
 use vramkit::backend::Backend;
 use vramkit::image::{frame_bytes, PixelFormat};
-use vramkit::Context;
+use vramkit::{Context, MemoryKind};
 
 use crate::batch::{Done, Job};
 use crate::{Args, Failure};
@@ -100,7 +100,10 @@ fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std
         ("run buffers (host, peak)", b(d.report.host_bytes)),
         ("tile working set (device, plan)", b(d.report.planned_bytes)),
         ("staging (device, at most)", b(ctx.staging_capacity())),
-        ("textures", b(0)),
+        (
+            "textures (device, peak)",
+            b(stats.kind(MemoryKind::Texture).peak_reserved),
+        ),
         ("peak reserved (device)", b(stats.peak_reserved)),
         ("peak in use (device)", b(stats.peak_in_use)),
         ("budget", stats.budget.map_or("none".into(), b)),
