@@ -82,17 +82,28 @@ pub const MATMUL_TILED: KernelSource = kernel!(
     cuda!("matmul_tiled.cu")
 );
 
-/// An image kernel: the io preludes for its source and destination formats, then its body.
-macro_rules! image_kernel {
-    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
-        $(#[$doc])*
-        pub const $name: KernelSource = kernel!(
+/// An image kernel's label and WGSL: the io preludes for its source and destination formats,
+/// then its body.
+macro_rules! image_wgsl {
+    ($src:literal, $dst:literal, $file:literal, $entry:literal) => {
+        (
             concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
             concat!(
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
                 include_str!(concat!("../shaders/", $file, ".wgsl")),
             ),
+        )
+    };
+}
+
+/// An image kernel (see `image_wgsl!`) and its CUDA twin, composed the same way.
+macro_rules! image_kernel {
+    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
+        $(#[$doc])*
+        pub const $name: KernelSource = kernel!(
+            image_wgsl!($src, $dst, $file, $entry).0,
+            image_wgsl!($src, $dst, $file, $entry).1,
             $entry,
             cuda!(
                 concat!("io/src_", $src, ".cuh"),
@@ -176,7 +187,46 @@ image_kernel!(
     ADJUST_RGBA8, "rgba8", "rgba8", "image_color", "adjust"
 );
 
-/// All kernels, for validation.
+/// An image kernel that binds a texture: WGSL only (CUDA and the host keep such data in
+/// buffers), launched through [`Context::dispatch_textures`](crate::Context::dispatch_textures)
+/// and so always compiled with bounds checks.
+macro_rules! texture_image_kernel {
+    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
+        $(#[$doc])*
+        pub const $name: KernelSource = KernelSource::new(
+            image_wgsl!($src, $dst, $file, $entry).0,
+            image_wgsl!($src, $dst, $file, $entry).1,
+            $entry,
+        );
+    };
+}
+
+texture_image_kernel!(
+    /// Horizontal blur pass, RGBA32F into the intermediate held in a texture.
+    BLUR_HORIZONTAL_TO_TEXTURE, "rgba32f", "texture", "image_blur", "horizontal"
+);
+texture_image_kernel!(
+    /// Horizontal blur pass, RGBA8 into the intermediate held in a texture.
+    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE, "rgba8", "texture", "image_blur", "horizontal"
+);
+texture_image_kernel!(
+    /// Vertical blur pass, the intermediate held in a texture into RGBA32F.
+    BLUR_VERTICAL_FROM_TEXTURE, "texture", "rgba32f", "image_blur", "vertical"
+);
+texture_image_kernel!(
+    /// Vertical blur pass, the intermediate held in a texture into RGBA8.
+    BLUR_VERTICAL_RGBA8_FROM_TEXTURE, "texture", "rgba8", "image_blur", "vertical"
+);
+
+/// The kernels that bind textures (WGSL only), for validation.
+pub const TEXTURE_KERNELS: &[KernelSource] = &[
+    BLUR_HORIZONTAL_TO_TEXTURE,
+    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
+    BLUR_VERTICAL_FROM_TEXTURE,
+    BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+];
+
+/// All kernels with CUDA twins, for validation ([`TEXTURE_KERNELS`] are the others).
 pub const ALL: &[KernelSource] = &[
     SCALE,
     AXPY,

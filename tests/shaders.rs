@@ -1,8 +1,9 @@
 //! Every kernel vramkit registers (`vramkit::shaders::ALL`: WGSL files from `shaders/`, image
-//! kernels composed of an io prelude and a body) parses and validates with naga (all validation
-//! flags), binds storage buffers read-write (sub-allocations share a buffer; see
-//! shaders/scale.wgsl), has a CUDA twin with its entry point and one parameter per binding, and
-//! every file in `shaders/` and `shaders/cuda/` is used. No GPU.
+//! kernels composed of an io prelude and a body; and the WGSL-only `TEXTURE_KERNELS`) parses
+//! and validates with naga (all validation flags), binds storage buffers read-write
+//! (sub-allocations share a buffer; see shaders/scale.wgsl), every kernel of `ALL` has a CUDA
+//! twin with its entry point and one parameter per binding, and every file in `shaders/` and
+//! `shaders/cuda/` is used. No GPU.
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -27,7 +28,10 @@ fn shader_files(dir: &std::path::Path, ext: &[&str], out: &mut Vec<(String, Stri
 #[test]
 fn every_kernel_validates() {
     let mut failures = Vec::new();
-    for k in vramkit::shaders::ALL {
+    for k in vramkit::shaders::ALL
+        .iter()
+        .chain(vramkit::shaders::TEXTURE_KERNELS)
+    {
         let module = match naga::front::wgsl::parse_str(k.wgsl()) {
             Ok(m) => m,
             Err(e) => {
@@ -74,8 +78,9 @@ fn every_shader_file_is_used() {
         assert!(
             vramkit::shaders::ALL
                 .iter()
+                .chain(vramkit::shaders::TEXTURE_KERNELS)
                 .any(|k| k.wgsl().contains(src.as_str())),
-            "{path} is in no kernel of vramkit::shaders::ALL"
+            "{path} is in no kernel of vramkit::shaders::ALL or TEXTURE_KERNELS"
         );
     }
     let mut twins = Vec::new();

@@ -42,6 +42,7 @@ impl Default for HostConfig {
                 max_workgroups: [65_535; 3],
                 max_params_size: 64 << 10,
                 max_texture_side: 65_536,
+                texture_kernels: false,
             },
             capacity: None,
             resizable: true,

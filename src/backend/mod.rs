@@ -104,6 +104,9 @@ pub struct BackendLimits {
     pub max_params_size: u64,
     /// Most texels per side of a 2D texture.
     pub max_texture_side: u32,
+    /// Whether kernels can bind textures ([`Compute::dispatch_textures`]); where they cannot,
+    /// textures are linear memory that only transfers reach.
+    pub texture_kernels: bool,
 }
 
 /// Total and free memory of the device, where the API tells.

@@ -4,6 +4,7 @@
 use super::ops::Rect;
 use super::Pipeline;
 use crate::error::{Error, Result};
+use crate::kernels::blur_intermediate;
 use crate::kernels::image::PixelFormat;
 
 /// The smallest tile side the planner tries.
@@ -19,9 +20,15 @@ fn bytes(rect: &Rect, format: PixelFormat) -> u64 {
         .saturating_add(ALIGN_SLACK)
 }
 
-/// Bytes of a blur's RGBA32F intermediate: the output's columns of the input's rows.
+/// Bytes of a blur's RGBA32F intermediate (the output's columns of the input's rows) in a
+/// buffer.
 fn blur_tmp(out: &Rect, input: &Rect) -> u64 {
     (u64::from(out.width()) * u64::from(input.height())).saturating_mul(16)
+}
+
+/// Bytes the budget is charged for that intermediate, in a buffer or a texture (rows padded).
+fn blur_tmp_planned(out: &Rect, input: &Rect) -> u64 {
+    blur_intermediate::planned_bytes(out.width(), input.height())
 }
 
 impl Pipeline {
@@ -48,7 +55,7 @@ impl Pipeline {
         };
         for (i, op) in self.ops.iter().enumerate() {
             let tmp = if op.radius() > 0 {
-                blur_tmp(&r[i + 1], &r[i]).saturating_add(2 * ALIGN_SLACK)
+                blur_tmp_planned(&r[i + 1], &r[i]).saturating_add(2 * ALIGN_SLACK)
             } else {
                 0
             };

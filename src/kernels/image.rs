@@ -9,6 +9,8 @@ use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
 
+use super::blur_intermediate::Intermediate;
+
 /// Pixel formats of frames in buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixelFormat {
@@ -219,6 +221,11 @@ fn region(src: &ImageView, dst: &ImageView, origin: [u32; 2]) -> Result<Vec<u32>
     ])
 }
 
+/// Workgroups of 16×16 covering `width × height` pixels.
+fn groups(width: u32, height: u32) -> [u32; 3] {
+    [width.div_ceil(16), height.div_ceil(16), 1]
+}
+
 fn launch<B: Backend>(
     ctx: &Context<B>,
     kernel: &KernelSource,
@@ -227,7 +234,7 @@ fn launch<B: Backend>(
     dst: &ImageView,
 ) -> Result<SubmissionIndex> {
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
-    let groups = [dst.width.div_ceil(16), dst.height.div_ceil(16), 1];
+    let groups = groups(dst.width, dst.height);
     // Every image function checked its views against their buffers and the region against
     // the source (`check`, `region`), so the kernel stays inside its bindings.
     ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
@@ -291,8 +298,9 @@ fn convert<B: Backend>(
 
 /// Blurs `src` into `dst` (both RGBA8 or both RGBA32F): `dst(x, y)` is the blurred source at
 /// `(x, y) + origin`, with clamp-to-edge at the source's borders. An RGBA32F intermediate of
-/// `dst.width × src.height` pixels and the weights are allocated from the context (and counted
-/// in its budget) for the call.
+/// `dst.width × src.height` pixels (a texture where the backend's kernels bind textures, else a
+/// buffer: see `kernels/blur_intermediate.rs`) and the weights are allocated from the context
+/// (and counted in its budget) for the call.
 ///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
@@ -304,46 +312,56 @@ pub fn blur<B: Backend>(
     blur: Blur,
 ) -> Result<SubmissionIndex> {
     let format = check_pair(ctx, src, dst)?;
-    let (horizontal, vertical) = match format {
-        PixelFormat::Rgba32F => (&shaders::BLUR_HORIZONTAL, &shaders::BLUR_VERTICAL),
-        PixelFormat::Rgba8 => (
-            &shaders::BLUR_HORIZONTAL_RGBA8,
-            &shaders::BLUR_VERTICAL_RGBA8,
-        ),
-    };
     let weights = blur_weights(blur)?;
     let radius = (weights.len() / 2) as u32;
     let mut p = region(src, dst, origin)?;
     let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
-    let tmp_bytes = u64::from(dst.width) * u64::from(src.height) * 16;
-    let tmp = match ctx.alloc(
-        AllocDesc::new("blur intermediate", tmp_bytes)
-            .uninit()
-            .tag("frames"),
-    ) {
+    let (tmp, stride) = match Intermediate::alloc(ctx, dst.width, src.height) {
         Ok(t) => t,
         Err(e) => {
             ctx.release(w)?;
             return Err(e);
         }
     };
+    let (horizontal, vertical) = match (format, tmp.is_texture()) {
+        (PixelFormat::Rgba32F, false) => (&shaders::BLUR_HORIZONTAL, &shaders::BLUR_VERTICAL),
+        (PixelFormat::Rgba8, false) => (
+            &shaders::BLUR_HORIZONTAL_RGBA8,
+            &shaders::BLUR_VERTICAL_RGBA8,
+        ),
+        (PixelFormat::Rgba32F, true) => (
+            &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
+            &shaders::BLUR_VERTICAL_FROM_TEXTURE,
+        ),
+        (PixelFormat::Rgba8, true) => (
+            &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
+            &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+        ),
+    };
     let mut run = || -> Result<SubmissionIndex> {
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
-        let mid = ImageView::new(tmp, dst.width, src.height, PixelFormat::Rgba32F);
+        let [mw, mh] = [dst.width, src.height];
         // Horizontal: every source row, the destination's columns.
-        p[3..8].copy_from_slice(&[mid.width, mid.height, mid.stride, origin[0], 0]);
+        p[3..8].copy_from_slice(&[mw, mh, stride, origin[0], 0]);
         p.push(radius);
-        launch(ctx, horizontal, &[src.handle, tmp, w], &p, &mid)?;
+        tmp.launch(ctx, horizontal, false, src.handle, w, &p, groups(mw, mh))?;
         // Vertical: from the intermediate, the destination's rows.
         let v = [
-            mid.width, mid.height, mid.stride, dst.width, dst.height, dst.stride, 0, origin[1],
-            radius,
+            mw, mh, stride, dst.width, dst.height, dst.stride, 0, origin[1], radius,
         ];
-        launch(ctx, vertical, &[tmp, dst.handle, w], &v, dst)
+        tmp.launch(
+            ctx,
+            vertical,
+            true,
+            dst.handle,
+            w,
+            &v,
+            groups(dst.width, dst.height),
+        )
     };
     let result = run();
     // Released now, freed when the passes that use them complete.
-    ctx.release(tmp)?;
+    tmp.release(ctx)?;
     ctx.release(w)?;
     result
 }

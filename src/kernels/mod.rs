@@ -1,6 +1,7 @@
 //! Kernels: each a WGSL file in `shaders/`, a CPU twin used by the tests, and one dispatch
 //! function that takes handles and checks shapes.
 
+pub(crate) mod blur_intermediate;
 mod elementwise;
 pub mod image;
 pub mod image_cpu;

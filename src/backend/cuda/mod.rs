@@ -156,6 +156,7 @@ impl CudaBackend {
                 // Textures are pitched linear memory here; the side of CUDA's largest 2D
                 // texture over linear memory is at least this on every current GPU.
                 max_texture_side: 65_536,
+                texture_kernels: false,
             },
             info,
             compute_capability: major * 10 + minor,

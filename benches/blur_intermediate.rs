@@ -1,0 +1,127 @@
+//! Where a blur keeps its intermediate: a buffer or a texture (the horizontal pass
+//! `textureStore`s, the vertical pass `textureLoad`s, so the column-wise reads go through the
+//! texture's 2-D layout). Both are vramkit's blur kernels (`shaders::BLUR_*`, the texture ones
+//! composed with the `src_texture` / `dst_texture` io preludes) launched the same way
+//! (`dispatch_textures`, bounds-checked) on a resident 4K RGBA32F frame; `kernels::image::blur`
+//! (which picks by the rule these figures set, see `kernels/blur_intermediate.rs`) is printed
+//! beside them. `VRAMKIT_BENCH_QUICK=1` uses 1280×720 and fewer rounds.
+
+mod common;
+
+use std::time::Instant;
+
+use vramkit::backend::wgpu::WgpuBackend;
+use vramkit::backend::KernelSource;
+use vramkit::kernels::image::{blur, blur_weights, Blur, ImageView, PixelFormat};
+use vramkit::shaders::{
+    BLUR_HORIZONTAL, BLUR_HORIZONTAL_TO_TEXTURE, BLUR_VERTICAL, BLUR_VERTICAL_FROM_TEXTURE,
+};
+use vramkit::{
+    AllocDesc, Context, ContextDesc, KernelArg, TextureDesc, TextureFormat, TextureUsage,
+};
+
+/// Median seconds of one call of `f` over `rounds` rounds of `iters` calls, the device idle at
+/// each round's end.
+fn time(ctx: &Context<WgpuBackend>, rounds: usize, iters: u32, f: &dyn Fn()) -> f64 {
+    f();
+    ctx.wait().expect("wait");
+    let mut v: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            ctx.wait().expect("wait");
+            t.elapsed().as_secs_f64() / f64::from(iters)
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let Some(ctx) = common::gpu(ContextDesc::default()) else {
+        return;
+    };
+    let quick = common::quick();
+    let (w, h) = if quick {
+        (1280u32, 720u32)
+    } else {
+        (3840, 2160)
+    };
+    let (rounds, iters) = if quick { (3, 2) } else { (7, 10) };
+    let px = u64::from(w * h);
+    let buf = |label| ctx.alloc(AllocDesc::new(label, px * 16)).expect("alloc");
+    let (src, dst, tmp) = (buf("src"), buf("dst"), buf("tmp"));
+    let tex = ctx
+        .alloc_texture(
+            TextureDesc::new("tmp", w, h, TextureFormat::Rgba32Float)
+                .usage(TextureUsage::SAMPLED | TextureUsage::STORAGE),
+        )
+        .expect("texture");
+    let frame: Vec<f32> = (0..px * 4).map(|i| (i % 251) as f32 / 251.0).collect();
+    ctx.upload(src, bytemuck::cast_slice(&frame))
+        .expect("upload");
+    let [hb, ht, vb, vt] = [
+        BLUR_HORIZONTAL,
+        BLUR_HORIZONTAL_TO_TEXTURE,
+        BLUR_VERTICAL,
+        BLUR_VERTICAL_FROM_TEXTURE,
+    ];
+    let groups = [w.div_ceil(16), h.div_ceil(16), 1];
+    println!("blur intermediate, {w}x{h} RGBA32F, median of {rounds}x{iters}");
+    println!("sigma  buffer_ms  texture_ms  texture/buffer  library_blur_ms");
+    for sigma in [2.0f32, 8.0] {
+        let weights = blur_weights(Blur::Gaussian { sigma }).expect("weights");
+        let wb = ctx
+            .alloc(AllocDesc::new("weights", weights.len() as u64 * 4))
+            .expect("alloc");
+        ctx.upload(wb, bytemuck::cast_slice(&weights))
+            .expect("upload");
+        // The region words (see shaders/image_blur.wgsl): the whole frame, rows `src` and
+        // `dst` pixels apart (a power of two in the texture, as the library's blur passes).
+        let radius = (weights.len() / 2) as u32;
+        let region = |src: u32, dst: u32| -> Vec<u8> {
+            bytemuck::cast_slice(&[w, h, src, w, h, dst, 0, 0, radius]).to_vec()
+        };
+        let pow2 = w.next_power_of_two();
+        let (rows, to_texture, from_texture) = (region(w, w), region(w, pow2), region(pow2, w));
+        let run = |k: &KernelSource, a: KernelArg, b: KernelArg, params: &[u8]| {
+            ctx.dispatch_textures(k, &[], &[a, b, wb.into()], params, groups)
+                .expect("dispatch");
+        };
+        let buffer = time(&ctx, rounds, iters, &|| {
+            run(&hb, src.into(), tmp.into(), &rows);
+            run(&vb, tmp.into(), dst.into(), &rows);
+        });
+        let texture = time(&ctx, rounds, iters, &|| {
+            run(&ht, src.into(), tex.into(), &to_texture);
+            run(&vt, tex.into(), dst.into(), &from_texture);
+        });
+        let (a, b) = (
+            ImageView::new(src, w, h, PixelFormat::Rgba32F),
+            ImageView::new(dst, w, h, PixelFormat::Rgba32F),
+        );
+        let library = time(&ctx, rounds, iters, &|| {
+            blur(&ctx, &a, &b, [0, 0], Blur::Gaussian { sigma }).expect("blur");
+        });
+        // Both variants give the same pixels (a check that they are the same blur).
+        run(&hb, src.into(), tmp.into(), &rows);
+        run(&vb, tmp.into(), dst.into(), &rows);
+        let by_buffer = ctx.download(dst).expect("download");
+        run(&ht, src.into(), tex.into(), &to_texture);
+        run(&vt, tex.into(), dst.into(), &from_texture);
+        assert!(
+            ctx.download(dst).expect("download") == by_buffer,
+            "the texture variant computes other pixels"
+        );
+        println!(
+            "{sigma:>5}  {:>9.3}  {:>10.3}  {:>14.2}  {:>15.3}",
+            buffer * 1e3,
+            texture * 1e3,
+            texture / buffer,
+            library * 1e3
+        );
+        ctx.release(wb).expect("release");
+    }
+}

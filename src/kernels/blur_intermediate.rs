@@ -1,0 +1,128 @@
+//! Where a blur keeps its RGBA32F intermediate (the horizontal pass's output, the vertical
+//! pass's input): in a texture where the backend's kernels bind textures and the intermediate
+//! fits one, else in a buffer. Either way it is allocated from the context for the call, counted
+//! in its budget and statistics (kind [`MemoryKind::Texture`](crate::MemoryKind::Texture) or
+//! device memory, tag `frames`), and released as soon as the passes are recorded.
+//!
+//! The rule is measured (`cargo bench --bench blur_intermediate`, BENCHMARKS.md "Textures or
+//! buffers"): the vertical pass reads the intermediate down its columns, and through a texture
+//! (whose layout keeps 2-D neighbours close) those reads cost less than through a buffer's
+//! rows, on lavapipe and on NVIDIA's Vulkan driver alike; the horizontal pass reads the frame
+//! along its rows, where a buffer is as good, so the frames between operations stay buffers.
+//! The texture passes are the buffer passes' WGSL with the io preludes `dst_texture` and
+//! `src_texture`, and are launched with bounds checks (`Context::dispatch_textures`).
+
+use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::error::Result;
+use crate::texture::{TextureDesc, TextureFormat, TextureUsage, ROW_ALIGNMENT};
+use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
+
+/// A blur's intermediate.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Intermediate {
+    /// Rows of `stride` RGBA32F pixels in a buffer.
+    Buffer(BufferHandle),
+    /// An RGBA32F texture, sampled and stored; the kernels address it with a power-of-two
+    /// stride (see `shaders/io/src_texture.wgsl`).
+    Texture(TextureHandle),
+}
+
+/// Bytes of a `width × height` RGBA32F intermediate in a buffer.
+fn buffer_bytes(width: u32, height: u32) -> u64 {
+    u64::from(width) * u64::from(height) * 16
+}
+
+/// Bytes the planner counts for a `width × height` intermediate: the larger of the buffer and
+/// the texture (rows padded to 256 bytes), whichever the device will take.
+pub(crate) fn planned_bytes(width: u32, height: u32) -> u64 {
+    let row = (u64::from(width) * 16).next_multiple_of(ROW_ALIGNMENT);
+    buffer_bytes(width, height).max(row.saturating_mul(u64::from(height)))
+}
+
+impl Intermediate {
+    /// The intermediate for a blur writing `width × height` pixels, and the row stride its
+    /// passes use: a texture where the backend's kernels bind textures, both sides fit one and
+    /// the power-of-two stride keeps every pixel index within `u32`; else a buffer.
+    ///
+    /// # Errors
+    /// As [`Context::alloc`] or [`Context::alloc_texture`] (over the budget, out of memory).
+    pub(super) fn alloc<B: Backend>(
+        ctx: &Context<B>,
+        width: u32,
+        height: u32,
+    ) -> Result<(Self, u32)> {
+        let limits = ctx.backend().limits();
+        let stride = width.next_power_of_two();
+        let fits = width <= limits.max_texture_side
+            && height <= limits.max_texture_side
+            && u64::from(stride) * u64::from(height) <= u64::from(u32::MAX);
+        if limits.texture_kernels && fits {
+            let desc = TextureDesc::new(
+                "blur intermediate",
+                width,
+                height,
+                TextureFormat::Rgba32Float,
+            )
+            .usage(TextureUsage::SAMPLED | TextureUsage::STORAGE)
+            .tag("frames");
+            return Ok((Self::Texture(ctx.alloc_texture(desc)?), stride));
+        }
+        let desc = AllocDesc::new("blur intermediate", buffer_bytes(width, height))
+            .uninit()
+            .tag("frames");
+        Ok((Self::Buffer(ctx.alloc(desc)?), width))
+    }
+
+    /// Releases it (freed once the passes recorded on it have run).
+    ///
+    /// # Errors
+    /// As [`Context::release`].
+    pub(super) fn release<B: Backend>(self, ctx: &Context<B>) -> Result<()> {
+        match self {
+            Self::Buffer(h) => ctx.release(h),
+            Self::Texture(t) => ctx.release_texture(t),
+        }
+    }
+
+    /// Whether it is a texture (its passes are the `*_TEXTURE` kernels).
+    pub(super) fn is_texture(&self) -> bool {
+        matches!(self, Self::Texture(_))
+    }
+
+    /// Records one pass of `kernel`: `frame` is the source (horizontal) or the destination
+    /// (vertical), `weights` the weights buffer, `params` the region words.
+    ///
+    /// # Errors
+    /// As [`Context::dispatch_guarded`] or [`Context::dispatch_textures`].
+    #[allow(clippy::too_many_arguments, reason = "one pass's launch, all of it")]
+    pub(super) fn launch<B: Backend>(
+        &self,
+        ctx: &Context<B>,
+        kernel: &KernelSource,
+        vertical: bool,
+        frame: BufferHandle,
+        weights: BufferHandle,
+        params: &[u32],
+        groups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let params = bytemuck::cast_slice(params);
+        match *self {
+            Self::Buffer(mid) => {
+                let (a, b) = if vertical { (mid, frame) } else { (frame, mid) };
+                // The blur checked its views against their buffers and the region against
+                // the source, and sized the intermediate to the region: the passes stay
+                // inside their bindings.
+                let bindings = [a.into(), b.into(), weights.into()];
+                ctx.dispatch_guarded(kernel, &[], &bindings, params, groups)
+            }
+            Self::Texture(mid) => {
+                let (a, b): (KernelArg, KernelArg) = if vertical {
+                    (mid.into(), frame.into())
+                } else {
+                    (frame.into(), mid.into())
+                };
+                ctx.dispatch_textures(kernel, &[], &[a, b, weights.into()], params, groups)
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Where a blur keeps its intermediate (`kernels/blur_intermediate.rs`): a texture on the
+//! backends whose kernels bind textures (wgpu), counted in the budget and statistics as kind
+//! `Texture` and gone after the call; a buffer on the others (CUDA) and for frames wider than
+//! a texture can be. Either way the pixels are the CPU twin's.
+
+mod common;
+
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
+use vramkit::kernels::image::{blur, Blur, ImageView, PixelFormat};
+use vramkit::kernels::image_cpu::blur_cpu;
+use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
+
+gpu_tests!(
+    intermediates_are_textures_where_kernels_bind_them,
+    frames_wider_than_a_texture_blur_through_a_buffer,
+);
+
+/// Blurs a random `w × h` RGBA32F frame on `ctx` and checks it against the CPU twin; returns
+/// the peak texture bytes the context held.
+fn blur_and_check<B: Backend>(ctx: &Context<B>, w: u32, h: u32, sigma: f32) -> u64 {
+    let n = (w * h) as usize;
+    let px: Vec<[f32; 4]> = random_bytes(n * 4, u64::from(w ^ h))
+        .chunks_exact(4)
+        .map(|c| std::array::from_fn(|i| f32::from(c[i]) / 255.0))
+        .collect();
+    let bytes = n as u64 * 16;
+    let (src, dst) = (
+        ctx.alloc(AllocDesc::new("src", bytes)).expect("alloc"),
+        ctx.alloc(AllocDesc::new("dst", bytes)).expect("alloc"),
+    );
+    ctx.upload(src, bytemuck::cast_slice(&px)).expect("upload");
+    let (a, b) = (
+        ImageView::new(src, w, h, PixelFormat::Rgba32F),
+        ImageView::new(dst, w, h, PixelFormat::Rgba32F),
+    );
+    blur(ctx, &a, &b, [0, 0], Blur::Gaussian { sigma }).expect("blur");
+    let got: Vec<[f32; 4]> = bytemuck::cast_slice(&ctx.download(dst).expect("download")).to_vec();
+    let want = blur_cpu(&px, w, h, Blur::Gaussian { sigma }).expect("cpu");
+    let worst = got
+        .iter()
+        .flatten()
+        .zip(want.iter().flatten())
+        .map(|(g, w)| (g - w).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-5, "{w}x{h} sigma {sigma}: off by {worst}");
+    ctx.release(src).expect("release");
+    ctx.release(dst).expect("release");
+    ctx.wait().expect("wait");
+    let textures = ctx.stats().kind(MemoryKind::Texture).clone();
+    assert_eq!(textures.in_use, 0, "the intermediate outlived the call");
+    textures.peak_reserved
+}
+
+fn intermediates_are_textures_where_kernels_bind_them<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    // Odd sizes: the texture's power-of-two stride is wider than the frame.
+    let peak = blur_and_check(&ctx, 301, 77, 2.5);
+    let binds = ctx.backend().limits().texture_kernels;
+    eprintln!("texture kernels: {binds}; texture bytes at peak: {peak}");
+    if binds {
+        // 301 × 77 RGBA32F, rows padded to 256 bytes: at least 4864 × 77.
+        assert!(peak >= 4864 * 77, "a {peak}-byte texture is too small");
+    } else {
+        assert_eq!(peak, 0, "a backend without texture kernels made a texture");
+    }
+}
+
+fn frames_wider_than_a_texture_blur_through_a_buffer<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let side = ctx.backend().limits().max_texture_side;
+    if side > 1 << 16 {
+        eprintln!("textures of {side} texels a side: no frame here is wider");
+        return;
+    }
+    assert_eq!(blur_and_check(&ctx, side + 1, 3, 1.0), 0);
+}
