@@ -5,7 +5,9 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::kernels::image::{blur_weights, Blur, ColorOp, ResizeFilter, MAX_RADIUS};
+use crate::kernels::image::{
+    blur_weights, gaussian_radius, Blur, ColorOp, ResizeFilter, MAX_RADIUS,
+};
 
 /// The longest side of a frame, at every stage of a pipeline: 65,536 pixels. Resize kernels
 /// compute source positions in f32, which at this size still resolve 1/256 of a pixel.
@@ -156,13 +158,6 @@ pub(super) const SIDE: &str =
     "a frame's side is 1 to 65536 pixels (vramkit::image::MAX_SIDE), e.g. resize:1920x1080";
 pub(super) const PIXELS: &str = "a frame holds at most 1073741824 pixels \
      (vramkit::image::MAX_FRAME_PIXELS, e.g. 32768x32768), e.g. resize:7680x4320";
-
-/// The radius of a Gaussian blur of `sigma`, as the blur kernel computes it (in f64).
-fn gaussian_radius(sigma: f32) -> u32 {
-    (3.0 * f64::from(sigma))
-        .ceil()
-        .clamp(0.0, f64::from(u32::MAX)) as u32
-}
 
 pub(super) fn sigma_ok(sigma: f32) -> bool {
     sigma.is_finite()
@@ -343,6 +338,7 @@ mod tests {
         let sigmas = [
             0.1f32,
             1.5,
+            6.666_667,
             7.333_333_5,
             59.666_668,
             341.0,

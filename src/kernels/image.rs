@@ -11,6 +11,10 @@ use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
 
 use super::blur_intermediate::Intermediate;
 
+mod weights;
+
+pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
+
 /// Pixel formats of frames in buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PixelFormat {
@@ -83,24 +87,6 @@ impl ImageView {
     }
 }
 
-/// A blur kernel.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Blur {
-    /// Gaussian of standard deviation `sigma` pixels, radius `ceil(3 sigma)`.
-    Gaussian {
-        /// Standard deviation in pixels, in (0, 341].
-        sigma: f32,
-    },
-    /// Box of `2 radius + 1` pixels.
-    Box {
-        /// Radius in pixels, 1 to 1024.
-        radius: u32,
-    },
-}
-
-/// The largest blur radius.
-pub const MAX_RADIUS: u32 = 1024;
-
 /// A resize filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResizeFilter {
@@ -128,41 +114,6 @@ pub enum ColorOp {
         /// Gamma, > 0.
         gamma: f32,
     },
-}
-
-/// The 1-D weights of a blur, normalised to sum 1 (computed in f64).
-///
-/// # Errors
-/// [`Error::InvalidParameter`] for a sigma that is not in (0, 341] or a box radius outside
-/// 1..=1024.
-pub fn blur_weights(blur: Blur) -> Result<Vec<f32>> {
-    match blur {
-        Blur::Gaussian { sigma } => {
-            if !(sigma > 0.0 && (3.0 * sigma).ceil() <= MAX_RADIUS as f32) {
-                return Err(Error::InvalidParameter {
-                    name: "sigma",
-                    value: sigma.to_string(),
-                    reason: "a Gaussian blur takes a sigma in (0, 341] pixels",
-                });
-            }
-            let r = (3.0 * f64::from(sigma)).ceil() as i64;
-            let s2 = 2.0 * f64::from(sigma).powi(2);
-            let w: Vec<f64> = (-r..=r).map(|i| (-(i * i) as f64 / s2).exp()).collect();
-            let sum: f64 = w.iter().sum();
-            Ok(w.iter().map(|x| (x / sum) as f32).collect())
-        }
-        Blur::Box { radius } => {
-            if !(1..=MAX_RADIUS).contains(&radius) {
-                return Err(Error::InvalidParameter {
-                    name: "radius",
-                    value: radius.to_string(),
-                    reason: "a box blur takes a radius of 1 to 1024 pixels",
-                });
-            }
-            let n = 2 * radius + 1;
-            Ok(vec![1.0 / n as f32; n as usize])
-        }
-    }
 }
 
 /// Checks a source and destination of one format (either), returning it.
