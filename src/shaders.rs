@@ -82,21 +82,27 @@ pub const MATMUL_TILED: KernelSource = kernel!(
     cuda!("matmul_tiled.cu")
 );
 
-/// An image kernel: the io preludes for its source and destination formats, then its body.
+/// An image kernel: the io preludes for its source and destination formats, then any further
+/// preludes of `shaders/io/` (`alpha` for filters: premultiplied alpha), then its body.
 macro_rules! image_kernel {
-    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
+    (
+        $(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal
+        $(, $prelude:literal)*
+    ) => {
         $(#[$doc])*
         pub const $name: KernelSource = kernel!(
             concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
             concat!(
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
+                $(include_str!(concat!("../shaders/io/", $prelude, ".wgsl")),)*
                 include_str!(concat!("../shaders/", $file, ".wgsl")),
             ),
             $entry,
             cuda!(
                 concat!("io/src_", $src, ".cuh"),
                 concat!("io/dst_", $dst, ".cuh"),
+                $(concat!("io/", $prelude, ".cuh"),)*
                 concat!($file, ".cu")
             )
         );
@@ -113,35 +119,35 @@ image_kernel!(
 );
 image_kernel!(
     /// Horizontal blur pass, RGBA32F into the RGBA32F intermediate.
-    BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal"
+    BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
     /// Horizontal blur pass, RGBA8 into the RGBA32F intermediate.
-    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal"
+    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
     /// Vertical blur pass, the RGBA32F intermediate into RGBA32F.
-    BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical"
+    BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
     /// Vertical blur pass, the RGBA32F intermediate into RGBA8.
-    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical"
+    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA32F.
-    RESIZE_BILINEAR, "rgba32f", "rgba32f", "image_resize", "bilinear"
+    RESIZE_BILINEAR, "rgba32f", "rgba32f", "image_resize", "bilinear", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA8.
-    RESIZE_BILINEAR_RGBA8, "rgba8", "rgba8", "image_resize", "bilinear"
+    RESIZE_BILINEAR_RGBA8, "rgba8", "rgba8", "image_resize", "bilinear", "alpha"
 );
 image_kernel!(
     /// Area-average resize, RGBA32F.
-    RESIZE_AREA, "rgba32f", "rgba32f", "image_resize", "area"
+    RESIZE_AREA, "rgba32f", "rgba32f", "image_resize", "area", "alpha"
 );
 image_kernel!(
     /// Area-average resize, RGBA8.
-    RESIZE_AREA_RGBA8, "rgba8", "rgba8", "image_resize", "area"
+    RESIZE_AREA_RGBA8, "rgba8", "rgba8", "image_resize", "area", "alpha"
 );
 image_kernel!(
     /// sRGB to linear, RGBA32F.
