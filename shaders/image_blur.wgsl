@@ -3,6 +3,8 @@
 // `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy); `vertical` likewise along
 // y. Bindings: src, dst, weights (2R + 1 values), then the region. Reads clamp to the source
 // image, so a region of a larger image (a tile with its halo) gives the same pixels as the whole.
+// Premultiplied alpha (io/alpha.wgsl): `horizontal` premultiplies the source into the RGBA32F
+// intermediate, `vertical` reads it as it is and writes straight colour.
 
 struct Region {
     src_w: u32,
@@ -36,7 +38,7 @@ fn horizontal(@builtin(global_invocation_id) id: vec3<u32>) {
     var acc = vec4<f32>(0.0);
     for (var i = 0u; i < taps(); i++) {
         let sx = u32(clamp(x + i32(i), 0, last));
-        acc += weights[i] * load_src(row + sx);
+        acc += weights[i] * load_premultiplied(row + sx);
     }
     store_dst(id.y * r.dst_stride + id.x, acc);
 }
@@ -54,5 +56,5 @@ fn vertical(@builtin(global_invocation_id) id: vec3<u32>) {
         let sy = u32(clamp(y + i32(i), 0, last));
         acc += weights[i] * load_src(sy * r.src_stride + col);
     }
-    store_dst(id.y * r.dst_stride + id.x, acc);
+    store_straight(id.y * r.dst_stride + id.x, acc);
 }

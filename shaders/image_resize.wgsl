@@ -5,6 +5,7 @@
 // `bilinear`: pixel centres aligned, u = (X + 0.5) · scale − 0.5.
 // `area`: the average over the source rectangle [X · scale, (X + 1) · scale), partial pixels
 // weighted by their coverage (the right filter for downscaling).
+// Both filter premultiplied alpha and write straight colour (io/alpha.wgsl).
 
 struct Resize {
     src_w: u32,
@@ -30,7 +31,7 @@ struct Resize {
 fn at(x: u32, y: u32) -> vec4<f32> {
     let lx = u32(clamp(i32(x) - i32(r.sx0), 0, i32(r.src_w) - 1));
     let ly = u32(clamp(i32(y) - i32(r.sy0), 0, i32(r.src_h) - 1));
-    return load_src(ly * r.src_stride + lx);
+    return load_premultiplied(ly * r.src_stride + lx);
 }
 
 @compute @workgroup_size(16, 16)
@@ -48,7 +49,7 @@ fn bilinear(@builtin(global_invocation_id) id: vec3<u32>) {
     let ty = v - f32(y0);
     let top = mix(at(x0, y0), at(x1, y0), tx);
     let bottom = mix(at(x0, y1), at(x1, y1), tx);
-    store_dst(id.y * r.dst_stride + id.x, mix(top, bottom, ty));
+    store_straight(id.y * r.dst_stride + id.x, mix(top, bottom, ty));
 }
 
 @compute @workgroup_size(16, 16)
@@ -75,5 +76,5 @@ fn area(@builtin(global_invocation_id) id: vec3<u32>) {
             total += w;
         }
     }
-    store_dst(id.y * r.dst_stride + id.x, acc / total);
+    store_straight(id.y * r.dst_stride + id.x, acc / total);
 }

@@ -83,14 +83,16 @@ pub const MATMUL_TILED: KernelSource = kernel!(
 );
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,
-/// then its body.
+/// then any further preludes of `shaders/io/` (`alpha` for filters: premultiplied alpha), then
+/// its body.
 macro_rules! image_wgsl {
-    ($src:literal, $dst:literal, $file:literal, $entry:literal) => {
+    ($src:literal, $dst:literal, $file:literal, $entry:literal $(, $prelude:literal)*) => {
         (
             concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
             concat!(
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
+                $(include_str!(concat!("../shaders/io/", $prelude, ".wgsl")),)*
                 include_str!(concat!("../shaders/", $file, ".wgsl")),
             ),
         )
@@ -99,15 +101,19 @@ macro_rules! image_wgsl {
 
 /// An image kernel (see `image_wgsl!`) and its CUDA twin, composed the same way.
 macro_rules! image_kernel {
-    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
+    (
+        $(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal
+        $(, $prelude:literal)*
+    ) => {
         $(#[$doc])*
         pub const $name: KernelSource = kernel!(
-            image_wgsl!($src, $dst, $file, $entry).0,
-            image_wgsl!($src, $dst, $file, $entry).1,
+            image_wgsl!($src, $dst, $file, $entry $(, $prelude)*).0,
+            image_wgsl!($src, $dst, $file, $entry $(, $prelude)*).1,
             $entry,
             cuda!(
                 concat!("io/src_", $src, ".cuh"),
                 concat!("io/dst_", $dst, ".cuh"),
+                $(concat!("io/", $prelude, ".cuh"),)*
                 concat!($file, ".cu")
             )
         );
@@ -124,35 +130,35 @@ image_kernel!(
 );
 image_kernel!(
     /// Horizontal blur pass, RGBA32F into the RGBA32F intermediate.
-    BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal"
+    BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
     /// Horizontal blur pass, RGBA8 into the RGBA32F intermediate.
-    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal"
+    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
     /// Vertical blur pass, the RGBA32F intermediate into RGBA32F.
-    BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical"
+    BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
     /// Vertical blur pass, the RGBA32F intermediate into RGBA8.
-    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical"
+    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA32F.
-    RESIZE_BILINEAR, "rgba32f", "rgba32f", "image_resize", "bilinear"
+    RESIZE_BILINEAR, "rgba32f", "rgba32f", "image_resize", "bilinear", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA8.
-    RESIZE_BILINEAR_RGBA8, "rgba8", "rgba8", "image_resize", "bilinear"
+    RESIZE_BILINEAR_RGBA8, "rgba8", "rgba8", "image_resize", "bilinear", "alpha"
 );
 image_kernel!(
     /// Area-average resize, RGBA32F.
-    RESIZE_AREA, "rgba32f", "rgba32f", "image_resize", "area"
+    RESIZE_AREA, "rgba32f", "rgba32f", "image_resize", "area", "alpha"
 );
 image_kernel!(
     /// Area-average resize, RGBA8.
-    RESIZE_AREA_RGBA8, "rgba8", "rgba8", "image_resize", "area"
+    RESIZE_AREA_RGBA8, "rgba8", "rgba8", "image_resize", "area", "alpha"
 );
 image_kernel!(
     /// sRGB to linear, RGBA32F.
@@ -191,11 +197,14 @@ image_kernel!(
 /// buffers), launched through [`Context::dispatch_textures`](crate::Context::dispatch_textures)
 /// and so always compiled with bounds checks.
 macro_rules! texture_image_kernel {
-    ($(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal) => {
+    (
+        $(#[$doc:meta])* $name:ident, $src:literal, $dst:literal, $file:literal, $entry:literal
+        $(, $prelude:literal)*
+    ) => {
         $(#[$doc])*
         pub const $name: KernelSource = KernelSource::new(
-            image_wgsl!($src, $dst, $file, $entry).0,
-            image_wgsl!($src, $dst, $file, $entry).1,
+            image_wgsl!($src, $dst, $file, $entry $(, $prelude)*).0,
+            image_wgsl!($src, $dst, $file, $entry $(, $prelude)*).1,
             $entry,
         );
     };
@@ -203,19 +212,23 @@ macro_rules! texture_image_kernel {
 
 texture_image_kernel!(
     /// Horizontal blur pass, RGBA32F into the intermediate held in a texture.
-    BLUR_HORIZONTAL_TO_TEXTURE, "rgba32f", "texture", "image_blur", "horizontal"
+    BLUR_HORIZONTAL_TO_TEXTURE, "rgba32f", "texture", "image_blur", "horizontal",
+    "alpha"
 );
 texture_image_kernel!(
     /// Horizontal blur pass, RGBA8 into the intermediate held in a texture.
-    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE, "rgba8", "texture", "image_blur", "horizontal"
+    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE, "rgba8", "texture", "image_blur", "horizontal",
+    "alpha"
 );
 texture_image_kernel!(
     /// Vertical blur pass, the intermediate held in a texture into RGBA32F.
-    BLUR_VERTICAL_FROM_TEXTURE, "texture", "rgba32f", "image_blur", "vertical"
+    BLUR_VERTICAL_FROM_TEXTURE, "texture", "rgba32f", "image_blur", "vertical",
+    "alpha"
 );
 texture_image_kernel!(
     /// Vertical blur pass, the intermediate held in a texture into RGBA8.
-    BLUR_VERTICAL_RGBA8_FROM_TEXTURE, "texture", "rgba8", "image_blur", "vertical"
+    BLUR_VERTICAL_RGBA8_FROM_TEXTURE, "texture", "rgba8", "image_blur", "vertical",
+    "alpha"
 );
 
 /// The kernels that bind textures (WGSL only), for validation.

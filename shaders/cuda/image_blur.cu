@@ -1,4 +1,5 @@
-// CUDA twin of image_blur.wgsl: one pass of a separable convolution with clamp-to-edge.
+// CUDA twin of image_blur.wgsl: one pass of a separable convolution with clamp-to-edge;
+// `horizontal` premultiplies alpha (io/alpha.cuh), `vertical` writes straight colour.
 
 struct Region {
     unsigned src_w, src_h, src_stride;
@@ -22,7 +23,7 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (unsigned i = 0; i < taps; i++) {
         int sx = min(max(sx0 + int(i), 0), last);
-        acc += weights[i] * load_src(src, row + unsigned(sx));
+        acc += weights[i] * load_premultiplied(src, row + unsigned(sx));
     }
     store_dst(dst, y * r.dst_stride + x, acc);
 }
@@ -39,5 +40,5 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
         int sy = min(max(sy0 + int(i), 0), last);
         acc += weights[i] * load_src(src, unsigned(sy) * r.src_stride + col);
     }
-    store_dst(dst, y * r.dst_stride + x, acc);
+    store_straight(dst, y * r.dst_stride + x, acc);
 }

@@ -1,5 +1,6 @@
 // CUDA twin of image_resize.wgsl: bilinear (pixel centres aligned) and area-average resizing of
-// a region of the full image, coordinates clamped to the full source.
+// a region of the full image, coordinates clamped to the full source; premultiplied alpha in,
+// straight colour out (io/alpha.cuh).
 
 struct Resize {
     unsigned src_w, src_h, src_stride;
@@ -13,7 +14,7 @@ struct Resize {
 __device__ __forceinline__ float4 at(BUF(src_t) src, const Resize& r, unsigned x, unsigned y) {
     int lx = min(max(int(x) - int(r.sx0), 0), int(r.src_w) - 1);
     int ly = min(max(int(y) - int(r.sy0), 0), int(r.src_h) - 1);
-    return load_src(src, unsigned(ly) * r.src_stride + unsigned(lx));
+    return load_premultiplied(src, unsigned(ly) * r.src_stride + unsigned(lx));
 }
 
 extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const Resize r) {
@@ -26,7 +27,7 @@ extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const Resize
     float tx = u - float(x0), ty = v - float(y0);
     float4 top = mix4(at(src, r, x0, y0), at(src, r, x1, y0), tx);
     float4 bottom = mix4(at(src, r, x0, y1), at(src, r, x1, y1), tx);
-    store_dst(dst, y * r.dst_stride + x, mix4(top, bottom, ty));
+    store_straight(dst, y * r.dst_stride + x, mix4(top, bottom, ty));
 }
 
 extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const Resize r) {
@@ -51,5 +52,5 @@ extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const Resize r) 
             total += w;
         }
     }
-    store_dst(dst, y * r.dst_stride + x, acc / total);
+    store_straight(dst, y * r.dst_stride + x, acc / total);
 }

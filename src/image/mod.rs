@@ -1,5 +1,8 @@
 //! 4K image processing within a memory budget: operation chains, the working-set math of a
 //! frame, and tiling that gives the same output as an untiled run.
+//!
+//! Blur and resize filter premultiplied alpha and hand on straight alpha (the rule is in
+//! [`crate::kernels::image`]); colour ops keep alpha.
 
 mod ops;
 mod parse;

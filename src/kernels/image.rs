@@ -4,6 +4,13 @@
 //! rounds its output to 8 bits). Each kernel writes a region of its destination from a region of its source
 //! (reads clamp to the source image), so a tile processed with its halo gives exactly the
 //! pixels of the whole frame.
+//!
+//! **Alpha.** Filters (blur, resize) work on premultiplied alpha, as image libraries do, so
+//! colour under alpha 0 never bleeds into visible pixels: they read `(rgb · a, a)` and write
+//! `(rgb / a, a)`, colour 0 where alpha is 0 (`shaders/io/alpha.wgsl` and its CUDA twin, composed
+//! in front of the filter bodies in `src/shaders.rs`). The blur's RGBA32F intermediate stays
+//! premultiplied between its two passes. Frames in and out of every kernel hold straight alpha;
+//! colour operations leave alpha as it is and work on straight colour.
 
 use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::{Error, Result};

@@ -1,6 +1,7 @@
 //! CPU twins of the image kernels, on whole images of `[f32; 4]` (RGBA32F) or `u32` (RGBA8)
 //! pixels, row-major without padding. They do the same f32 arithmetic in the same order as the
-//! WGSL, so the tests can state tight tolerances.
+//! WGSL, so the tests can state tight tolerances. Filters (blur, resize) work on premultiplied
+//! alpha as the kernels do (shaders/io/alpha.wgsl): [`premultiply`] in, [`unpremultiply`] out.
 
 use super::image::{blur_weights, Blur, ColorOp, ResizeFilter};
 use crate::error::Result;
@@ -27,21 +28,39 @@ pub fn pack_rgba8_cpu(src: &[Rgba]) -> Vec<u32> {
         .collect()
 }
 
+/// `(rgb · a, a)`: what a filter kernel reads (`load_premultiplied`).
+pub fn premultiply(v: &Rgba) -> Rgba {
+    [v[0] * v[3], v[1] * v[3], v[2] * v[3], v[3]]
+}
+
+/// `(rgb / a, a)`, colour 0 where alpha is 0 or less: what a filter kernel writes
+/// (`store_straight`).
+pub fn unpremultiply(v: &Rgba) -> Rgba {
+    if v[3] > 0.0 {
+        [v[0] / v[3], v[1] / v[3], v[2] / v[3], v[3]]
+    } else {
+        [0.0, 0.0, 0.0, v[3]]
+    }
+}
+
 fn axpy(acc: &mut Rgba, w: f32, v: &Rgba) {
     for c in 0..4 {
         acc[c] += w * v[c];
     }
 }
 
-/// Separable blur with clamp-to-edge: the horizontal pass, then the vertical one.
+/// Separable blur with clamp-to-edge on premultiplied alpha: the horizontal pass, then the
+/// vertical one.
 ///
 /// # Errors
 /// As [`blur_weights`].
 pub fn blur_cpu(src: &[Rgba], w: u32, h: u32, blur: Blur) -> Result<Vec<Rgba>> {
     check_pixels(src, w, h)?;
     let weights = blur_weights(blur)?;
-    let tmp = blur_pass(src, w, h, &weights, true);
-    Ok(blur_pass(&tmp, w, h, &weights, false))
+    let src: Vec<Rgba> = src.iter().map(premultiply).collect();
+    let tmp = blur_pass(&src, w, h, &weights, true);
+    let out = blur_pass(&tmp, w, h, &weights, false);
+    Ok(out.iter().map(unpremultiply).collect())
 }
 
 /// Checks that `src` holds exactly `w × h` pixels, at least one.
@@ -82,7 +101,7 @@ fn lerp(a: &Rgba, b: &Rgba, t: f32) -> Rgba {
     std::array::from_fn(|c| a[c] * (1.0 - t) + b[c] * t)
 }
 
-/// Resize `src` (`w×h`) to `dw×dh`.
+/// Resize `src` (`w×h`) to `dw×dh`, on premultiplied alpha.
 pub fn resize_cpu(
     src: &[Rgba],
     w: u32,
@@ -93,11 +112,12 @@ pub fn resize_cpu(
 ) -> Vec<Rgba> {
     let sx = w as f32 / dw as f32;
     let sy = h as f32 / dh as f32;
+    let src: Vec<Rgba> = src.iter().map(premultiply).collect();
     let at = |x: u32, y: u32| &src[(y * w + x) as usize];
     let mut out = Vec::with_capacity((dw * dh) as usize);
     for y in 0..dh {
         for x in 0..dw {
-            out.push(match filter {
+            let v = match filter {
                 ResizeFilter::Bilinear => {
                     let u = ((x as f32 + 0.5) * sx - 0.5).clamp(0.0, (w - 1) as f32);
                     let v = ((y as f32 + 0.5) * sy - 0.5).clamp(0.0, (h - 1) as f32);
@@ -125,7 +145,8 @@ pub fn resize_cpu(
                     }
                     acc.map(|c| c / total)
                 }
-            });
+            };
+            out.push(unpremultiply(&v));
         }
     }
     out
