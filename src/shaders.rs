@@ -129,6 +129,14 @@ image_kernel!(
     IMAGE_PACK, "rgba32f", "rgba8", "image_copy", "copy"
 );
 image_kernel!(
+    /// RGBA16 to RGBA32F over a region.
+    IMAGE_UNPACK_RGBA16, "rgba16", "rgba32f", "image_copy", "copy"
+);
+image_kernel!(
+    /// RGBA32F to RGBA16 over a region.
+    IMAGE_PACK_RGBA16, "rgba32f", "rgba16", "image_copy", "copy"
+);
+image_kernel!(
     /// Horizontal blur pass, RGBA32F into the RGBA32F intermediate.
     BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal", "alpha"
 );
@@ -175,6 +183,14 @@ image_kernel!(
 image_kernel!(
     /// Linear to sRGB, RGBA8.
     LINEAR_TO_SRGB_RGBA8, "rgba8", "rgba8", "image_color", "linear_to_srgb"
+);
+image_kernel!(
+    /// sRGB to linear, RGBA8 into RGBA32F (an RGBA8 chain's linear stages are RGBA32F).
+    SRGB_TO_LINEAR_RGBA8_TO_RGBA32F, "rgba8", "rgba32f", "image_color", "srgb_to_linear"
+);
+image_kernel!(
+    /// Linear to sRGB, RGBA32F into RGBA8 (ending an RGBA8 chain's linear stages).
+    LINEAR_TO_SRGB_RGBA32F_TO_RGBA8, "rgba32f", "rgba8", "image_color", "linear_to_srgb"
 );
 image_kernel!(
     /// Rec. 709 luma, RGBA32F.
@@ -249,6 +265,8 @@ pub const ALL: &[KernelSource] = &[
     MATMUL_TILED,
     IMAGE_UNPACK,
     IMAGE_PACK,
+    IMAGE_UNPACK_RGBA16,
+    IMAGE_PACK_RGBA16,
     BLUR_HORIZONTAL,
     BLUR_HORIZONTAL_RGBA8,
     BLUR_VERTICAL,
@@ -261,6 +279,8 @@ pub const ALL: &[KernelSource] = &[
     SRGB_TO_LINEAR_RGBA8,
     LINEAR_TO_SRGB,
     LINEAR_TO_SRGB_RGBA8,
+    SRGB_TO_LINEAR_RGBA8_TO_RGBA32F,
+    LINEAR_TO_SRGB_RGBA32F_TO_RGBA8,
     LUMA,
     LUMA_RGBA8,
     ADJUST,

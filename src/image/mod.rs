@@ -1,13 +1,22 @@
 //! 4K image processing within a memory budget: operation chains, the working-set math of a
 //! frame, and tiling that gives the same output as an untiled run.
 //!
-//! Blur and resize filter premultiplied alpha and hand on straight alpha (the rule is in
-//! [`crate::kernels::image`]); colour ops keep alpha.
+//! - **Alpha.** Blur and resize filter premultiplied alpha and hand on straight alpha (the
+//!   rule is in [`crate::kernels::image`]); colour ops keep alpha.
+//! - **Stage formats.** Frames between ops are held in the working format, except that an RGBA8
+//!   chain holds the stages from `linear` up to the `srgb` that ends them in RGBA32F (8-bit
+//!   linear light loses 8–13 levels in the shadows): [`Pipeline::stage_formats`], which the
+//!   planner's byte counts and the run both follow.
+//! - **16-bit frames.** [`Pipeline::run_rgba16`] takes and returns four `u16` per pixel; they
+//!   travel as [`PixelFormat::Rgba16`] at the edges and are filtered in RGBA32F whatever the
+//!   working format. `run` and `run_rgba16` are one generic run (`run.rs`), over the host
+//!   channel type.
 
 mod ops;
 mod parse;
 mod pipeline;
 mod plan;
+mod run;
 
 pub use crate::kernels::image::PixelFormat;
 pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_GAMMA};

@@ -1,7 +1,7 @@
 //! Planning a pipeline's tiles: the device bytes a tile of the output needs at its peak, its
 //! largest single buffer, and the largest tile that fits a budget and the device's limits.
 
-use super::ops::Rect;
+use super::ops::{Op, Rect};
 use super::Pipeline;
 use crate::error::{Error, Result};
 use crate::kernels::blur_intermediate;
@@ -41,45 +41,68 @@ impl Pipeline {
         regions
     }
 
-    /// Device bytes a tile of the output needs at its peak: its input and output stages in the
-    /// working format (plus the RGBA8 input and output around RGBA32F work), and a blur's RGBA32F
-    /// intermediate.
+    /// The format of each stage, the input's first, then each op's output: the working format,
+    /// except that an RGBA8 chain holds the stages from `linear` up to the `srgb` that ends
+    /// them in RGBA32F (8 bits of linear light lose 8–13 levels in the shadows).
+    pub fn stage_formats(&self) -> Vec<PixelFormat> {
+        let mut linear = false;
+        let mut formats = vec![self.working];
+        for op in &self.ops {
+            match op {
+                Op::Linear => linear = true,
+                Op::Srgb => linear = false,
+                _ => {}
+            }
+            formats.push(if linear && self.working == PixelFormat::Rgba8 {
+                PixelFormat::Rgba32F
+            } else {
+                self.working
+            });
+        }
+        formats
+    }
+
+    /// Device bytes a tile of the output needs at its peak: each op's input and output stages
+    /// in their [formats](Self::stage_formats) with a blur's RGBA32F intermediate, and the
+    /// frame in the edge format (RGBA8, or RGBA16 for 16-bit runs) next to the first and last
+    /// stages where those differ from it.
     pub fn tile_bytes(&self, out: Rect) -> u64 {
         let r = self.regions(out);
-        let stage = |rect: &Rect| bytes(rect, self.working);
-        let rgba8 = self.working == PixelFormat::Rgba8;
-        let mut peak = if rgba8 {
-            stage(&r[0])
-        } else {
-            bytes(&r[0], PixelFormat::Rgba8).saturating_add(stage(&r[0]))
+        let f = self.stage_formats();
+        let stage = |i: usize| bytes(&r[i], f[i]);
+        let edge = |i: usize| {
+            if f[i] == self.edge {
+                0
+            } else {
+                bytes(&r[i], self.edge)
+            }
         };
+        let n = r.len() - 1;
+        let mut peak = stage(0).saturating_add(edge(0));
         for (i, op) in self.ops.iter().enumerate() {
             let tmp = if op.radius() > 0 {
                 blur_tmp_planned(&r[i + 1], &r[i]).saturating_add(2 * ALIGN_SLACK)
             } else {
                 0
             };
-            peak = peak.max(
-                stage(&r[i])
-                    .saturating_add(stage(&r[i + 1]))
-                    .saturating_add(tmp),
-            );
+            peak = peak.max(stage(i).saturating_add(stage(i + 1)).saturating_add(tmp));
         }
-        let n = r.len() - 1;
-        if rgba8 {
-            peak
-        } else {
-            peak.max(stage(&r[n]).saturating_add(bytes(&r[n], PixelFormat::Rgba8)))
-        }
+        peak.max(stage(n).saturating_add(edge(n)))
     }
 
-    /// The largest single buffer a tile of the output allocates: a stage in the working format
-    /// or a blur's RGBA32F intermediate (each must fit one kernel binding).
+    /// The largest single buffer a tile of the output allocates: a stage in its format, the
+    /// frame in the edge format, or a blur's RGBA32F intermediate (each must fit one kernel
+    /// binding).
     pub fn largest_buffer(&self, out: Rect) -> u64 {
         let r = self.regions(out);
+        let n = r.len() - 1;
+        let edges =
+            [&r[0], &r[n]].map(|rect| rect.area().saturating_mul(self.edge.bytes_per_pixel()));
         let stages = r
             .iter()
-            .map(|rect| rect.area().saturating_mul(self.working.bytes_per_pixel()));
+            .zip(self.stage_formats())
+            .map(|(rect, f)| rect.area().saturating_mul(f.bytes_per_pixel()))
+            .chain(edges);
         let blurs = self.ops.iter().enumerate().map(|(i, op)| {
             if op.radius() > 0 {
                 blur_tmp(&r[i + 1], &r[i])

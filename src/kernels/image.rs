@@ -1,9 +1,18 @@
 //! Image kernels on frames stored in managed buffers: format conversion, separable blur,
 //! resize and colour operations. Filters compute in f32 and read and write either format:
 //! RGBA32F keeps full precision, RGBA8 reads and writes a quarter of the bytes (each kernel
-//! rounds its output to 8 bits). Each kernel writes a region of its destination from a region of its source
-//! (reads clamp to the source image), so a tile processed with its halo gives exactly the
-//! pixels of the whole frame.
+//! rounds its output to 8 bits). Each kernel writes a region of its destination from a region
+//! of its source (reads clamp to the source image), so a tile processed with its halo gives
+//! exactly the pixels of the whole frame.
+//!
+//! **Formats.** A kernel is its body (`shaders/image_*.wgsl`) behind io preludes that read and
+//! write one pixel format (`shaders/io/src_*.wgsl`, `dst_*.wgsl`; `src/shaders.rs` composes
+//! them), and each function lists the format pairs it has kernels for (`select.rs`): filters
+//! and colour ops run RGBA8 → RGBA8 and RGBA32F → RGBA32F; `linear` also runs RGBA8 → RGBA32F
+//! and `srgb` RGBA32F → RGBA8, for the RGBA32F linear stages of an RGBA8 chain
+//! ([`crate::image`]). **16-bit frames** ([`PixelFormat::Rgba16`], two `u32` words per pixel
+//! since WGSL has no 16-bit integers) only [`convert`] to and from RGBA32F, where they are
+//! filtered.
 //!
 //! **Alpha.** Filters (blur, resize) work on premultiplied alpha, as image libraries do, so
 //! colour under alpha 0 never bleeds into visible pixels: they read `(rgb · a, a)` and write
@@ -18,81 +27,23 @@ use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
 
 use super::blur_intermediate::Intermediate;
 
+mod select;
+mod view;
 mod weights;
 
+use select::{pick, Table};
+pub use view::{ImageView, PixelFormat};
 pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
 
-/// Pixel formats of frames in buffers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PixelFormat {
-    /// 8-bit RGBA, one `u32` per pixel, R in the low byte.
-    Rgba8,
-    /// 32-bit float RGBA, 16 bytes per pixel.
-    Rgba32F,
-}
+use PixelFormat::{Rgba16, Rgba32F, Rgba8};
 
-impl PixelFormat {
-    /// Bytes per pixel.
-    pub const fn bytes_per_pixel(self) -> u64 {
-        match self {
-            PixelFormat::Rgba8 => 4,
-            PixelFormat::Rgba32F => 16,
-        }
-    }
-}
-
-/// An image in a buffer: `height` rows of `stride` pixels, of which the first `width` are the
-/// image's.
-///
-/// ```
-/// # let ctx = vramkit::Context::host(Default::default());
-/// use vramkit::kernels::image::{ImageView, PixelFormat};
-/// let h = ctx.alloc(vramkit::AllocDesc::new("frame", 3840 * 2160 * 4))?;
-/// let frame = ImageView::new(h, 3840, 2160, PixelFormat::Rgba8);
-/// assert_eq!(frame.bytes(), 33_177_600);
-/// # Ok::<(), vramkit::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImageView {
-    /// The buffer.
-    pub handle: BufferHandle,
-    /// Pixels per row.
-    pub width: u32,
-    /// Rows.
-    pub height: u32,
-    /// Pixels from one row's start to the next's (at least `width`).
-    pub stride: u32,
-    /// Pixel format.
-    pub format: PixelFormat,
-}
-
-impl ImageView {
-    /// An image of `width × height` pixels with rows packed (`stride == width`).
-    pub fn new(handle: BufferHandle, width: u32, height: u32, format: PixelFormat) -> Self {
-        Self {
-            handle,
-            width,
-            height,
-            stride: width,
-            format,
-        }
-    }
-
-    /// The same image with rows `stride` pixels apart.
-    pub fn with_stride(mut self, stride: u32) -> Self {
-        self.stride = stride;
-        self
-    }
-
-    /// Bytes the image spans in its buffer (`u64::MAX` past it: no buffer holds that much).
-    pub fn bytes(&self) -> u64 {
-        u64::from(self.height.saturating_sub(1))
-            .checked_mul(u64::from(self.stride))
-            .and_then(|px| px.checked_add(u64::from(self.width)))
-            .and_then(|px| px.checked_mul(self.format.bytes_per_pixel()))
-            .unwrap_or(u64::MAX)
-    }
-}
+/// Format conversions: into RGBA32F and back.
+const CONVERT: &Table<&KernelSource> = &[
+    (Rgba8, Rgba32F, &shaders::IMAGE_UNPACK),
+    (Rgba32F, Rgba8, &shaders::IMAGE_PACK),
+    (Rgba16, Rgba32F, &shaders::IMAGE_UNPACK_RGBA16),
+    (Rgba32F, Rgba16, &shaders::IMAGE_PACK_RGBA16),
+];
 
 /// A resize filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,45 +72,6 @@ pub enum ColorOp {
         /// Gamma, > 0.
         gamma: f32,
     },
-}
-
-/// Checks a source and destination of one format (either), returning it.
-fn check_pair<B: Backend>(
-    ctx: &Context<B>,
-    src: &ImageView,
-    dst: &ImageView,
-) -> Result<PixelFormat> {
-    check(ctx, src, src.format, "source")?;
-    check(ctx, dst, src.format, "destination")?;
-    Ok(src.format)
-}
-
-fn check<B: Backend>(
-    ctx: &Context<B>,
-    img: &ImageView,
-    format: PixelFormat,
-    what: &str,
-) -> Result<()> {
-    if img.format != format {
-        return Err(Error::ShapeMismatch {
-            expected: format!("{what} in {format:?}"),
-            actual: format!("{:?}", img.format),
-        });
-    }
-    if img.width == 0 || img.height == 0 || img.stride < img.width {
-        return Err(Error::ShapeMismatch {
-            expected: format!("{what} of at least 1×1 pixels, stride ≥ width"),
-            actual: format!("{}×{}, stride {}", img.width, img.height, img.stride),
-        });
-    }
-    let have = ctx.size_of(img.handle)?;
-    if have < img.bytes() {
-        return Err(Error::ShapeMismatch {
-            expected: format!("{what} buffer of at least {} bytes", img.bytes()),
-            actual: format!("{have} bytes"),
-        });
-    }
-    Ok(())
 }
 
 /// The region words every image kernel starts with.
@@ -209,13 +121,7 @@ pub fn unpack_rgba8<B: Backend>(
     dst: &ImageView,
     origin: [u32; 2],
 ) -> Result<SubmissionIndex> {
-    convert(
-        ctx,
-        src,
-        dst,
-        origin,
-        [PixelFormat::Rgba8, PixelFormat::Rgba32F],
-    )
+    convert_with(ctx, src, dst, origin, &CONVERT[..1])
 }
 
 /// Packs RGBA32F `src` (from `origin`) into RGBA8 `dst`, clamping and rounding to nearest.
@@ -228,28 +134,32 @@ pub fn pack_rgba8<B: Backend>(
     dst: &ImageView,
     origin: [u32; 2],
 ) -> Result<SubmissionIndex> {
-    convert(
-        ctx,
-        src,
-        dst,
-        origin,
-        [PixelFormat::Rgba32F, PixelFormat::Rgba8],
-    )
+    convert_with(ctx, src, dst, origin, &CONVERT[1..2])
 }
 
-fn convert<B: Backend>(
+/// Converts a region of `src` (from `origin`) into `dst` between pixel formats: RGBA8 or
+/// RGBA16 into RGBA32F, or RGBA32F into RGBA8 or RGBA16 (clamping to [0, 1] and rounding to
+/// nearest).
+///
+/// # Errors
+/// As [`unpack_rgba8`], naming the formats a view may have.
+pub fn convert<B: Backend>(
     ctx: &Context<B>,
     src: &ImageView,
     dst: &ImageView,
     origin: [u32; 2],
-    [from, to]: [PixelFormat; 2],
 ) -> Result<SubmissionIndex> {
-    check(ctx, src, from, "source")?;
-    check(ctx, dst, to, "destination")?;
-    let kernel = match from {
-        PixelFormat::Rgba8 => &shaders::IMAGE_UNPACK,
-        PixelFormat::Rgba32F => &shaders::IMAGE_PACK,
-    };
+    convert_with(ctx, src, dst, origin, CONVERT)
+}
+
+fn convert_with<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    table: &Table<&'static KernelSource>,
+) -> Result<SubmissionIndex> {
+    let kernel = pick(ctx, src, dst, table)?;
     let p = region(src, dst, origin)?;
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
@@ -269,7 +179,30 @@ pub fn blur<B: Backend>(
     origin: [u32; 2],
     blur: Blur,
 ) -> Result<SubmissionIndex> {
-    let format = check_pair(ctx, src, dst)?;
+    // Per format pair: the passes with a buffer intermediate, then with a texture one.
+    let passes: &Table<[&KernelSource; 4]> = &[
+        (
+            Rgba32F,
+            Rgba32F,
+            [
+                &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_VERTICAL,
+                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Rgba8,
+            Rgba8,
+            [
+                &shaders::BLUR_HORIZONTAL_RGBA8,
+                &shaders::BLUR_VERTICAL_RGBA8,
+                &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+            ],
+        ),
+    ];
+    let [h_buffer, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
     let weights = blur_weights(blur)?;
     let radius = (weights.len() / 2) as u32;
     let mut p = region(src, dst, origin)?;
@@ -281,20 +214,10 @@ pub fn blur<B: Backend>(
             return Err(e);
         }
     };
-    let (horizontal, vertical) = match (format, tmp.is_texture()) {
-        (PixelFormat::Rgba32F, false) => (&shaders::BLUR_HORIZONTAL, &shaders::BLUR_VERTICAL),
-        (PixelFormat::Rgba8, false) => (
-            &shaders::BLUR_HORIZONTAL_RGBA8,
-            &shaders::BLUR_VERTICAL_RGBA8,
-        ),
-        (PixelFormat::Rgba32F, true) => (
-            &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
-            &shaders::BLUR_VERTICAL_FROM_TEXTURE,
-        ),
-        (PixelFormat::Rgba8, true) => (
-            &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
-            &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
-        ),
+    let (horizontal, vertical) = if tmp.is_texture() {
+        (h_texture, v_texture)
+    } else {
+        (h_buffer, v_buffer)
     };
     let mut run = || -> Result<SubmissionIndex> {
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
@@ -369,7 +292,19 @@ pub fn resize_region<B: Backend>(
     filter: ResizeFilter,
     r: ResizeRegion,
 ) -> Result<SubmissionIndex> {
-    let format = check_pair(ctx, src, dst)?;
+    let kernels: &Table<[&KernelSource; 2]> = &[
+        (
+            Rgba32F,
+            Rgba32F,
+            [&shaders::RESIZE_BILINEAR, &shaders::RESIZE_AREA],
+        ),
+        (
+            Rgba8,
+            Rgba8,
+            [&shaders::RESIZE_BILINEAR_RGBA8, &shaders::RESIZE_AREA_RGBA8],
+        ),
+    ];
+    let [bilinear, area] = pick(ctx, src, dst, kernels)?;
     let inside = |o: [u32; 2], img: &ImageView, full: [u32; 2]| {
         (0..2).all(|i| {
             let size = if i == 0 { img.width } else { img.height };
@@ -400,17 +335,16 @@ pub fn resize_region<B: Backend>(
         scale_x.to_bits(),
         scale_y.to_bits(),
     ];
-    let kernel = match (filter, format) {
-        (ResizeFilter::Bilinear, PixelFormat::Rgba32F) => &shaders::RESIZE_BILINEAR,
-        (ResizeFilter::Bilinear, PixelFormat::Rgba8) => &shaders::RESIZE_BILINEAR_RGBA8,
-        (ResizeFilter::Area, PixelFormat::Rgba32F) => &shaders::RESIZE_AREA,
-        (ResizeFilter::Area, PixelFormat::Rgba8) => &shaders::RESIZE_AREA_RGBA8,
+    let kernel = match filter {
+        ResizeFilter::Bilinear => bilinear,
+        ResizeFilter::Area => area,
     };
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
 
 /// Applies a colour operation to `src` (from `origin`) into `dst` (both RGBA8 or both
-/// RGBA32F). `src` and `dst` may be the same image.
+/// RGBA32F; sRGB to linear also RGBA8 into RGBA32F, and linear to sRGB RGBA32F into RGBA8).
+/// `src` and `dst` may be the same image.
 ///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a gamma that is not positive and
@@ -422,22 +356,22 @@ pub fn color<B: Backend>(
     origin: [u32; 2],
     op: ColorOp,
 ) -> Result<SubmissionIndex> {
-    let format = check_pair(ctx, src, dst)?;
-    let pick = |f32k: &'static KernelSource, u8k: &'static KernelSource| match format {
-        PixelFormat::Rgba32F => f32k,
-        PixelFormat::Rgba8 => u8k,
-    };
-    let mut p = region(src, dst, origin)?;
-    let (kernel, extra) = match op {
+    // Each op's kernels on RGBA32F and on RGBA8. The stages of an RGBA8 chain from `linear` to
+    // `srgb` are held in RGBA32F (see `crate::image`): those two ops also run between formats.
+    let (f32k, u8k, between, extra): (_, _, Option<(_, _, &'static KernelSource)>, _) = match op {
         ColorOp::SrgbToLinear => (
-            pick(&shaders::SRGB_TO_LINEAR, &shaders::SRGB_TO_LINEAR_RGBA8),
+            &shaders::SRGB_TO_LINEAR,
+            &shaders::SRGB_TO_LINEAR_RGBA8,
+            Some((Rgba8, Rgba32F, &shaders::SRGB_TO_LINEAR_RGBA8_TO_RGBA32F)),
             [0.0, 1.0, 1.0],
         ),
         ColorOp::LinearToSrgb => (
-            pick(&shaders::LINEAR_TO_SRGB, &shaders::LINEAR_TO_SRGB_RGBA8),
+            &shaders::LINEAR_TO_SRGB,
+            &shaders::LINEAR_TO_SRGB_RGBA8,
+            Some((Rgba32F, Rgba8, &shaders::LINEAR_TO_SRGB_RGBA32F_TO_RGBA8)),
             [0.0, 1.0, 1.0],
         ),
-        ColorOp::Luma => (pick(&shaders::LUMA, &shaders::LUMA_RGBA8), [0.0, 1.0, 1.0]),
+        ColorOp::Luma => (&shaders::LUMA, &shaders::LUMA_RGBA8, None, [0.0, 1.0, 1.0]),
         ColorOp::Adjust {
             brightness,
             contrast,
@@ -451,11 +385,17 @@ pub fn color<B: Backend>(
                 });
             }
             (
-                pick(&shaders::ADJUST, &shaders::ADJUST_RGBA8),
+                &shaders::ADJUST,
+                &shaders::ADJUST_RGBA8,
+                None,
                 [brightness, contrast, gamma],
             )
         }
     };
+    let mut table = vec![(Rgba32F, Rgba32F, f32k), (Rgba8, Rgba8, u8k)];
+    table.extend(between);
+    let kernel = pick(ctx, src, dst, &table)?;
+    let mut p = region(src, dst, origin)?;
     p.extend(extra.map(f32::to_bits));
     // With src == dst the buffer is bound twice; wgpu allows it, both bindings being read_write.
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)

@@ -1,0 +1,302 @@
+//! Running a pipeline on one frame, written once for every host pixel type: 8-bit frames
+//! ([`Pipeline::run`]) and 16-bit ones ([`Pipeline::run_rgba16`]) differ only in their
+//! [`Channel`], which names the edge format the frame is uploaded and downloaded in. The run
+//! plans tiles within the budget and the device's largest binding, gathers each tile's input
+//! region with its halo, runs the chain stage by stage (each stage in the format
+//! [`Pipeline::stage_formats`] gives it) and scatters the tile's output.
+
+use std::time::Instant;
+
+use super::ops::{Op, Rect};
+use super::{FrameReport, Pipeline};
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::kernels::image::{
+    blur, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
+};
+use crate::{AllocDesc, BufferHandle, Context};
+
+/// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).
+pub(super) trait Channel: bytemuck::Pod + Default {
+    /// The frame's format on the device, at the run's edges.
+    const FORMAT: PixelFormat;
+    /// The format as messages name it.
+    const NAME: &'static str;
+}
+
+impl Channel for u8 {
+    const FORMAT: PixelFormat = PixelFormat::Rgba8;
+    const NAME: &'static str = "RGBA8";
+}
+
+impl Channel for u16 {
+    const FORMAT: PixelFormat = PixelFormat::Rgba16;
+    const NAME: &'static str = "RGBA16";
+}
+
+/// An empty host buffer with room for `len` bytes of `T`, allocated fallibly, and its length
+/// in `T`.
+///
+/// # Errors
+/// [`Error::HostOutOfMemory`] naming the bytes and `what` they were for when the host cannot
+/// allocate them.
+fn host_buffer<T>(len: u64, what: &'static str) -> Result<(Vec<T>, usize)> {
+    let refused = || Error::HostOutOfMemory {
+        requested: len,
+        what: format!("{what}; use smaller frames (a smaller input or resize)"),
+    };
+    let n = usize::try_from(len).map_err(|_| refused())? / size_of::<T>().max(1);
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| refused())?;
+    Ok((v, n))
+}
+
+/// `len` bytes of zero `T` on the host, allocated fallibly.
+///
+/// # Errors
+/// As [`host_buffer`].
+pub(crate) fn host_zeroed<T: Clone + Default>(len: u64, what: &'static str) -> Result<Vec<T>> {
+    let (mut v, n) = host_buffer(len, what)?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+impl Pipeline {
+    /// This pipeline with frames of `edge` at its ends: RGBA16 frames are filtered in RGBA32F
+    /// whatever the working format, which would otherwise round them to 8 bits.
+    fn with_edge(&self, edge: PixelFormat) -> Pipeline {
+        let mut p = self.clone();
+        p.edge = edge;
+        if edge == PixelFormat::Rgba16 {
+            p.working = PixelFormat::Rgba32F;
+        }
+        p
+    }
+
+    /// Runs the chain on a frame of `T` channels: see [`run`](Self::run).
+    pub(super) fn run_frame<B: Backend, T: Channel>(
+        &self,
+        ctx: &Context<B>,
+        input: &[T],
+    ) -> Result<(Vec<T>, FrameReport)> {
+        if self.edge != T::FORMAT {
+            return self.with_edge(T::FORMAT).run_frame(ctx, input);
+        }
+        let start = Instant::now();
+        let bpp = T::FORMAT.bytes_per_pixel();
+        let [w, h] = self.input_size();
+        let in_bytes = u64::from(w) * u64::from(h) * bpp;
+        let input: &[u8] = bytemuck::cast_slice(input);
+        if input.len() as u64 != in_bytes {
+            return Err(Error::ShapeMismatch {
+                expected: format!("an {} frame of {w}×{h} ({in_bytes} bytes)", T::NAME),
+                actual: format!("{} bytes", input.len()),
+            });
+        }
+        let [ow, oh] = self.output_size();
+        let out_bytes = u64::from(ow) * u64::from(oh) * bpp;
+        let mut out: Vec<T> = host_zeroed(out_bytes, "the output frame")?;
+        ctx.trim()?;
+        let stats = ctx.stats();
+        let limit = stats.budget.unwrap_or(u64::MAX);
+        let mut available = limit
+            .saturating_sub(stats.reserved)
+            .saturating_sub(ctx.staging_capacity());
+        let max_buffer = {
+            let l = ctx.backend().limits();
+            l.max_binding_size.min(l.max_block_size)
+        };
+        loop {
+            let tile = self
+                .plan_within(available, max_buffer)
+                .map_err(|e| match e {
+                    Error::OverBudget { requested, .. } => Error::OverBudget {
+                        requested: requested.saturating_add(ctx.staging_capacity()),
+                        limit,
+                        in_use: stats.in_use,
+                        reserved: stats.reserved,
+                        largest_free: 0,
+                        fits_now: available,
+                    },
+                    e => e,
+                })?;
+            let tiles = self.tiles(tile);
+            let mut result = Ok(0);
+            let mut tile_host = 0;
+            for t in &tiles {
+                result = self.run_tile(ctx, input, *t, bytemuck::cast_slice_mut(&mut out));
+                match result {
+                    Ok(bytes) => tile_host = tile_host.max(bytes),
+                    Err(_) => break,
+                }
+            }
+            match result {
+                Ok(_) => {
+                    return Ok((
+                        out,
+                        FrameReport {
+                            tile,
+                            tiles: tiles.len(),
+                            planned_bytes: self.worst_tile_bytes(tile),
+                            host_bytes: out_bytes + tile_host,
+                            seconds: start.elapsed().as_secs_f64(),
+                        },
+                    ))
+                }
+                // Pool rounding made a tile miss its plan: plan for less and run again (tiles
+                // give the same pixels at any size).
+                Err(Error::OverBudget { .. }) if self.worst_tile_bytes(tile) > 1 << 16 => {
+                    ctx.wait()?;
+                    ctx.trim()?;
+                    available = self.worst_tile_bytes(tile) / 4 * 3;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Runs one output tile: `input` and `out` are whole frames of the edge format, as bytes.
+    /// Returns the host bytes the tile's copies took.
+    fn run_tile<B: Backend>(
+        &self,
+        ctx: &Context<B>,
+        input: &[u8],
+        out_rect: Rect,
+        out: &mut [u8],
+    ) -> Result<u64> {
+        let regions = self.regions(out_rect);
+        let mut live: Vec<BufferHandle> = Vec::new();
+        let result = self.run_tile_inner(ctx, input, &regions, out, &mut live);
+        for h in live {
+            ctx.release(h)?;
+        }
+        result
+    }
+
+    fn run_tile_inner<B: Backend>(
+        &self,
+        ctx: &Context<B>,
+        input: &[u8],
+        regions: &[Rect],
+        out: &mut [u8],
+        live: &mut Vec<BufferHandle>,
+    ) -> Result<u64> {
+        let alloc =
+            |live: &mut Vec<BufferHandle>, label: &'static str, r: &Rect, f: PixelFormat| {
+                let h = ctx.alloc(
+                    AllocDesc::new(label, r.area() * f.bytes_per_pixel())
+                        .uninit()
+                        .tag("frames"),
+                )?;
+                live.push(h);
+                Ok::<_, Error>(ImageView::new(h, r.width(), r.height(), f))
+            };
+        // Each buffer goes as soon as the last kernel that reads it is recorded (its memory
+        // returns when that kernel completes), so a tile holds two stages at a time.
+        let retire = |live: &mut Vec<BufferHandle>, img: &ImageView| {
+            live.retain(|&l| l != img.handle);
+            ctx.release(img.handle)
+        };
+        let formats = self.stage_formats();
+        let bpp = self.edge.bytes_per_pixel() as usize;
+        // The input region, gathered row by row.
+        let r0 = regions[0];
+        let [w, _] = self.input_size();
+        let row_in = r0.width() as usize * bpp;
+        let (mut bytes, _) = host_buffer::<u8>(r0.area() * bpp as u64, "a tile's input")?;
+        for y in r0.y0..r0.y1 {
+            let at = (y as usize * w as usize + r0.x0 as usize) * bpp;
+            let row = input.get(at..at + row_in).ok_or_else(|| outside(&r0))?;
+            bytes.extend_from_slice(row);
+        }
+        let src = alloc(live, "tile input", &r0, self.edge)?;
+        ctx.upload(src.handle, &bytes)?;
+        let mut cur = src;
+        if formats[0] != self.edge {
+            cur = alloc(live, "tile stage", &r0, formats[0])?;
+            convert(ctx, &src, &cur, [0, 0])?;
+            retire(live, &src)?;
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            let (ri, rn) = (regions[i], regions[i + 1]);
+            let next = alloc(live, "tile stage", &rn, formats[i + 1])?;
+            let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
+            match *op {
+                Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
+                Op::BoxBlur { radius } => blur(ctx, &cur, &next, origin, Blur::Box { radius })?,
+                Op::Resize { filter, .. } => {
+                    let region = ResizeRegion {
+                        full_src: self.sizes[i],
+                        full_dst: self.sizes[i + 1],
+                        src_origin: [ri.x0, ri.y0],
+                        dst_origin: [rn.x0, rn.y0],
+                    };
+                    resize_region(ctx, &cur, &next, filter, region)?
+                }
+                _ => {
+                    let c = op.color().ok_or_else(|| Error::Internal {
+                        message: format!("{op:?} has no kernel"),
+                    })?;
+                    color(ctx, &cur, &next, origin, c)?
+                }
+            };
+            retire(live, &cur)?;
+            cur = next;
+        }
+        let rn = regions[regions.len() - 1];
+        let mut last = cur;
+        if cur.format != self.edge {
+            last = alloc(live, "tile output", &rn, self.edge)?;
+            convert(ctx, &cur, &last, [0, 0])?;
+            retire(live, &cur)?;
+        }
+        let tile = ctx.download(last.handle)?;
+        let [ow, _] = self.output_size();
+        let row_bytes = rn.width() as usize * bpp;
+        for (j, y) in (rn.y0..rn.y1).enumerate() {
+            let at = (y as usize * ow as usize + rn.x0 as usize) * bpp;
+            let dst = out
+                .get_mut(at..at + row_bytes)
+                .ok_or_else(|| outside(&rn))?;
+            let src = tile
+                .get(j * row_bytes..(j + 1) * row_bytes)
+                .ok_or_else(|| outside(&rn))?;
+            dst.copy_from_slice(src);
+        }
+        Ok(bytes.capacity() as u64 + tile.len() as u64)
+    }
+}
+
+/// A region that does not fit its frame: a planner bug, reported rather than panicking.
+fn outside(r: &Rect) -> Error {
+    Error::Internal {
+        message: format!("tile region {r:?} lies outside its frame"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_buffers_the_host_can_not_hold_are_typed_errors() {
+        for len in [u64::MAX, isize::MAX as u64 + 1, 1 << 62] {
+            match host_zeroed::<u8>(len, "the output frame") {
+                Err(e @ Error::HostOutOfMemory { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains(&len.to_string()), "{msg}");
+                    assert!(msg.contains("output frame"), "{msg}");
+                }
+                other => panic!("{len} bytes: expected HostOutOfMemory, got {other:?}"),
+            }
+        }
+        assert_eq!(
+            host_zeroed::<u8>(10, "ten").expect("ten bytes"),
+            vec![0; 10]
+        );
+        assert_eq!(
+            host_zeroed::<u16>(10, "ten").expect("ten bytes"),
+            vec![0; 5]
+        );
+    }
+}
