@@ -9,24 +9,9 @@ mod product;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{random_bytes, try_gpu};
+use common::{random_bytes, tool, try_gpu};
 use vramkit::image::{parse_chain, Pipeline};
 use vramkit::ContextDesc;
-
-fn tool() -> PathBuf {
-    // target/<profile>/deps/cli-<hash> → target/<profile>/examples/image_4k
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let tool = dir
-        .join("examples")
-        .join(format!("image_4k{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        tool.exists(),
-        "{} is missing: build it with `cargo test --all-targets` or `cargo build --examples`",
-        tool.display()
-    );
-    tool
-}
 
 fn run(args: &[&str]) -> Output {
     let out = Command::new(tool())
