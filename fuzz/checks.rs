@@ -16,7 +16,7 @@ use vramkit::{Context, Error};
 #[path = "../examples/image_4k/input.rs"]
 pub mod input;
 
-use input::{decode, InputLimits};
+use input::{decode, InputLimits, Samples};
 
 /// Limits for fuzzing: small enough that no input makes a run slow or large, large enough to
 /// reach every limit check.
@@ -99,7 +99,11 @@ pub fn image_input<B: Backend>(data: &[u8], ctx: Option<&Context<B>>) {
             && u64::from(w) * u64::from(h) <= FUZZ_LIMITS.max_pixels,
         "decoded a {w}x{h} image past the limits"
     );
-    assert_eq!(img.rgba.len() as u64, u64::from(w) * u64::from(h) * 4);
+    let samples = match &img.samples {
+        Samples::Rgba8(v) => v.len(),
+        Samples::Rgba16(v) => v.len(),
+    };
+    assert_eq!(samples as u64, u64::from(w) * u64::from(h) * 4);
     let Some(ctx) = ctx else { return };
     if u64::from(w) * u64::from(h) > PIPELINE_PIXELS {
         return;
@@ -117,11 +121,18 @@ pub fn image_input<B: Backend>(data: &[u8], ctx: Option<&Context<B>>) {
         Ok(p) => p,
         Err(e) => panic!("a {w}x{h} frame makes no pipeline: {e}"),
     };
-    match p.run(ctx, &img.rgba) {
-        Ok((out, report)) => {
+    // Samples out and the bytes they take.
+    let run = match &img.samples {
+        Samples::Rgba8(px) => p.run(ctx, px).map(|(out, r)| (out.len(), out.len(), r)),
+        Samples::Rgba16(px) => p
+            .run_rgba16(ctx, px)
+            .map(|(out, r)| (out.len(), 2 * out.len(), r)),
+    };
+    match run {
+        Ok((samples, bytes, report)) => {
             let [ow, oh] = p.output_size();
-            assert_eq!(out.len() as u64, u64::from(ow) * u64::from(oh) * 4);
-            assert!(report.host_bytes >= out.len() as u64);
+            assert_eq!(samples as u64, u64::from(ow) * u64::from(oh) * 4);
+            assert!(report.host_bytes >= bytes as u64);
         }
         Err(e) => panic!("a {w}x{h} frame did not run: {e}"),
     }

@@ -12,7 +12,7 @@ use vramkit::backend::Backend;
 use vramkit::image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 use vramkit::Context;
 
-use crate::input::{self, InputLimits};
+use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
 use crate::{paths, Args, Failure, Format};
 
@@ -26,6 +26,8 @@ pub struct Item {
 pub struct Done {
     /// Input size.
     pub size: [u32; 2],
+    /// Bits a sample of the input and output frames (8 or 16).
+    pub bits: u32,
     /// Output size.
     pub out_size: [u32; 2],
     /// How the pipeline ran it.
@@ -40,7 +42,7 @@ pub type Outcome = Option<Result<Done, Failure>>;
 /// A decoded frame.
 pub struct Frame {
     size: [u32; 2],
-    rgba: Vec<u8>,
+    samples: Samples,
 }
 
 /// The run: its frames, their outcomes, and the first good frame, decoded before a device is
@@ -69,7 +71,7 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
     let Some(path) = &item.input else {
         return Ok(Frame {
             size: [3840, 2160],
-            rgba: test_chart(3840, 2160),
+            samples: Samples::Rgba8(test_chart(3840, 2160)),
         });
     };
     let limits = InputLimits {
@@ -79,7 +81,7 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
     let img = input::load(path, &limits).map_err(Failure::Input)?;
     Ok(Frame {
         size: img.size,
-        rgba: img.rgba,
+        samples: img.samples,
     })
 }
 
@@ -169,9 +171,16 @@ fn make<B: Backend>(
     let pipeline = Pipeline::new(job.chain.clone(), frame.size)
         .map_err(|e| Failure::from(e).about(&what))?
         .with_working_format(args.format.into());
-    let (out, report) = pipeline
-        .run(ctx, &frame.rgba)
-        .map_err(|e| Failure::from(e).about(&what))?;
+    // 16-bit inputs stay 16-bit: in, through the pipeline (RGBA32F between operations) and out.
+    let (out, report) = match &frame.samples {
+        Samples::Rgba8(rgba) => pipeline
+            .run(ctx, rgba)
+            .map(|(out, report)| (Samples::Rgba8(out), report)),
+        Samples::Rgba16(rgba) => pipeline
+            .run_rgba16(ctx, rgba)
+            .map(|(out, report)| (Samples::Rgba16(out), report)),
+    }
+    .map_err(|e| Failure::from(e).about(&what))?;
     let out_size = pipeline.output_size();
     // The built-in chart is made again identically: its output is replaced.
     let force = args.force || item.input.is_none();
@@ -187,6 +196,7 @@ fn make<B: Backend>(
     let file_bytes = std::fs::metadata(&item.output).map_or(0, |m| m.len());
     Ok(Done {
         size: frame.size,
+        bits: frame.samples.bits(),
         out_size,
         report,
         file_bytes,

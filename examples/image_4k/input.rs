@@ -1,6 +1,6 @@
-//! The tool's input path: reading a file and decoding an 8-bit PNG or JPEG (RGB, RGBA, grey or
-//! grey+alpha) into an upright RGBA8 frame (EXIF orientation applied), refusing files cut short,
-//! with every size checked before anything of that size is allocated.
+//! The tool's input path: reading a file and decoding a PNG or JPEG (RGB, RGBA, grey or
+//! grey+alpha; 8 or 16 bits) into an upright RGBA8 or RGBA16 frame (EXIF orientation applied),
+//! refusing files cut short, with every size checked before anything of that size is allocated.
 //! The fuzz target `image_input` and `tests/fuzz_corpus.rs` include this file, so what they
 //! check is what the tool runs.
 
@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek};
 use std::path::Path;
 
+use image::metadata::Orientation;
 use image::{ColorType, ImageDecoder, ImageError, ImageFormat, ImageReader};
 use vramkit::image::{MAX_FRAME_PIXELS, MAX_SIDE};
 
@@ -21,6 +22,8 @@ mod orient;
 
 /// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
 const DECODER_SLACK: u64 = 16 << 20;
+/// Bytes of the widest pixel the tool decodes: RGBA, 16 bits a sample.
+const MAX_BYTES_PER_PIXEL: u64 = 8;
 
 /// The largest images the input path takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,10 +41,10 @@ impl InputLimits {
         max_pixels: MAX_FRAME_PIXELS,
     };
 
-    /// The most bytes a file within these limits can have: an uncompressed 8-bit RGBA frame and
-    /// a fifth more for the container (PNG's stored blocks, row filters, chunks).
+    /// The most bytes a file within these limits can have: an uncompressed 16-bit RGBA frame
+    /// and a fifth more for the container (PNG's stored blocks, row filters, chunks).
     pub fn max_file_bytes(&self) -> u64 {
-        self.max_pixels * 4 / 5 * 6 + (1 << 20)
+        self.max_pixels * MAX_BYTES_PER_PIXEL / 5 * 6 + (1 << 20)
     }
 }
 
@@ -69,7 +72,7 @@ impl fmt::Display for InputError {
             InputError::NotAnImage => write!(
                 f,
                 "not a PNG or JPEG image (its first bytes are neither signature); \
-                 give 8-bit PNG or JPEG files"
+                 give PNG or JPEG files"
             ),
             InputError::Corrupt(why) => write!(
                 f,
@@ -78,7 +81,8 @@ impl fmt::Display for InputError {
             ),
             InputError::Unsupported(what) => write!(
                 f,
-                "{what} are not supported; use 8-bit PNG or JPEG (RGB, RGBA, grey or grey+alpha)"
+                "{what} are not supported; use PNG (8 or 16 bits) or JPEG (RGB, RGBA, grey or \
+                 grey+alpha)"
             ),
             InputError::Empty([w, h]) => write!(
                 f,
@@ -95,8 +99,8 @@ impl std::error::Error for InputError {}
 fn classify(e: ImageError) -> InputError {
     match e {
         ImageError::Limits(l) => InputError::TooLarge(format!(
-            "decoding needs more memory than the decoder's limit of 4 bytes per pixel of \
-             --max-pixels allows ({l}); give a smaller image or raise --max-pixels"
+            "decoding needs more memory than the decoder's limit of {MAX_BYTES_PER_PIXEL} bytes \
+             per pixel of --max-pixels allows ({l}); give a smaller image or raise --max-pixels"
         )),
         ImageError::Unsupported(u) => InputError::Unsupported(format!("images with {u}")),
         ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -107,13 +111,32 @@ fn classify(e: ImageError) -> InputError {
     }
 }
 
-/// A decoded frame: RGBA8, rows packed.
+/// A frame's RGBA samples, rows packed: `width × height × 4` of them.
+#[derive(Debug, PartialEq)]
+pub enum Samples {
+    /// 8 bits a sample (8-bit files and JPEGs).
+    Rgba8(Vec<u8>),
+    /// 16 bits a sample (16-bit PNGs), kept at full precision through the pipeline.
+    Rgba16(Vec<u16>),
+}
+
+impl Samples {
+    /// Bits a sample.
+    pub fn bits(&self) -> u32 {
+        match self {
+            Samples::Rgba8(_) => 8,
+            Samples::Rgba16(_) => 16,
+        }
+    }
+}
+
+/// A decoded frame, upright.
 #[derive(Debug)]
 pub struct Decoded {
     /// Width and height.
     pub size: [u32; 2],
-    /// `size[0] × size[1] × 4` bytes.
-    pub rgba: Vec<u8>,
+    /// RGBA, 8 or 16 bits a sample as the file had.
+    pub samples: Samples,
 }
 
 thread_local! {
@@ -155,8 +178,9 @@ impl Drop for Decoding {
     }
 }
 
-/// Decodes an 8-bit RGB, RGBA, grey or grey+alpha (or palette) PNG or JPEG, recognised by its
-/// content, into upright RGBA8 (grey expanded, EXIF orientation applied). A file that stops
+/// Decodes an RGB, RGBA, grey or grey+alpha (or palette) PNG of 8 or 16 bits, or a JPEG,
+/// recognised by its content, into upright RGBA8 or RGBA16 as the file's depth (grey expanded,
+/// EXIF orientation applied). A file that stops
 /// before its end marker is refused as cut short. The header's size is checked against `limits`
 /// before the pixels are decoded, and the decoder's allocations are capped to what such a frame
 /// needs.
@@ -199,53 +223,112 @@ fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<De
     .map_err(InputError::Corrupt)?;
     let mut reader = ImageReader::with_format(inner, format);
     let mut caps = image::Limits::default();
-    caps.max_alloc = Some(limits.max_pixels.saturating_mul(4) + DECODER_SLACK);
+    caps.max_alloc = Some(limits.max_pixels.saturating_mul(MAX_BYTES_PER_PIXEL) + DECODER_SLACK);
     reader.limits(caps);
     let mut decoder = reader.into_decoder().map_err(classify)?;
     let (w, h) = decoder.dimensions();
     check_size([w, h], limits)?;
     let color = decoder.color_type();
-    // Samples per pixel and where R, G, B and alpha are among them (alpha `None`: opaque).
-    let (channels, rgb, alpha) = match color {
-        ColorType::Rgba8 => (4, [0, 1, 2], Some(3)),
-        ColorType::Rgb8 => (3, [0, 1, 2], None),
-        ColorType::La8 => (2, [0, 0, 0], Some(1)),
-        ColorType::L8 => (1, [0, 0, 0], None),
-        ColorType::L16 | ColorType::La16 | ColorType::Rgb16 | ColorType::Rgba16 => {
-            return Err(InputError::Unsupported(format!(
-                "16-bit images ({color:?} pixels)"
-            )))
-        }
+    // Samples per pixel, bytes per sample, and where R, G, B and alpha are among the samples
+    // (alpha `None`: opaque).
+    let (channels, depth, rgb, alpha) = match color {
+        ColorType::Rgba8 => (4, 1, [0, 1, 2], Some(3)),
+        ColorType::Rgb8 => (3, 1, [0, 1, 2], None),
+        ColorType::La8 => (2, 1, [0, 0, 0], Some(1)),
+        ColorType::L8 => (1, 1, [0, 0, 0], None),
+        ColorType::Rgba16 => (4, 2, [0, 1, 2], Some(3)),
+        ColorType::Rgb16 => (3, 2, [0, 1, 2], None),
+        ColorType::La16 => (2, 2, [0, 0, 0], Some(1)),
+        ColorType::L16 => (1, 2, [0, 0, 0], None),
         other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
     };
     let orientation = decoder.orientation().map_err(classify)?;
     let pixels = u64::from(w) * u64::from(h);
-    if decoder.total_bytes() != pixels * channels as u64 {
+    if decoder.total_bytes() != pixels * channels * depth {
         return Err(InputError::Corrupt(format!(
             "the header says {w}x{h} {color:?} pixels but the decoder would give {} bytes",
             decoder.total_bytes()
         )));
     }
-    let mut raw = host_bytes(decoder.total_bytes())?;
+    let mut raw = host_vec(decoder.total_bytes(), 0u8)?;
     decoder.read_image(&mut raw).map_err(classify)?;
-    let rgba = if channels == 4 {
-        raw
-    } else {
-        let mut rgba = host_bytes(pixels * 4)?;
-        for (px, s) in rgba.chunks_exact_mut(4).zip(raw.chunks_exact(channels)) {
-            px.copy_from_slice(&[s[rgb[0]], s[rgb[1]], s[rgb[2]], alpha.map_or(255, |a| s[a])]);
-        }
-        rgba
+    let layout = Layout {
+        channels: channels as usize,
+        rgb,
+        alpha,
     };
-    let (rgba, size) = orient::apply(orientation, [w, h], rgba).ok_or_else(|| {
+    let size = [w, h];
+    let (samples, size) = if depth == 1 {
+        let (rgba, size) = upright(orientation, size, layout.rgba(raw, pixels)?)?;
+        (Samples::Rgba8(rgba), size)
+    } else {
+        // The decoder gives 16-bit samples in native byte order.
+        let mut wide = host_vec(pixels * channels, 0u16)?;
+        for (v, b) in wide.iter_mut().zip(raw.chunks_exact(2)) {
+            *v = u16::from_ne_bytes([b[0], b[1]]);
+        }
+        drop(raw);
+        let (rgba, size) = upright(orientation, size, layout.rgba(wide, pixels)?)?;
+        (Samples::Rgba16(rgba), size)
+    };
+    Ok(Decoded { size, samples })
+}
+
+/// Where a decoder's samples of one pixel hold R, G, B and alpha.
+#[derive(Clone, Copy)]
+struct Layout {
+    channels: usize,
+    rgb: [usize; 3],
+    alpha: Option<usize>,
+}
+
+/// A sample type of a decoded frame.
+trait Sample: Copy + Default {
+    /// The opaque alpha value.
+    const OPAQUE: Self;
+}
+
+impl Sample for u8 {
+    const OPAQUE: Self = u8::MAX;
+}
+
+impl Sample for u16 {
+    const OPAQUE: Self = u16::MAX;
+}
+
+impl Layout {
+    /// `raw` (`pixels` of `channels` samples) as RGBA: grey copied into R, G and B, a missing
+    /// alpha opaque.
+    fn rgba<T: Sample>(self, raw: Vec<T>, pixels: u64) -> Result<Vec<T>, InputError> {
+        if self.channels == 4 {
+            return Ok(raw);
+        }
+        let mut rgba = host_vec(pixels * 4, T::default())?;
+        for (px, s) in rgba
+            .chunks_exact_mut(4)
+            .zip(raw.chunks_exact(self.channels))
+        {
+            let a = self.alpha.map_or(T::OPAQUE, |a| s[a]);
+            px.copy_from_slice(&[s[self.rgb[0]], s[self.rgb[1]], s[self.rgb[2]], a]);
+        }
+        Ok(rgba)
+    }
+}
+
+/// `rgba` (`size`) turned upright, or an error naming the bytes a second frame needs.
+fn upright<T: Copy + Default>(
+    o: Orientation,
+    size: [u32; 2],
+    rgba: Vec<T>,
+) -> Result<(Vec<T>, [u32; 2]), InputError> {
+    let bytes = std::mem::size_of_val(rgba.as_slice());
+    orient::apply(o, size, rgba).ok_or_else(|| {
         InputError::TooLarge(format!(
-            "turning the image upright (EXIF orientation {}) needs {} more bytes of host \
+            "turning the image upright (EXIF orientation {}) needs {bytes} more bytes of host \
              memory, which could not be allocated; give a smaller image",
-            orientation.to_exif(),
-            pixels * 4
+            o.to_exif(),
         ))
-    })?;
-    Ok(Decoded { size, rgba })
+    })
 }
 
 /// Refuses an empty image or one past `limits`, naming the limit, its value and the flag.
@@ -282,18 +365,19 @@ fn check_size([w, h]: [u32; 2], limits: &InputLimits) -> Result<(), InputError> 
     Ok(())
 }
 
-/// `len` zero bytes, or an error saying the host could not allocate them.
-fn host_bytes(len: u64) -> Result<Vec<u8>, InputError> {
+/// `len` copies of `zero`, or an error saying the host could not allocate them.
+fn host_vec<T: Copy>(len: u64, zero: T) -> Result<Vec<T>, InputError> {
     let refused = || {
         InputError::TooLarge(format!(
-            "decoding needs {len} bytes of host memory, which could not be allocated; give a \
-             smaller image"
+            "decoding needs {} bytes of host memory, which could not be allocated; give a \
+             smaller image",
+            len.saturating_mul(std::mem::size_of::<T>() as u64)
         ))
     };
     let n = usize::try_from(len).map_err(|_| refused())?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| refused())?;
-    v.resize(n, 0);
+    v.resize(n, zero);
     Ok(v)
 }
 

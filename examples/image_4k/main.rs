@@ -43,7 +43,8 @@ struct Args {
     #[arg(long, default_value = "linear,blur:sigma=3,resize:1920x1080:area,srgb")]
     ops: String,
     /// Format frames are held in between operations: rgba32f (full precision) or rgba8 (a
-    /// quarter of the bytes, rounded to 8 bits after each operation).
+    /// quarter of the bytes, rounded to 8 bits after each operation, except the stages from
+    /// linear to srgb, held in rgba32f). 16-bit inputs always use rgba32f.
     #[arg(long, value_enum, default_value_t = Format::Rgba32f)]
     format: Format,
     /// Device-memory budget, e.g. 256MiB or 1GiB. None: the device's limit.

@@ -1,6 +1,7 @@
 //! Writing an output: encoding (PNG, JPEG or lossless WebP) into a temporary file in the output
 //! directory, then renaming it into place, so that an output is whole or absent, and never
-//! replaces a file that appeared meanwhile unless `--force` was given.
+//! replaces a file that appeared meanwhile unless `--force` was given. A 16-bit frame (from a
+//! 16-bit input) is written as a 16-bit PNG; JPEG and WebP hold 8 bits, so it is rounded there.
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -10,10 +11,12 @@ use image::codecs::png::PngEncoder;
 use image::codecs::webp::WebPEncoder;
 use image::{ExtendedColorType, ImageEncoder};
 
+use crate::input::Samples;
+
 /// The file format outputs are written in.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutFormat {
-    /// 8-bit RGBA PNG.
+    /// RGBA PNG, 16-bit when the input was, else 8-bit.
     Png,
     /// 8-bit RGB JPEG at `--quality` (alpha is dropped: JPEG has none).
     Jpg,
@@ -43,14 +46,45 @@ impl OutFormat {
     }
 }
 
-/// Encodes `rgba` (`size`, RGBA8) as `format` into `w`.
+/// 16-bit samples rounded to 8 bits (`round(v · 255 / 65535)`).
+fn narrow(wide: &[u16]) -> Result<Vec<u8>, String> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(wide.len())
+        .map_err(|_| "no host memory for the 8-bit copy of the 16-bit output".to_string())?;
+    v.extend(
+        wide.iter()
+            .map(|&s| ((u32::from(s) * 255 + 32_767) / 65_535) as u8),
+    );
+    Ok(v)
+}
+
+/// Encodes `samples` (`size`, RGBA) as `format` into `w`.
 fn encode<W: Write>(
     w: W,
     format: OutFormat,
     quality: u8,
-    rgba: &[u8],
+    samples: &Samples,
     [width, height]: [u32; 2],
 ) -> Result<(), String> {
+    let narrowed;
+    let rgba = match (samples, format) {
+        (Samples::Rgba16(wide), OutFormat::Png) => {
+            // The encoder takes native-endian samples and writes them big-endian.
+            let mut bytes = Vec::new();
+            bytes
+                .try_reserve_exact(wide.len() * 2)
+                .map_err(|_| "no host memory for the 16-bit PNG's bytes".to_string())?;
+            bytes.extend(wide.iter().flat_map(|s| s.to_ne_bytes()));
+            return PngEncoder::new(w)
+                .write_image(&bytes, width, height, ExtendedColorType::Rgba16)
+                .map_err(|e| format!("cannot encode as png: {e}"));
+        }
+        (Samples::Rgba16(wide), _) => {
+            narrowed = narrow(wide)?;
+            &narrowed
+        }
+        (Samples::Rgba8(rgba), _) => rgba,
+    };
     let r = match format {
         OutFormat::Png => {
             PngEncoder::new(w).write_image(rgba, width, height, ExtendedColorType::Rgba8)
@@ -76,7 +110,7 @@ fn encode<W: Write>(
     r.map_err(|e| format!("cannot encode as {}: {e}", format.extension()))
 }
 
-/// Writes `rgba` to `path` as `format`: into a temporary file beside it, renamed into place.
+/// Writes `samples` to `path` as `format`: into a temporary file beside it, renamed into place.
 /// Without `force` the rename refuses to replace a file that exists at `path` by then.
 ///
 /// # Errors
@@ -86,7 +120,7 @@ pub fn write(
     path: &Path,
     format: OutFormat,
     quality: u8,
-    rgba: &[u8],
+    samples: &Samples,
     size: [u32; 2],
     force: bool,
 ) -> Result<(), String> {
@@ -98,7 +132,7 @@ pub fn write(
         .tempfile_in(dir)
         .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
     let mut out = BufWriter::new(tmp.as_file());
-    encode(&mut out, format, quality, rgba, size)?;
+    encode(&mut out, format, quality, samples, size)?;
     out.flush()
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| format!("cannot write {}: {e}", tmp.path().display()))?;

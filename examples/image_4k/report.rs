@@ -37,6 +37,7 @@ fn json_report<B: Backend>(job: &Job, ctx: Option<&Context<B>>, code: u8) -> Val
                     "written": true,
                     "input_size": size(d.size),
                     "output_size": size(d.out_size),
+                    "bits": d.bits,
                     "output_bytes": d.file_bytes,
                     "tiles": d.report.tiles,
                     "tile": size(d.report.tile),
@@ -86,17 +87,18 @@ fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std
     let stats = ctx.stats();
     let [w, h] = d.size;
     let [ow, oh] = d.out_size;
+    // RGBA8 bytes, twice that for a 16-bit frame.
+    let host_frame = |w, h| b(frame_bytes(w, h, PixelFormat::Rgba8) * u64::from(d.bits / 8));
+    let (frame_in, frame_out) = if d.bits == 16 {
+        ("frame in (RGBA16, host)", "frame out (RGBA16, host)")
+    } else {
+        ("frame in (RGBA8, host)", "frame out (RGBA8, host)")
+    };
     writeln!(out)?;
     for (what, bytes) in [
         ("resource", "bytes".to_string()),
-        (
-            "frame in (RGBA8, host)",
-            b(frame_bytes(w, h, PixelFormat::Rgba8)),
-        ),
-        (
-            "frame out (RGBA8, host)",
-            b(frame_bytes(ow, oh, PixelFormat::Rgba8)),
-        ),
+        (frame_in, host_frame(w, h)),
+        (frame_out, host_frame(ow, oh)),
         ("run buffers (host, peak)", b(d.report.host_bytes)),
         ("tile working set (device, plan)", b(d.report.planned_bytes)),
         ("staging (device, at most)", b(ctx.staging_capacity())),
