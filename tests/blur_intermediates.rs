@@ -1,7 +1,8 @@
-//! Where a blur keeps its intermediate (`kernels/blur_intermediate.rs`): a texture on the
-//! backends whose kernels bind textures (wgpu), counted in the budget and statistics as kind
-//! `Texture` and gone after the call; a buffer on the others (CUDA) and for frames wider than
-//! a texture can be. Either way the pixels are the CPU twin's.
+//! Where a blur keeps its intermediate (`kernels/blur_intermediate.rs`): a texture on CPU
+//! adapters whose kernels bind textures (lavapipe), counted in the budget and statistics as
+//! kind `Texture` and gone after the call; a buffer on GPUs (NVIDIA's Vulkan driver, CUDA),
+//! where the measured rule prefers it, and for frames wider than a texture can be. Either way
+//! the pixels are the CPU twin's.
 
 mod common;
 
@@ -56,13 +57,13 @@ fn intermediates_are_textures_where_kernels_bind_them<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     // Odd sizes: the texture's power-of-two stride is wider than the frame.
     let peak = blur_and_check(&ctx, 301, 77, 2.5);
-    let binds = ctx.backend().limits().texture_kernels;
-    eprintln!("texture kernels: {binds}; texture bytes at peak: {peak}");
-    if binds {
+    let lavapipe = common::is_lavapipe(&ctx);
+    eprintln!("lavapipe: {lavapipe}; texture bytes at peak: {peak}");
+    if lavapipe {
         // 301 × 77 RGBA32F, rows padded to 256 bytes: at least 4864 × 77.
         assert!(peak >= 4864 * 77, "a {peak}-byte texture is too small");
     } else {
-        assert_eq!(peak, 0, "a backend without texture kernels made a texture");
+        assert_eq!(peak, 0, "a GPU's blur made a texture");
     }
 }
 

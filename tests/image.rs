@@ -190,7 +190,9 @@ fn resizes_match_the_cpu_and_tiles_match_the_whole<B: Backend>(mk: Mk<B>) {
             assert_close(
                 &whole,
                 &resize_cpu(&img, w, h, dw, dh, filter),
-                2e-6,
+                // Un-premultiplying divides by alpha, which scales the f32 rounding (fused
+                // multiply-adds on GPUs) by 1 / alpha: 2.1e-6 measured on the H200.
+                1e-5,
                 &format!("{filter:?} {w}×{h}→{dw}×{dh}"),
             );
             // The bottom-right quarter of the output, from the source rows and columns it reads.

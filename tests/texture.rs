@@ -277,16 +277,16 @@ fn the_budget_never_counts_less_than_the_driver_takes<B: Backend>(mk: Mk<B>) {
                 let ratio = driver as f64 / estimate as f64;
                 println!("{format:?} {w}×{h} ×{mips} mips: estimate {estimate}, driver {driver} ({ratio:.4})");
                 assert!(info.bytes >= driver);
-                // Measured on lavapipe: from 1 MiB up the driver takes 0.935–1.0003× the
-                // estimate (R8 rows pad less; a mip chain's small levels a little more); small
-                // images take less than padded rows.
+                // Measured from 1 MiB up: lavapipe takes 0.935–1.0003× the estimate (R8 rows
+                // pad less; a mip chain's small levels a little more), NVIDIA's Vulkan driver
+                // 1.0003–1.0074× for one level and 1.114× for an 11-level chain (each small
+                // level padded to its tiles). Small images may take less than padded rows, or
+                // a tile more. The budget counts the larger figure either way (`bytes` above).
+                let most = if mips > 1 { 1.15 } else { 1.01 };
                 if estimate >= 1 << 20 {
-                    assert!((0.9..=1.01).contains(&ratio), "estimate off by {ratio:.4}");
+                    assert!((0.9..=most).contains(&ratio), "estimate off by {ratio:.4}");
                 } else {
-                    assert!(
-                        driver <= estimate + (64 << 10),
-                        "estimate off by {ratio:.4}"
-                    );
+                    assert!(driver <= estimate + (1 << 20), "estimate off by {ratio:.4}");
                 }
             }
             assert!(info.bytes >= estimate);

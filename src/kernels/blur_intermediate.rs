@@ -1,14 +1,17 @@
 //! Where a blur keeps its RGBA32F intermediate (the horizontal pass's output, the vertical
-//! pass's input): in a texture where the backend's kernels bind textures and the intermediate
-//! fits one, else in a buffer. Either way it is allocated from the context for the call, counted
+//! pass's input): in a texture on CPU adapters whose kernels bind textures (lavapipe), when the
+//! intermediate fits one; else in a buffer. Either way it is allocated from the context for the call, counted
 //! in its budget and statistics (kind [`MemoryKind::Texture`](crate::MemoryKind::Texture) or
 //! device memory, tag `frames`), and released as soon as the passes are recorded.
 //!
 //! The rule is measured (`cargo bench --bench blur_intermediate`, BENCHMARKS.md "Textures or
-//! buffers"): the vertical pass reads the intermediate down its columns, and through a texture
-//! (whose layout keeps 2-D neighbours close) those reads cost less than through a buffer's
-//! rows, on lavapipe and on NVIDIA's Vulkan driver alike; the horizontal pass reads the frame
-//! along its rows, where a buffer is as good, so the frames between operations stay buffers.
+//! buffers"), the same kernels with either intermediate on a resident 4K RGBA32F frame: on
+//! lavapipe the vertical pass's column-wise reads cost less through a texture's 2-D layout
+//! than through a buffer's rows (0.84–0.89× the time, 1280×720), on the H200 through NVIDIA's
+//! Vulkan driver they cost more (1.30× at σ = 2, 1.35× at σ = 8: coalesced buffer rows already
+//! serve a warp's columns), and every texture the blur allocates is a new driver image (no
+//! pool), which there cost ~4.5 ms a call. So discrete and integrated GPUs keep buffers; CUDA
+//! and the host have no texture kernels. The frames between operations stay buffers.
 //! The texture passes are the buffer passes' WGSL with the io preludes `dst_texture` and
 //! `src_texture`, and are launched with bounds checks (`Context::dispatch_textures`).
 
@@ -41,8 +44,8 @@ pub(crate) fn planned_bytes(width: u32, height: u32) -> u64 {
 
 impl Intermediate {
     /// The intermediate for a blur writing `width × height` pixels, and the row stride its
-    /// passes use: a texture where the backend's kernels bind textures, both sides fit one and
-    /// the power-of-two stride keeps every pixel index within `u32`; else a buffer.
+    /// passes use: a texture on a CPU adapter whose kernels bind textures, when both sides fit
+    /// one and the power-of-two stride keeps every pixel index within `u32`; else a buffer.
     ///
     /// # Errors
     /// As [`Context::alloc`] or [`Context::alloc_texture`] (over the budget, out of memory).
@@ -56,7 +59,8 @@ impl Intermediate {
         let fits = width <= limits.max_texture_side
             && height <= limits.max_texture_side
             && u64::from(stride) * u64::from(height) <= u64::from(u32::MAX);
-        if limits.texture_kernels && fits {
+        let cpu = || ctx.backend().device_info().device_type == "cpu";
+        if limits.texture_kernels && fits && cpu() {
             let desc = TextureDesc::new(
                 "blur intermediate",
                 width,
