@@ -55,9 +55,10 @@ impl Intermediate {
         height: u32,
     ) -> Result<(Self, u32)> {
         let limits = ctx.backend().limits();
-        let stride = width.next_power_of_two();
+        let stride = width.checked_next_power_of_two().unwrap_or(0);
         let fits = width <= limits.max_texture_side
             && height <= limits.max_texture_side
+            && stride > 0
             && u64::from(stride) * u64::from(height) <= u64::from(u32::MAX);
         let cpu = || ctx.backend().device_info().device_type == "cpu";
         if limits.texture_kernels && fits && cpu() {
