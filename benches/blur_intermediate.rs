@@ -4,7 +4,8 @@
 //! composed with the `src_texture` / `dst_texture` io preludes) launched the same way
 //! (`dispatch_textures`, bounds-checked) on a resident 4K RGBA32F frame; `kernels::image::blur`
 //! (which picks by the rule these figures set, see `kernels/blur_intermediate.rs`) is printed
-//! beside them. `VRAMKIT_BENCH_QUICK=1` uses 1280×720 and fewer rounds.
+//! beside them. `VRAMKIT_BENCH_QUICK=1` uses 1280×720 and fewer rounds; without `--bench` (as
+//! `cargo test --all-targets` runs it) a 96×64 frame once.
 
 mod common;
 
@@ -43,13 +44,13 @@ fn main() {
     let Some(ctx) = common::gpu(ContextDesc::default()) else {
         return;
     };
-    let quick = common::quick();
-    let (w, h) = if quick {
-        (1280u32, 720u32)
-    } else {
-        (3840, 2160)
+    // `cargo test --all-targets` runs this without `--bench`: a smoke run on a small frame.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let (w, h, rounds, iters) = match (smoke, common::quick()) {
+        (true, _) => (96u32, 64u32, 1, 1),
+        (false, true) => (1280, 720, 3, 2),
+        (false, false) => (3840, 2160, 7, 10),
     };
-    let (rounds, iters) = if quick { (3, 2) } else { (7, 10) };
     let px = u64::from(w * h);
     let buf = |label| ctx.alloc(AllocDesc::new(label, px * 16)).expect("alloc");
     let (src, dst, tmp) = (buf("src"), buf("dst"), buf("tmp"));
