@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::backend::KernelSource;
-use vramkit::kernels::image::{blur, blur_weights, Blur, ImageView, PixelFormat};
+use vramkit::kernels::image::{blur, blur_weights, Blur, ImageParams, ImageView, PixelFormat};
 use vramkit::shaders::{
     BLUR_HORIZONTAL, BLUR_HORIZONTAL_TO_TEXTURE, BLUR_VERTICAL, BLUR_VERTICAL_FROM_TEXTURE,
 };
@@ -79,11 +79,21 @@ fn main() {
             .expect("alloc");
         ctx.upload(wb, bytemuck::cast_slice(&weights))
             .expect("upload");
-        // The region words (see shaders/image_blur.wgsl): the whole frame, rows `src` and
-        // `dst` pixels apart (a power of two in the texture, as the library's blur passes).
+        // The params (shaders/params/image.wgsl): the whole frame, rows `src` and `dst` pixels
+        // apart (a power of two in the texture, as the library's blur passes).
         let radius = (weights.len() / 2) as u32;
-        let region = |src: u32, dst: u32| -> Vec<u8> {
-            bytemuck::cast_slice(&[w, h, src, w, h, dst, 0, 0, radius]).to_vec()
+        let region = |src_stride: u32, dst_stride: u32| -> Vec<u8> {
+            let p = ImageParams {
+                src_w: w,
+                src_h: h,
+                src_stride,
+                dst_w: w,
+                dst_h: h,
+                dst_stride,
+                radius,
+                ..Default::default()
+            };
+            bytemuck::bytes_of(&p).to_vec()
         };
         let pow2 = w.next_power_of_two();
         let (rows, to_texture, from_texture) = (region(w, w), region(w, pow2), region(pow2, w));

@@ -1,25 +1,14 @@
 // One pass of a separable convolution (Gaussian or box: the weights decide), with clamp-to-edge,
 // computed in f32 whatever the pixel formats composed in front (see src/shaders.rs).
 // `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy); `vertical` likewise along
-// y. Bindings: src, dst, weights (2R + 1 values), then the region. Reads clamp to the source
-// image, so a region of a larger image (a tile with its halo) gives the same pixels as the whole.
+// y. Bindings: src, dst, weights (2R + 1 values), then the params (shaders/params/image.wgsl).
+// Reads clamp to the source image, so a region of a larger image (a tile with its halo) gives the
+// same pixels as the whole.
 // Premultiplied alpha (io/alpha.wgsl): `horizontal` premultiplies the source into the RGBA32F
 // intermediate, `vertical` reads it as it is and writes straight colour.
 
-struct Region {
-    src_w: u32,
-    src_h: u32,
-    src_stride: u32,
-    dst_w: u32,
-    dst_h: u32,
-    dst_stride: u32,
-    ox: u32,
-    oy: u32,
-    radius: u32,
-}
-
 @group(0) @binding(2) var<storage, read_write> weights: array<f32>;
-@group(0) @binding(3) var<uniform> r: Region;
+@group(0) @binding(3) var<uniform> r: ImageParams;
 
 // 2R + 1 weights, never more than the weights binding holds: no radius makes the loop wrap or
 // outlast its binding (a safe dispatch may pass any params).

@@ -4,21 +4,7 @@
 // `luma`: Rec. 709 luma (0.2126 R + 0.7152 G + 0.0722 B) into R, G and B.
 // `adjust`: v' = clamp((v - 0.5) * contrast + 0.5 + brightness, 0, 1) ^ (1 / gamma).
 
-struct Region {
-    src_w: u32,
-    src_h: u32,
-    src_stride: u32,
-    dst_w: u32,
-    dst_h: u32,
-    dst_stride: u32,
-    ox: u32,
-    oy: u32,
-    brightness: f32,
-    contrast: f32,
-    gamma: f32,
-}
-
-@group(0) @binding(2) var<uniform> r: Region;
+@group(0) @binding(2) var<uniform> r: ImageParams;
 
 fn to_linear(c: f32) -> f32 {
     if (c <= 0.04045) {

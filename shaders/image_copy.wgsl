@@ -1,20 +1,9 @@
 // Copies a region, converting between pixel formats (RGBA8 <-> RGBA32F) through the io
 // functions composed in front: dst pixel (x, y) comes from src pixel (x + ox, y + oy). Bindings:
-// src, dst (read_write, see scale.wgsl), then the region, which the dispatch function checks
-// lies inside both images.
+// src, dst (read_write, see scale.wgsl), then the params (shaders/params/image.wgsl), whose
+// region the dispatch function checks lies inside both images.
 
-struct Region {
-    src_w: u32,
-    src_h: u32,
-    src_stride: u32,
-    dst_w: u32,
-    dst_h: u32,
-    dst_stride: u32,
-    ox: u32,
-    oy: u32,
-}
-
-@group(0) @binding(2) var<uniform> r: Region;
+@group(0) @binding(2) var<uniform> r: ImageParams;
 
 @compute @workgroup_size(16, 16)
 fn copy(@builtin(global_invocation_id) id: vec3<u32>) {

@@ -7,24 +7,7 @@
 // weighted by their coverage (the right filter for downscaling).
 // Both filter premultiplied alpha and write straight colour (io/alpha.wgsl).
 
-struct Resize {
-    src_w: u32,
-    src_h: u32,
-    src_stride: u32,
-    dst_w: u32,
-    dst_h: u32,
-    dst_stride: u32,
-    sx0: u32,
-    sy0: u32,
-    dx0: u32,
-    dy0: u32,
-    full_src_w: u32,
-    full_src_h: u32,
-    scale_x: f32,
-    scale_y: f32,
-}
-
-@group(0) @binding(2) var<uniform> r: Resize;
+@group(0) @binding(2) var<uniform> r: ImageParams;
 
 // Full-source coordinates to the buffer; a caller whose buffer misses pixels gets its edge
 // pixels, never a read outside the buffer (the kernel runs without runtime bounds checks).

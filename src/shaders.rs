@@ -1,5 +1,11 @@
 //! Every kernel of vramkit, embedded from `shaders/`: WGSL, and the CUDA C twins from
 //! `shaders/cuda/` (each behind `shaders/cuda/common.cuh`, the WGSL built-ins it needs).
+//! A kernel family's params struct is declared once per language, in `shaders/params/` and
+//! `shaders/cuda/params/`, composed in front of the family's kernels and mirrored by one
+//! `#[repr(C)]` Rust struct (the image kernels': [`ImageParams`]); unit tests check the three
+//! layouts agree.
+//!
+//! [`ImageParams`]: crate::kernels::image::ImageParams
 
 use crate::backend::KernelSource;
 
@@ -90,6 +96,7 @@ macro_rules! image_wgsl {
         (
             concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
             concat!(
+                include_str!("../shaders/params/image.wgsl"),
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
                 $(include_str!(concat!("../shaders/io/", $prelude, ".wgsl")),)*
@@ -111,6 +118,7 @@ macro_rules! image_kernel {
             image_wgsl!($src, $dst, $file, $entry $(, $prelude)*).1,
             $entry,
             cuda!(
+                "params/image.cuh",
                 concat!("io/src_", $src, ".cuh"),
                 concat!("io/dst_", $dst, ".cuh"),
                 $(concat!("io/", $prelude, ".cuh"),)*

@@ -1,19 +1,12 @@
 // CUDA twin of image_blur.wgsl: one pass of a separable convolution with clamp-to-edge;
 // `horizontal` premultiplies alpha (io/alpha.cuh), `vertical` writes straight colour.
 
-struct Region {
-    unsigned src_w, src_h, src_stride;
-    unsigned dst_w, dst_h, dst_stride;
-    unsigned ox, oy;
-    unsigned radius;
-};
-
 // 2R + 1 weights, never more than the weights binding holds (see image_blur.wgsl).
 __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weights) {
     return (unsigned)min((unsigned long long)(min(radius, 0x7fffffffu) * 2u + 1u), buf_len(weights));
 }
 
-extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const Region r) {
+extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     unsigned row = (y + r.oy) * r.src_stride;
@@ -28,7 +21,7 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
     store_dst(dst, y * r.dst_stride + x, acc);
 }
 
-extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const Region r) {
+extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     unsigned col = x + r.ox;

@@ -1,12 +1,5 @@
 // CUDA twin of image_color.wgsl: per-pixel colour operations over a region; alpha is kept.
 
-struct Region {
-    unsigned src_w, src_h, src_stride;
-    unsigned dst_w, dst_h, dst_stride;
-    unsigned ox, oy;
-    float brightness, contrast, gamma;
-};
-
 __device__ __forceinline__ float to_linear(float c) {
     return c <= 0.04045f ? c / 12.92f : powf((c + 0.055f) / 1.055f, 2.4f);
 }
@@ -15,14 +8,14 @@ __device__ __forceinline__ float to_srgb(float c) {
     return c <= 0.0031308f ? c * 12.92f : 1.055f * powf(c, 1.0f / 2.4f) - 0.055f;
 }
 
-__device__ __forceinline__ float adjust1(float v, const Region& r) {
+__device__ __forceinline__ float adjust1(float v, const ImageParams& r) {
     float c = fminf(fmaxf((v - 0.5f) * r.contrast + 0.5f + r.brightness, 0.0f), 1.0f);
     return powf(c, 1.0f / r.gamma);
 }
 
 // Runs `body` (an expression of v) on the pixel of this thread, if it is inside the region.
 #define COLOR_KERNEL(name, body)                                                             \
-    extern "C" __global__ void name(BUF(src_t) src, BUF(dst_t) dst, const Region r) {        \
+    extern "C" __global__ void name(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {        \
         unsigned x = gid_x(), y = gid_y();                                                   \
         if (x >= r.dst_w || y >= r.dst_h) return;                                            \
         float4 v = load_src(src, (y + r.oy) * r.src_stride + x + r.ox);                      \

@@ -2,22 +2,14 @@
 // a region of the full image, coordinates clamped to the full source; premultiplied alpha in,
 // straight colour out (io/alpha.cuh).
 
-struct Resize {
-    unsigned src_w, src_h, src_stride;
-    unsigned dst_w, dst_h, dst_stride;
-    unsigned sx0, sy0, dx0, dy0;
-    unsigned full_src_w, full_src_h;
-    float scale_x, scale_y;
-};
-
 // Full-source coordinates to the buffer, clamped to the pixels it holds.
-__device__ __forceinline__ float4 at(BUF(src_t) src, const Resize& r, unsigned x, unsigned y) {
+__device__ __forceinline__ float4 at(BUF(src_t) src, const ImageParams& r, unsigned x, unsigned y) {
     int lx = min(max(int(x) - int(r.sx0), 0), int(r.src_w) - 1);
     int ly = min(max(int(y) - int(r.sy0), 0), int(r.src_h) - 1);
     return load_premultiplied(src, unsigned(ly) * r.src_stride + unsigned(lx));
 }
 
-extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const Resize r) {
+extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     float u = fminf(fmaxf((float(x + r.dx0) + 0.5f) * r.scale_x - 0.5f, 0.0f), float(r.full_src_w - 1u));
@@ -30,7 +22,7 @@ extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const Resize
     store_straight(dst, y * r.dst_stride + x, mix4(top, bottom, ty));
 }
 
-extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const Resize r) {
+extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {
     unsigned x = gid_x(), y = gid_y();
     if (x >= r.dst_w || y >= r.dst_h) return;
     float ax = float(x + r.dx0) * r.scale_x;

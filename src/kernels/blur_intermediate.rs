@@ -15,6 +15,7 @@
 //! The texture passes are the buffer passes' WGSL with the io preludes `dst_texture` and
 //! `src_texture`, and are launched with bounds checks (`Context::dispatch_textures`).
 
+use super::image::ImageParams;
 use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::Result;
 use crate::texture::{TextureDesc, TextureFormat, TextureUsage, ROW_ALIGNMENT};
@@ -95,7 +96,7 @@ impl Intermediate {
     }
 
     /// Records one pass of `kernel`: `frame` is the source (horizontal) or the destination
-    /// (vertical), `weights` the weights buffer, `params` the region words.
+    /// (vertical), `weights` the weights buffer, `params` the pass's params.
     ///
     /// # Errors
     /// As [`Context::dispatch_guarded`] or [`Context::dispatch_textures`].
@@ -107,10 +108,10 @@ impl Intermediate {
         vertical: bool,
         frame: BufferHandle,
         weights: BufferHandle,
-        params: &[u32],
+        params: &ImageParams,
         groups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        let params = bytemuck::cast_slice(params);
+        let params = bytemuck::bytes_of(params);
         match *self {
             Self::Buffer(mid) => {
                 let (a, b) = if vertical { (mid, frame) } else { (frame, mid) };

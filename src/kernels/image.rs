@@ -27,10 +27,12 @@ use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
 
 use super::blur_intermediate::Intermediate;
 
+mod params;
 mod select;
 mod view;
 mod weights;
 
+pub use params::ImageParams;
 use select::{pick, Table};
 pub use view::{ImageView, PixelFormat};
 pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
@@ -74,23 +76,6 @@ pub enum ColorOp {
     },
 }
 
-/// The region words every image kernel starts with.
-fn region(src: &ImageView, dst: &ImageView, origin: [u32; 2]) -> Result<Vec<u32>> {
-    let fits = |o: u32, d: u32, s: u32| o.checked_add(d).is_some_and(|end| end <= s);
-    if !fits(origin[0], dst.width, src.width) || !fits(origin[1], dst.height, src.height) {
-        return Err(Error::ShapeMismatch {
-            expected: format!(
-                "a {}×{} region at {origin:?} inside the {}×{} source",
-                dst.width, dst.height, src.width, src.height
-            ),
-            actual: "a region past the source's edge".into(),
-        });
-    }
-    Ok(vec![
-        src.width, src.height, src.stride, dst.width, dst.height, dst.stride, origin[0], origin[1],
-    ])
-}
-
 /// Workgroups of 16×16 covering `width × height` pixels.
 fn groups(width: u32, height: u32) -> [u32; 3] {
     [width.div_ceil(16), height.div_ceil(16), 1]
@@ -100,14 +85,14 @@ fn launch<B: Backend>(
     ctx: &Context<B>,
     kernel: &KernelSource,
     bindings: &[BufferHandle],
-    params: &[u32],
+    params: &ImageParams,
     dst: &ImageView,
 ) -> Result<SubmissionIndex> {
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
     let groups = groups(dst.width, dst.height);
     // Every image function checked its views against their buffers and the region against
     // the source (`check`, `region`), so the kernel stays inside its bindings.
-    ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::cast_slice(params), groups)
+    ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::bytes_of(params), groups)
 }
 
 /// Converts a region between formats: RGBA8 `src` (from `origin`) into RGBA32F `dst`.
@@ -160,7 +145,7 @@ fn convert_with<B: Backend>(
     table: &Table<&'static KernelSource>,
 ) -> Result<SubmissionIndex> {
     let kernel = pick(ctx, src, dst, table)?;
-    let p = region(src, dst, origin)?;
+    let p = ImageParams::region(src, dst, origin)?;
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
 
@@ -205,7 +190,7 @@ pub fn blur<B: Backend>(
     let [h_buffer, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
     let weights = blur_weights(blur)?;
     let radius = (weights.len() / 2) as u32;
-    let mut p = region(src, dst, origin)?;
+    let p = ImageParams::region(src, dst, origin)?;
     let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
     let (tmp, stride) = match Intermediate::alloc(ctx, dst.width, src.height) {
         Ok(t) => t,
@@ -219,17 +204,28 @@ pub fn blur<B: Backend>(
     } else {
         (h_buffer, v_buffer)
     };
-    let mut run = || -> Result<SubmissionIndex> {
+    let run = || -> Result<SubmissionIndex> {
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
         let [mw, mh] = [dst.width, src.height];
         // Horizontal: every source row, the destination's columns.
-        p[3..8].copy_from_slice(&[mw, mh, stride, origin[0], 0]);
-        p.push(radius);
-        tmp.launch(ctx, horizontal, false, src.handle, w, &p, groups(mw, mh))?;
+        let h = ImageParams {
+            dst_w: mw,
+            dst_h: mh,
+            dst_stride: stride,
+            oy: 0,
+            radius,
+            ..p
+        };
+        tmp.launch(ctx, horizontal, false, src.handle, w, &h, groups(mw, mh))?;
         // Vertical: from the intermediate, the destination's rows.
-        let v = [
-            mw, mh, stride, dst.width, dst.height, dst.stride, 0, origin[1], radius,
-        ];
+        let v = ImageParams {
+            src_w: mw,
+            src_h: mh,
+            src_stride: stride,
+            ox: 0,
+            radius,
+            ..p
+        };
         tmp.launch(
             ctx,
             vertical,
@@ -319,22 +315,17 @@ pub fn resize_region<B: Backend>(
     }
     let scale_x = r.full_src[0] as f32 / r.full_dst[0] as f32;
     let scale_y = r.full_src[1] as f32 / r.full_dst[1] as f32;
-    let p = [
-        src.width,
-        src.height,
-        src.stride,
-        dst.width,
-        dst.height,
-        dst.stride,
-        r.src_origin[0],
-        r.src_origin[1],
-        r.dst_origin[0],
-        r.dst_origin[1],
-        r.full_src[0],
-        r.full_src[1],
-        scale_x.to_bits(),
-        scale_y.to_bits(),
-    ];
+    let p = ImageParams {
+        sx0: r.src_origin[0],
+        sy0: r.src_origin[1],
+        dx0: r.dst_origin[0],
+        dy0: r.dst_origin[1],
+        full_src_w: r.full_src[0],
+        full_src_h: r.full_src[1],
+        scale_x,
+        scale_y,
+        ..ImageParams::views(src, dst)
+    };
     let kernel = match filter {
         ResizeFilter::Bilinear => bilinear,
         ResizeFilter::Area => area,
@@ -395,8 +386,13 @@ pub fn color<B: Backend>(
     let mut table = vec![(Rgba32F, Rgba32F, f32k), (Rgba8, Rgba8, u8k)];
     table.extend(between);
     let kernel = pick(ctx, src, dst, &table)?;
-    let mut p = region(src, dst, origin)?;
-    p.extend(extra.map(f32::to_bits));
+    let [brightness, contrast, gamma] = extra;
+    let p = ImageParams {
+        brightness,
+        contrast,
+        gamma,
+        ..ImageParams::region(src, dst, origin)?
+    };
     // With src == dst the buffer is bound twice; wgpu allows it, both bindings being read_write.
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
