@@ -149,16 +149,16 @@ image_kernel!(
     BLUR_HORIZONTAL, "rgba32f", "rgba32f", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
-    /// Horizontal blur pass, RGBA8 into the RGBA32F intermediate.
-    BLUR_HORIZONTAL_RGBA8, "rgba8", "rgba32f", "image_blur", "horizontal", "alpha"
+    /// Horizontal blur pass, RGBA8 into the f16 intermediate.
+    BLUR_HORIZONTAL_RGBA8, "rgba8", "half", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
     /// Vertical blur pass, the RGBA32F intermediate into RGBA32F.
     BLUR_VERTICAL, "rgba32f", "rgba32f", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
-    /// Vertical blur pass, the RGBA32F intermediate into RGBA8.
-    BLUR_VERTICAL_RGBA8, "rgba32f", "rgba8", "image_blur", "vertical", "alpha"
+    /// Vertical blur pass, the f16 intermediate into RGBA8.
+    BLUR_VERTICAL_RGBA8, "half", "rgba8", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA32F.
@@ -240,8 +240,9 @@ texture_image_kernel!(
     "alpha"
 );
 texture_image_kernel!(
-    /// Horizontal blur pass, RGBA8 into the intermediate held in a texture.
-    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE, "rgba8", "texture", "image_blur", "horizontal",
+    /// Horizontal blur pass, RGBA8 into the intermediate held in a texture, rounded to f16 as
+    /// in a buffer.
+    BLUR_HORIZONTAL_RGBA8_TO_TEXTURE, "rgba8", "texture_half", "image_blur", "horizontal",
     "alpha"
 );
 texture_image_kernel!(

@@ -1,6 +1,7 @@
-//! Where a blur keeps its RGBA32F intermediate (the horizontal pass's output, the vertical
-//! pass's input): in a texture on CPU adapters whose kernels bind textures (lavapipe), when the
-//! intermediate fits one; else in a buffer. Either way it is allocated from the context for the call, counted
+//! Where a blur keeps its intermediate (the horizontal pass's output, the vertical pass's
+//! input): in an RGBA32F texture on CPU adapters whose kernels bind textures (lavapipe), when
+//! the intermediate fits one; else in a buffer (four f16 per pixel for an RGBA8 blur, half the
+//! bytes of RGBA32F, which RGBA32F blurs keep). Either way it is allocated from the context for the call, counted
 //! in its budget and statistics (kind [`MemoryKind::Texture`](crate::MemoryKind::Texture) or
 //! device memory, tag `frames`), and released as soon as the passes are recorded.
 //!
@@ -24,29 +25,31 @@ use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
 /// A blur's intermediate.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Intermediate {
-    /// Rows of `stride` RGBA32F pixels in a buffer.
+    /// Rows of `stride` pixels in a buffer: RGBA32F, or four f16 for an RGBA8 blur.
     Buffer(BufferHandle),
     /// An RGBA32F texture, sampled and stored; the kernels address it with a power-of-two
     /// stride (see `shaders/io/src_texture.wgsl`).
     Texture(TextureHandle),
 }
 
-/// Bytes of a `width × height` RGBA32F intermediate in a buffer.
-fn buffer_bytes(width: u32, height: u32) -> u64 {
-    u64::from(width) * u64::from(height) * 16
+/// Bytes of a `width × height` intermediate in a buffer, four f16 or four f32 per pixel.
+fn buffer_bytes(width: u32, height: u32, half: bool) -> u64 {
+    u64::from(width) * u64::from(height) * if half { 8 } else { 16 }
 }
 
 /// Bytes the planner counts for a `width × height` intermediate: the larger of the buffer and
 /// the texture (rows padded to 256 bytes), whichever the device will take.
 pub(crate) fn planned_bytes(width: u32, height: u32) -> u64 {
     let row = (u64::from(width) * 16).next_multiple_of(ROW_ALIGNMENT);
-    buffer_bytes(width, height).max(row.saturating_mul(u64::from(height)))
+    buffer_bytes(width, height, false).max(row.saturating_mul(u64::from(height)))
 }
 
 impl Intermediate {
     /// The intermediate for a blur writing `width × height` pixels, and the row stride its
     /// passes use: a texture on a CPU adapter whose kernels bind textures, when both sides fit
-    /// one and the power-of-two stride keeps every pixel index within `u32`; else a buffer.
+    /// one and the power-of-two stride keeps every pixel index within `u32`; else a buffer, of
+    /// four f16 per pixel when `half` (an RGBA8 blur: values in [0, 1], where f16's 11 bits
+    /// are under a quarter of an 8-bit level) and of RGBA32F otherwise.
     ///
     /// # Errors
     /// As [`Context::alloc`] or [`Context::alloc_texture`] (over the budget, out of memory).
@@ -54,6 +57,7 @@ impl Intermediate {
         ctx: &Context<B>,
         width: u32,
         height: u32,
+        half: bool,
     ) -> Result<(Self, u32)> {
         let limits = ctx.backend().limits();
         let stride = width.checked_next_power_of_two().unwrap_or(0);
@@ -73,7 +77,7 @@ impl Intermediate {
             .tag("frames");
             return Ok((Self::Texture(ctx.alloc_texture(desc)?), stride));
         }
-        let desc = AllocDesc::new("blur intermediate", buffer_bytes(width, height))
+        let desc = AllocDesc::new("blur intermediate", buffer_bytes(width, height, half))
             .uninit()
             .tag("frames");
         Ok((Self::Buffer(ctx.alloc(desc)?), width))

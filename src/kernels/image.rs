@@ -192,7 +192,8 @@ pub fn blur<B: Backend>(
     let radius = (weights.len() / 2) as u32;
     let p = ImageParams::region(src, dst, origin)?;
     let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
-    let (tmp, stride) = match Intermediate::alloc(ctx, dst.width, src.height) {
+    let half = src.format == Rgba8;
+    let (tmp, stride) = match Intermediate::alloc(ctx, dst.width, src.height, half) {
         Ok(t) => t,
         Err(e) => {
             ctx.release(w)?;
@@ -216,7 +217,9 @@ pub fn blur<B: Backend>(
             radius,
             ..p
         };
-        tmp.launch(ctx, horizontal, false, src.handle, w, &h, groups(mw, mh))?;
+        // Each invocation writes K = 4 pixels along the pass (shaders/image_blur.wgsl).
+        let h_groups = [mw.div_ceil(64), mh.div_ceil(16), 1];
+        tmp.launch(ctx, horizontal, false, src.handle, w, &h, h_groups)?;
         // Vertical: from the intermediate, the destination's rows.
         let v = ImageParams {
             src_w: mw,
@@ -233,7 +236,7 @@ pub fn blur<B: Backend>(
             dst.handle,
             w,
             &v,
-            groups(dst.width, dst.height),
+            [dst.width.div_ceil(16), dst.height.div_ceil(64), 1],
         )
     };
     let result = run();
