@@ -114,13 +114,15 @@ fn every_shipped_kernel_with_wild_params_stays_inside_its_bindings<B: Backend>(m
     // Sizes past every binding; in the first set the resize's full source is empty (its area
     // loop once wrapped to 2³² iterations per pixel), in the second the blur's radius is
     // u32::MAX (its loop once ran 2³² times over 256 weights). Both hung the CUDA backend.
+    // Words as the image kernels read them (`ImageParams`: sizes, origin, radius, the resize's
+    // origins and full source, scales); other kernels read the first few.
     let empty_source = [
-        300u32, 300, 600, 300, 300, 600, 10, 10, 40, 0, 0, 0, 64, 64, 0, 0,
+        300u32, 300, 600, 300, 300, 600, 10, 10, 40, 0, 0, 0, 0, 0, 0, 64, 64, 0, 0, 0,
     ];
     let mut huge_radius = empty_source;
     huge_radius[8] = u32::MAX;
-    huge_radius[10] = 300;
-    huge_radius[11] = 300;
+    huge_radius[13] = 300;
+    huge_radius[14] = 300;
     let constants = [("WG_X", 8.0), ("WG_Y", 8.0)];
     for (k, wild) in shaders::ALL
         .iter()

@@ -1,0 +1,143 @@
+//! Image kernels against the memory floor (issue #13): a resident 4K RGBA8 frame, each
+//! operation RGBA8 in and RGBA8 out as the pipeline runs it, on wgpu (and on CUDA with
+//! `--features cuda`). The floor is a plain copy of the frame with `shaders::BUFFER_COPY`
+//! (33 MB read, 33 MB written), timed the same way.
+//!
+//! Each figure is the median over rounds of `iters` calls, each call followed by a submit so
+//! the device works while the host records the next, and the device idle at each round's end:
+//! per-call throughput, max(host recording, device time). `record` is the host's part alone
+//! (the round's calls before its wait), so a figure near `record` is bound by the host.
+//! `VRAMKIT_BENCH_QUICK=1` uses 1280×720; without `--bench` (as `cargo test --all-targets` runs
+//! it) a 96×64 frame once. References for the same machine: `benches/reference/image_cupy.py`.
+
+mod common;
+
+use std::time::Instant;
+
+use vramkit::backend::Backend;
+use vramkit::kernels::image::{
+    blur, color, resize, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter,
+};
+use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
+
+/// Median per-call seconds of `f` and of its host part alone.
+fn time<B: Backend>(
+    ctx: &Context<B>,
+    rounds: usize,
+    iters: u32,
+    f: &dyn Fn() -> Result<u64>,
+) -> (f64, f64) {
+    f().expect("warm-up");
+    ctx.wait().expect("wait");
+    let mut total = Vec::new();
+    let mut record = Vec::new();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..iters {
+            f().expect("call");
+            ctx.submit().expect("submit");
+        }
+        record.push(t.elapsed().as_secs_f64() / f64::from(iters));
+        ctx.wait().expect("wait");
+        total.push(t.elapsed().as_secs_f64() / f64::from(iters));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(&mut total), median(&mut record))
+}
+
+fn frame(w: u32, h: u32) -> Vec<u8> {
+    (0..w * h)
+        .flat_map(|i| {
+            let (x, y) = (i % w, i / w);
+            [
+                (x * 255 / w) as u8,
+                (y * 255 / h) as u8,
+                ((x ^ y) & 0xFF) as u8,
+                255,
+            ]
+        })
+        .collect()
+}
+
+fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
+    let (w, h, rounds, iters) = match (smoke, common::quick()) {
+        (true, _) => (96u32, 64u32, 1, 1),
+        (false, true) => (1280, 720, 3, 5),
+        (false, false) => (3840, 2160, 9, 20),
+    };
+    let (dw, dh) = (w / 2, h / 2);
+    let alloc = |label, w: u32, h: u32, f: PixelFormat| {
+        let bytes = u64::from(w * h) * f.bytes_per_pixel();
+        let handle = ctx.alloc(AllocDesc::new(label, bytes)).expect("alloc");
+        ImageView::new(handle, w, h, f)
+    };
+    let src = alloc("src", w, h, PixelFormat::Rgba8);
+    let dst = alloc("dst", w, h, PixelFormat::Rgba8);
+    let small = alloc("small", dw, dh, PixelFormat::Rgba8);
+    let (lin, blurred, small32) = (
+        alloc("linear", w, h, PixelFormat::Rgba32F),
+        alloc("blurred", w, h, PixelFormat::Rgba32F),
+        alloc("small32", dw, dh, PixelFormat::Rgba32F),
+    );
+    ctx.upload(src.handle, &frame(w, h)).expect("upload");
+    let words = w * h;
+    let copy = || {
+        // `shaders::BUFFER_COPY` params: { n: u32 }; workgroups of 256 (n < 65,535 · 256).
+        ctx.dispatch(
+            &shaders::BUFFER_COPY,
+            &[src.handle, dst.handle],
+            bytemuck::bytes_of(&words),
+            [words.div_ceil(256), 1, 1],
+        )
+    };
+    let gauss = |sigma| move || blur(ctx, &src, &dst, [0, 0], Blur::Gaussian { sigma });
+    let chain = || {
+        // The default chain as an RGBA8 pipeline runs it (stages from linear to srgb RGBA32F).
+        color(ctx, &src, &lin, [0, 0], ColorOp::SrgbToLinear)?;
+        blur(ctx, &lin, &blurred, [0, 0], Blur::Gaussian { sigma: 3.0 })?;
+        resize(ctx, &blurred, &small32, ResizeFilter::Area)?;
+        color(ctx, &small32, &small, [0, 0], ColorOp::LinearToSrgb)
+    };
+    let cases: Vec<(&str, Box<dyn Fn() -> Result<u64> + '_>)> = vec![
+        ("copy (floor)", Box::new(copy)),
+        ("blur sigma=2", Box::new(gauss(2.0))),
+        ("blur sigma=8", Box::new(gauss(8.0))),
+        (
+            "resize area -> half",
+            Box::new(|| resize(ctx, &src, &small, ResizeFilter::Area)),
+        ),
+        (
+            "resize bilinear -> half",
+            Box::new(|| resize(ctx, &src, &small, ResizeFilter::Bilinear)),
+        ),
+        (
+            "srgb -> linear",
+            Box::new(|| color(ctx, &src, &dst, [0, 0], ColorOp::SrgbToLinear)),
+        ),
+        ("default chain (4 ops)", Box::new(chain)),
+    ];
+    println!("{name}: {w}x{h} RGBA8 resident, median of {rounds} rounds x {iters} calls");
+    println!("{:<24} {:>10} {:>10}", "operation", "us/call", "record_us");
+    for (label, f) in &cases {
+        let (total, record) = time(ctx, rounds, iters, f.as_ref());
+        println!("{label:<24} {:>10.1} {:>10.1}", total * 1e6, record * 1e6);
+    }
+    let (copy_total, _) = time(ctx, rounds, 1, &copy);
+    println!("{:<24} {:>10.1}", "copy, one call + wait", copy_total * 1e6);
+}
+
+fn main() {
+    // `cargo test --all-targets` runs this without `--bench`: a smoke run on a small frame.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    if let Some(ctx) = common::gpu(ContextDesc::default()) {
+        run(&ctx, &format!("wgpu ({})", ctx.adapter_info()), smoke);
+    }
+    #[cfg(feature = "cuda")]
+    match Context::cuda(0, ContextDesc::default()) {
+        Ok(ctx) => run(&ctx, "cuda", smoke),
+        Err(e) => eprintln!("skipping the CUDA backend: {e}"),
+    }
+}
