@@ -48,6 +48,9 @@ fn time<B: Backend>(
     (median(&mut total), median(&mut record))
 }
 
+/// One benchmarked call: a label and the launch.
+type Case<'a> = (&'static str, Box<dyn Fn() -> Result<u64> + 'a>);
+
 fn frame(w: u32, h: u32) -> Vec<u8> {
     (0..w * h)
         .flat_map(|i| {
@@ -101,7 +104,7 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         resize(ctx, &blurred, &small32, ResizeFilter::Area)?;
         color(ctx, &small32, &small, [0, 0], ColorOp::LinearToSrgb)
     };
-    let cases: Vec<(&str, Box<dyn Fn() -> Result<u64> + '_>)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("copy (floor)", Box::new(copy)),
         ("blur sigma=2", Box::new(gauss(2.0))),
         ("blur sigma=8", Box::new(gauss(8.0))),
