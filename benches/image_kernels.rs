@@ -15,6 +15,7 @@ mod common;
 use std::time::Instant;
 
 use vramkit::backend::Backend;
+use vramkit::image::{parse_chain, test_chart, Pipeline};
 use vramkit::kernels::image::{
     blur, color, resize, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter,
 };
@@ -130,6 +131,49 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
     }
     let (copy_total, _) = time(ctx, rounds, 1, &copy);
     println!("{:<24} {:>10.1}", "copy, one call + wait", copy_total * 1e6);
+    end_to_end(ctx, w, h, rounds);
+}
+
+/// A frame end to end, host RGBA8 in and out, as the 4K tool runs it (`Pipeline::run`, the
+/// default chain), in both working formats; and the transfers alone, for the breakdown.
+fn end_to_end<B: Backend>(ctx: &Context<B>, w: u32, h: u32, rounds: usize) {
+    let median = |f: &mut dyn FnMut()| {
+        f();
+        let mut v: Vec<f64> = (0..rounds)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2] * 1e3
+    };
+    let chain = format!("linear,blur:sigma=3,resize:{}x{}:area,srgb", w / 2, h / 2);
+    let input = test_chart(w, h);
+    let frame = ctx
+        .alloc(AllocDesc::new("frame", input.len() as u64))
+        .expect("alloc");
+    let mut out = vec![0u8; input.len() / 4];
+    let up = median(&mut || ctx.upload(frame, &input).expect("upload"));
+    let down = median(&mut || ctx.download_into(frame, 0, &mut out).expect("download"));
+    println!(
+        "upload {w}x{h} RGBA8: {up:.2} ms; download {}x{}: {down:.2} ms",
+        w / 2,
+        h / 2
+    );
+    ctx.release(frame).expect("release");
+    for working in [PixelFormat::Rgba32F, PixelFormat::Rgba8] {
+        let p = Pipeline::new(parse_chain(&chain).expect("chain"), [w, h])
+            .expect("pipeline")
+            .with_working_format(working);
+        let mut tiles = 0;
+        let ms = median(&mut || {
+            let (_, r) = p.run(ctx, &input).expect("run");
+            tiles = r.tiles;
+        });
+        println!("end to end, working {working:?}: {ms:.2} ms per frame ({tiles} tile(s))");
+    }
 }
 
 fn main() {
