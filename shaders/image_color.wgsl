@@ -1,24 +1,10 @@
 // Per-pixel colour operations, over a region as in image_copy.wgsl, computed in f32 whatever the
 // pixel formats composed in front (src/shaders.rs). Alpha is kept.
-// `srgb_to_linear`, `linear_to_srgb`: the sRGB transfer function (IEC 61966-2-1).
+// `srgb_to_linear`, `linear_to_srgb`: the sRGB transfer function (io/srgb.wgsl).
 // `luma`: Rec. 709 luma (0.2126 R + 0.7152 G + 0.0722 B) into R, G and B.
 // `adjust`: v' = clamp((v - 0.5) * contrast + 0.5 + brightness, 0, 1) ^ (1 / gamma).
 
 @group(0) @binding(2) var<uniform> r: ImageParams;
-
-fn to_linear(c: f32) -> f32 {
-    if (c <= 0.04045) {
-        return c / 12.92;
-    }
-    return pow((c + 0.055) / 1.055, 2.4);
-}
-
-fn to_srgb(c: f32) -> f32 {
-    if (c <= 0.0031308) {
-        return c * 12.92;
-    }
-    return 1.055 * pow(c, 1.0 / 2.4) - 0.055;
-}
 
 fn load(id: vec3<u32>) -> vec4<f32> {
     return load_src((id.y + r.oy) * r.src_stride + id.x + r.ox);

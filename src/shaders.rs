@@ -97,6 +97,7 @@ macro_rules! image_wgsl {
             concat!($file, "::", $entry, " (", $src, " -> ", $dst, ")"),
             concat!(
                 include_str!("../shaders/params/image.wgsl"),
+                include_str!("../shaders/io/srgb.wgsl"),
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
                 $(include_str!(concat!("../shaders/io/", $prelude, ".wgsl")),)*
@@ -119,6 +120,7 @@ macro_rules! image_kernel {
             $entry,
             cuda!(
                 "params/image.cuh",
+                "io/srgb.cuh",
                 concat!("io/src_", $src, ".cuh"),
                 concat!("io/dst_", $dst, ".cuh"),
                 $(concat!("io/", $prelude, ".cuh"),)*
@@ -159,6 +161,32 @@ image_kernel!(
 image_kernel!(
     /// Vertical blur pass, the f16 intermediate into RGBA8.
     BLUR_VERTICAL_RGBA8, "half", "rgba8", "image_blur", "vertical", "alpha"
+);
+image_kernel!(
+    /// Horizontal blur pass, sRGB-encoded RGBA8 (read as linear light) into the RGBA32F
+    /// intermediate: a chain's leading `linear` fused into its blur.
+    BLUR_HORIZONTAL_SRGBA8, "srgba8", "rgba32f", "image_blur", "horizontal", "alpha"
+);
+image_kernel!(
+    /// Vertical blur pass, the RGBA32F intermediate into sRGB-encoded RGBA8: a chain's
+    /// trailing `srgb` fused into its blur.
+    BLUR_VERTICAL_TO_SRGBA8, "rgba32f", "srgba8", "image_blur", "vertical", "alpha"
+);
+image_kernel!(
+    /// Bilinear resize, sRGB-encoded RGBA8 (read as linear light) into RGBA32F.
+    RESIZE_BILINEAR_FROM_SRGBA8, "srgba8", "rgba32f", "image_resize", "bilinear", "alpha"
+);
+image_kernel!(
+    /// Bilinear resize, RGBA32F into sRGB-encoded RGBA8.
+    RESIZE_BILINEAR_TO_SRGBA8, "rgba32f", "srgba8", "image_resize", "bilinear", "alpha"
+);
+image_kernel!(
+    /// Area-average resize, sRGB-encoded RGBA8 (read as linear light) into RGBA32F.
+    RESIZE_AREA_FROM_SRGBA8, "srgba8", "rgba32f", "image_resize", "area", "alpha"
+);
+image_kernel!(
+    /// Area-average resize, RGBA32F into sRGB-encoded RGBA8.
+    RESIZE_AREA_TO_SRGBA8, "rgba32f", "srgba8", "image_resize", "area", "alpha"
 );
 image_kernel!(
     /// Bilinear resize, RGBA32F.
@@ -256,12 +284,25 @@ texture_image_kernel!(
     "alpha"
 );
 
+texture_image_kernel!(
+    /// Horizontal blur pass, sRGB-encoded RGBA8 into the intermediate held in a texture.
+    BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE, "srgba8", "texture", "image_blur", "horizontal",
+    "alpha"
+);
+texture_image_kernel!(
+    /// Vertical blur pass, the intermediate held in a texture into sRGB-encoded RGBA8.
+    BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE, "texture", "srgba8", "image_blur", "vertical",
+    "alpha"
+);
+
 /// The kernels that bind textures (WGSL only), for validation.
 pub const TEXTURE_KERNELS: &[KernelSource] = &[
     BLUR_HORIZONTAL_TO_TEXTURE,
     BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
     BLUR_VERTICAL_FROM_TEXTURE,
     BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+    BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE,
+    BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE,
 ];
 
 /// All kernels with CUDA twins, for validation ([`TEXTURE_KERNELS`] are the others).
@@ -280,6 +321,12 @@ pub const ALL: &[KernelSource] = &[
     BLUR_HORIZONTAL_RGBA8,
     BLUR_VERTICAL,
     BLUR_VERTICAL_RGBA8,
+    BLUR_HORIZONTAL_SRGBA8,
+    BLUR_VERTICAL_TO_SRGBA8,
+    RESIZE_BILINEAR_FROM_SRGBA8,
+    RESIZE_BILINEAR_TO_SRGBA8,
+    RESIZE_AREA_FROM_SRGBA8,
+    RESIZE_AREA_TO_SRGBA8,
     RESIZE_BILINEAR,
     RESIZE_BILINEAR_RGBA8,
     RESIZE_AREA,

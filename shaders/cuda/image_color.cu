@@ -1,13 +1,5 @@
 // CUDA twin of image_color.wgsl: per-pixel colour operations over a region; alpha is kept.
 
-__device__ __forceinline__ float to_linear(float c) {
-    return c <= 0.04045f ? c / 12.92f : powf((c + 0.055f) / 1.055f, 2.4f);
-}
-
-__device__ __forceinline__ float to_srgb(float c) {
-    return c <= 0.0031308f ? c * 12.92f : 1.055f * powf(c, 1.0f / 2.4f) - 0.055f;
-}
-
 __device__ __forceinline__ float adjust1(float v, const ImageParams& r) {
     float c = fminf(fmaxf((v - 0.5f) * r.contrast + 0.5f + r.brightness, 0.0f), 1.0f);
     return powf(c, 1.0f / r.gamma);

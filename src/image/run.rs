@@ -3,7 +3,8 @@
 //! [`Channel`], which names the edge format the frame is uploaded and downloaded in. The run
 //! plans tiles within the budget and the device's largest binding, gathers each tile's input
 //! region with its halo, runs the chain stage by stage (each stage in the format
-//! [`Pipeline::stage_formats`] gives it) and scatters the tile's output.
+//! [`Pipeline::stage_formats`] gives it, a leading `linear` and trailing `srgb` fused into
+//! their neighbours where `fuse.rs` says so) and scatters the tile's output.
 
 use std::time::Instant;
 
@@ -64,7 +65,7 @@ pub(crate) fn host_zeroed<T: Clone + Default>(len: u64, what: &'static str) -> R
 impl Pipeline {
     /// This pipeline with frames of `edge` at its ends: RGBA16 frames are filtered in RGBA32F
     /// whatever the working format, which would otherwise round them to 8 bits.
-    fn with_edge(&self, edge: PixelFormat) -> Pipeline {
+    pub(super) fn with_edge(&self, edge: PixelFormat) -> Pipeline {
         let mut p = self.clone();
         p.edge = edge;
         if edge == PixelFormat::Rgba16 {
@@ -212,14 +213,26 @@ impl Pipeline {
         let src = alloc(live, "tile input", &r0, self.edge)?;
         ctx.upload(src.handle, &bytes)?;
         let mut cur = src;
-        if formats[0] != self.edge {
+        // A leading `linear` and a trailing `srgb` may run inside their neighbours (fuse.rs):
+        // the input is then read as sRGB-encoded RGBA8, the output written as it.
+        let fused = self.fused_ends();
+        let n = self.ops.len();
+        let run = usize::from(fused.first)..n - usize::from(fused.last);
+        if fused.first {
+            cur.format = PixelFormat::Srgba8;
+        } else if formats[0] != self.edge {
             cur = alloc(live, "tile stage", &r0, formats[0])?;
             convert(ctx, &src, &cur, [0, 0])?;
             retire(live, &src)?;
         }
-        for (i, op) in self.ops.iter().enumerate() {
+        for (i, op) in self.ops.iter().enumerate().take(run.end).skip(run.start) {
             let (ri, rn) = (regions[i], regions[i + 1]);
-            let next = alloc(live, "tile stage", &rn, formats[i + 1])?;
+            let format = if fused.last && i + 1 == run.end {
+                PixelFormat::Srgba8
+            } else {
+                formats[i + 1]
+            };
+            let next = alloc(live, "tile stage", &rn, format)?;
             let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
             match *op {
                 Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
@@ -245,7 +258,10 @@ impl Pipeline {
         }
         let rn = regions[regions.len() - 1];
         let mut last = cur;
-        if cur.format != self.edge {
+        // An sRGB-encoded RGBA8 output is the RGBA8 edge's bytes.
+        let edge_bytes = cur.format == self.edge
+            || (cur.format == PixelFormat::Srgba8 && self.edge == PixelFormat::Rgba8);
+        if !edge_bytes {
             last = alloc(live, "tile output", &rn, self.edge)?;
             convert(ctx, &cur, &last, [0, 0])?;
             retire(live, &cur)?;

@@ -10,15 +10,19 @@
 //! them), and each function lists the format pairs it has kernels for (`select.rs`): filters
 //! and colour ops run RGBA8 → RGBA8 and RGBA32F → RGBA32F; `linear` also runs RGBA8 → RGBA32F
 //! and `srgb` RGBA32F → RGBA8, for the RGBA32F linear stages of an RGBA8 chain
-//! ([`crate::image`]). **16-bit frames** ([`PixelFormat::Rgba16`], two `u32` words per pixel
+//! ([`crate::image`]). **sRGB-encoded frames** ([`PixelFormat::Srgba8`]: RGBA8 bytes read as
+//! linear light and written from it, by the io preludes `src_srgba8` / `dst_srgba8`) fuse a
+//! chain's leading `linear` and trailing `srgb` into the filter next to them: blur and resize
+//! run Srgba8 → RGBA32F and RGBA32F → Srgba8, and [`convert`] between Srgba8 and RGBA32F is
+//! the transfer function itself. **16-bit frames** ([`PixelFormat::Rgba16`], two `u32` words per pixel
 //! since WGSL has no 16-bit integers) only [`convert`] to and from RGBA32F, where they are
 //! filtered.
 //!
 //! **Alpha.** Filters (blur, resize) work on premultiplied alpha, as image libraries do, so
 //! colour under alpha 0 never bleeds into visible pixels: they read `(rgb · a, a)` and write
 //! `(rgb / a, a)`, colour 0 where alpha is 0 (`shaders/io/alpha.wgsl` and its CUDA twin, composed
-//! in front of the filter bodies in `src/shaders.rs`). The blur's RGBA32F intermediate stays
-//! premultiplied between its two passes. Frames in and out of every kernel hold straight alpha;
+//! in front of the filter bodies in `src/shaders.rs`). The blur's intermediate (RGBA32F, or
+//! four f16 for RGBA8 → RGBA8) stays premultiplied between its two passes. Frames in and out of every kernel hold straight alpha;
 //! colour operations leave alpha as it is and work on straight colour.
 
 use crate::backend::{Backend, KernelSource, SubmissionIndex};
@@ -37,7 +41,7 @@ use select::{pick, Table};
 pub use view::{ImageView, PixelFormat};
 pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
 
-use PixelFormat::{Rgba16, Rgba32F, Rgba8};
+use PixelFormat::{Rgba16, Rgba32F, Rgba8, Srgba8};
 
 /// Format conversions: into RGBA32F and back.
 const CONVERT: &Table<&KernelSource> = &[
@@ -45,6 +49,8 @@ const CONVERT: &Table<&KernelSource> = &[
     (Rgba32F, Rgba8, &shaders::IMAGE_PACK),
     (Rgba16, Rgba32F, &shaders::IMAGE_UNPACK_RGBA16),
     (Rgba32F, Rgba16, &shaders::IMAGE_PACK_RGBA16),
+    (Srgba8, Rgba32F, &shaders::SRGB_TO_LINEAR_RGBA8_TO_RGBA32F),
+    (Rgba32F, Srgba8, &shaders::LINEAR_TO_SRGB_RGBA32F_TO_RGBA8),
 ];
 
 /// A resize filter.
@@ -122,9 +128,10 @@ pub fn pack_rgba8<B: Backend>(
     convert_with(ctx, src, dst, origin, &CONVERT[1..2])
 }
 
-/// Converts a region of `src` (from `origin`) into `dst` between pixel formats: RGBA8 or
-/// RGBA16 into RGBA32F, or RGBA32F into RGBA8 or RGBA16 (clamping to [0, 1] and rounding to
-/// nearest).
+/// Converts a region of `src` (from `origin`) into `dst` between pixel formats: RGBA8,
+/// RGBA16 or sRGB-encoded RGBA8 (decoded to linear light) into RGBA32F, or RGBA32F into RGBA8,
+/// RGBA16 or sRGB-encoded RGBA8 (encoding linear light; each clamping to [0, 1] and rounding
+/// to nearest).
 ///
 /// # Errors
 /// As [`unpack_rgba8`], naming the formats a view may have.
@@ -149,8 +156,10 @@ fn convert_with<B: Backend>(
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
 }
 
-/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F): `dst(x, y)` is the blurred source at
-/// `(x, y) + origin`, with clamp-to-edge at the source's borders. An RGBA32F intermediate of
+/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded RGBA8 on one side and
+/// RGBA32F on the other): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
+/// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, else
+/// RGBA32F) of
 /// `dst.width × src.height` pixels (a texture where the backend's kernels bind textures, else a
 /// buffer: see `kernels/blur_intermediate.rs`) and the weights are allocated from the context
 /// (and counted in its budget) for the call.
@@ -184,6 +193,26 @@ pub fn blur<B: Backend>(
                 &shaders::BLUR_VERTICAL_RGBA8,
                 &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
                 &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Srgba8,
+            Rgba32F,
+            [
+                &shaders::BLUR_HORIZONTAL_SRGBA8,
+                &shaders::BLUR_VERTICAL,
+                &shaders::BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Rgba32F,
+            Srgba8,
+            [
+                &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_VERTICAL_TO_SRGBA8,
+                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE,
             ],
         ),
     ];
@@ -259,7 +288,8 @@ pub struct ResizeRegion {
     pub dst_origin: [u32; 2],
 }
 
-/// Resizes the whole `src` into the whole `dst` (both RGBA8 or both RGBA32F).
+/// Resizes the whole `src` into the whole `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded
+/// RGBA8 on one side and RGBA32F on the other).
 ///
 /// # Errors
 /// As [`unpack_rgba8`].
@@ -301,6 +331,22 @@ pub fn resize_region<B: Backend>(
             Rgba8,
             Rgba8,
             [&shaders::RESIZE_BILINEAR_RGBA8, &shaders::RESIZE_AREA_RGBA8],
+        ),
+        (
+            Srgba8,
+            Rgba32F,
+            [
+                &shaders::RESIZE_BILINEAR_FROM_SRGBA8,
+                &shaders::RESIZE_AREA_FROM_SRGBA8,
+            ],
+        ),
+        (
+            Rgba32F,
+            Srgba8,
+            [
+                &shaders::RESIZE_BILINEAR_TO_SRGBA8,
+                &shaders::RESIZE_AREA_TO_SRGBA8,
+            ],
         ),
     ];
     let [bilinear, area] = pick(ctx, src, dst, kernels)?;

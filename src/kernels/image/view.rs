@@ -14,13 +14,19 @@ pub enum PixelFormat {
     Rgba16,
     /// 32-bit float RGBA, 16 bytes per pixel.
     Rgba32F,
+    /// 8-bit RGBA holding sRGB-encoded colour (alpha linear), like wgpu's `Rgba8UnormSrgb`:
+    /// the bytes of [`Rgba8`](Self::Rgba8), which kernels read as linear light and write from
+    /// linear light. A chain's leading `linear` and trailing `srgb` run inside the kernels that
+    /// read and write such frames (see [`crate::image`]); the filters and
+    /// [`convert`](super::convert) take it to and from RGBA32F.
+    Srgba8,
 }
 
 impl PixelFormat {
     /// Bytes per pixel.
     pub const fn bytes_per_pixel(self) -> u64 {
         match self {
-            PixelFormat::Rgba8 => 4,
+            PixelFormat::Rgba8 | PixelFormat::Srgba8 => 4,
             PixelFormat::Rgba16 => 8,
             PixelFormat::Rgba32F => 16,
         }

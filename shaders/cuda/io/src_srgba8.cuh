@@ -1,0 +1,8 @@
+// Source pixels as sRGB-encoded RGBA8, read as linear light (like io/src_srgba8.wgsl).
+typedef unsigned src_t;
+
+__device__ __forceinline__ float4 load_src(BUF(src_t) src, unsigned i) {
+    unsigned v = src[i];
+    return make_float4(to_linear(float(v & 255u) / 255.0f), to_linear(float((v >> 8) & 255u) / 255.0f),
+                       to_linear(float((v >> 16) & 255u) / 255.0f), float(v >> 24) / 255.0f);
+}

@@ -1,0 +1,100 @@
+//! Which ops of a chain run inside their neighbours' kernels. A chain on 8-bit frames that
+//! opens with `linear` and closes with `srgb` (the 4K tool's default,
+//! `linear,blur,resize,srgb`) needs neither as a kernel of its own: the first filter reads the
+//! uploaded frame as sRGB-encoded RGBA8 ([`PixelFormat::Srgba8`]: decoded to linear light as
+//! it is read) and the last filter writes the frame to download as sRGB-encoded RGBA8 (encoded
+//! as it is written). That also drops the conversions between the 8-bit edges and the RGBA32F
+//! stages, so the default chain runs as three kernels (blur's two passes, resize) instead of
+//! seven, with the same arithmetic in the same order. The planner still counts the unfused
+//! stages, a bound on the fused run's buffers (a subset of them).
+
+use super::{Op, Pipeline};
+use crate::kernels::image::PixelFormat;
+
+/// The chain's ends that run fused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct FusedEnds {
+    /// The leading `linear` runs in the next op, which reads the input as `Srgba8`.
+    pub first: bool,
+    /// The trailing `srgb` runs in the op before it, which writes the output as `Srgba8`.
+    pub last: bool,
+}
+
+/// Ops with kernels from and to `Srgba8` (RGBA32F on the other side).
+fn filter(op: &Op) -> bool {
+    matches!(op, Op::Blur { .. } | Op::BoxBlur { .. } | Op::Resize { .. })
+}
+
+impl Pipeline {
+    /// Which ends run fused: only on RGBA8 edges (16-bit frames keep their precision), and
+    /// only where the neighbour filters RGBA32F on its other side (its kernels exist for
+    /// `Srgba8` ↔ RGBA32F, not `Srgba8` → `Srgba8`).
+    pub(super) fn fused_ends(&self) -> FusedEnds {
+        let (ops, n) = (&self.ops, self.ops.len());
+        if self.edge != PixelFormat::Rgba8 || n < 2 {
+            return FusedEnds::default();
+        }
+        let f = self.stage_formats();
+        let first = ops[0] == Op::Linear && filter(&ops[1]) && f[2] == PixelFormat::Rgba32F;
+        let last = ops[n - 1] == Op::Srgb
+            && filter(&ops[n - 2])
+            && f[n - 2] == PixelFormat::Rgba32F
+            && !(first && n - 2 == 1);
+        FusedEnds { first, last }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FusedEnds;
+    use crate::image::{parse_chain, Pipeline, PixelFormat};
+
+    fn ends(chain: &str, working: PixelFormat) -> FusedEnds {
+        let p = Pipeline::new(parse_chain(chain).expect("chain"), [64, 48]).expect("pipeline");
+        p.with_working_format(working).fused_ends()
+    }
+
+    #[test]
+    fn the_default_chain_fuses_both_ends_in_either_working_format() {
+        for working in [PixelFormat::Rgba8, PixelFormat::Rgba32F] {
+            let both = FusedEnds {
+                first: true,
+                last: true,
+            };
+            assert_eq!(
+                ends("linear,blur:sigma=3,resize:32x24:area,srgb", working),
+                both
+            );
+            // One filter between them: it reads sRGB-encoded RGBA8 and writes RGBA32F, so the
+            // `srgb` runs as its own kernel.
+            let first = FusedEnds {
+                first: true,
+                last: false,
+            };
+            assert_eq!(ends("linear,blur:sigma=2,srgb", working), first);
+        }
+    }
+
+    #[test]
+    fn other_chains_run_every_op() {
+        let none = FusedEnds::default();
+        for chain in ["linear", "srgb", "luma,blur:sigma=2", "linear,luma,srgb"] {
+            assert_eq!(ends(chain, PixelFormat::Rgba32F), none, "{chain}");
+        }
+        // A filter before the trailing srgb, but not after a leading linear.
+        assert_eq!(
+            ends("blur:sigma=2,resize:32x24,srgb", PixelFormat::Rgba32F),
+            FusedEnds {
+                first: false,
+                last: true,
+            }
+        );
+        // 16-bit frames keep every op (their edges are RGBA16).
+        let p = Pipeline::new(
+            parse_chain("linear,blur:sigma=2,resize:32x24,srgb").expect("chain"),
+            [64, 48],
+        )
+        .expect("pipeline");
+        assert_eq!(p.with_edge(PixelFormat::Rgba16).fused_ends(), none);
+    }
+}
