@@ -97,17 +97,35 @@ impl Pipeline {
         let [ow, oh] = self.output_size();
         let out_bytes = u64::from(ow) * u64::from(oh) * bpp;
         let mut out: Vec<T> = host_zeroed(out_bytes, "the output frame")?;
-        ctx.trim()?;
-        let stats = ctx.stats();
-        let limit = stats.budget.unwrap_or(u64::MAX);
-        let mut available = limit
-            .saturating_sub(stats.reserved)
-            .saturating_sub(ctx.staging_capacity());
+        // What the budget leaves: blocks with nothing in them count as free, since the
+        // allocator reuses them and frees them itself when a request would pass the budget.
+        // Trimming before every frame would make each frame's buffers new driver allocations;
+        // the run trims only when the frame would not fit whole otherwise.
+        let room = || {
+            let s = ctx.stats();
+            let limit = s.budget.unwrap_or(u64::MAX);
+            let held = s.reserved.saturating_sub(s.cached_empty);
+            (
+                limit,
+                s,
+                limit
+                    .saturating_sub(held)
+                    .saturating_sub(ctx.staging_capacity()),
+            )
+        };
+        let (limit, mut stats, mut available) = room();
+        let mut trimmed = false;
         let max_buffer = {
             let l = ctx.backend().limits();
             l.max_binding_size.min(l.max_block_size)
         };
         loop {
+            let whole = self.plan_within(available, max_buffer).ok() == Some(self.output_size());
+            if !whole && !trimmed {
+                ctx.trim()?;
+                trimmed = true;
+                (_, stats, available) = room();
+            }
             let tile = self
                 .plan_within(available, max_buffer)
                 .map_err(|e| match e {
