@@ -6,7 +6,8 @@
 //! Each figure is the median over rounds of `iters` calls, each call followed by a submit so
 //! the device works while the host records the next, and the device idle at each round's end:
 //! per-call throughput, max(host recording, device time). `record` is the host's part alone
-//! (the round's calls before its wait), so a figure near `record` is bound by the host.
+//! (the round's calls before its wait), so a figure near `record` is bound by the host, or by
+//! a call that waits for the device (an upload waits for its staging slot's last copy).
 //! `VRAMKIT_BENCH_QUICK=1` uses 1280×720; without `--bench` (as `cargo test --all-targets` runs
 //! it) a 96×64 frame once. References for the same machine: `benches/reference/image_cupy.py`.
 
@@ -124,10 +125,21 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         ("default chain (4 ops)", Box::new(chain)),
     ];
     println!("{name}: {w}x{h} RGBA8 resident, median of {rounds} rounds x {iters} calls");
-    println!("{:<24} {:>10} {:>10}", "operation", "us/call", "record_us");
+    // `blocks`: driver allocations the pools made while the case ran (0 when every buffer of
+    // every call came from the pools' cached blocks).
+    println!(
+        "{:<24} {:>10} {:>10} {:>7}",
+        "operation", "us/call", "record_us", "blocks"
+    );
     for (label, f) in &cases {
+        let before = ctx.stats().block_allocations;
         let (total, record) = time(ctx, rounds, iters, f.as_ref());
-        println!("{label:<24} {:>10.1} {:>10.1}", total * 1e6, record * 1e6);
+        let blocks = ctx.stats().block_allocations - before;
+        println!(
+            "{label:<24} {:>10.1} {:>10.1} {blocks:>7}",
+            total * 1e6,
+            record * 1e6
+        );
     }
     let (copy_total, _) = time(ctx, rounds, 1, &copy);
     println!("{:<24} {:>10.1}", "copy, one call + wait", copy_total * 1e6);

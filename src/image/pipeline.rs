@@ -30,8 +30,9 @@ pub struct FrameReport {
     pub tiles: usize,
     /// Device bytes one tile was planned to need (working set, staging excluded).
     pub planned_bytes: u64,
-    /// Host bytes the run allocated at its peak: the output frame and one tile's input and
-    /// output copies (the caller's input frame excluded).
+    /// Host bytes the run allocated at its peak: the output frame, and when tiled one tile's
+    /// input and output copies (the caller's input frame excluded; an untiled run uploads
+    /// from it and downloads into the output frame directly).
     pub host_bytes: u64,
     /// Wall time of the frame, seconds.
     pub seconds: f64,

@@ -218,18 +218,25 @@ impl Pipeline {
         };
         let formats = self.stage_formats();
         let bpp = self.edge.bytes_per_pixel() as usize;
-        // The input region, gathered row by row.
+        // The input region: the caller's frame as it is when the tile reads all of it, else
+        // gathered row by row.
         let r0 = regions[0];
-        let [w, _] = self.input_size();
-        let row_in = r0.width() as usize * bpp;
-        let (mut bytes, _) = host_buffer::<u8>(r0.area() * bpp as u64, "a tile's input")?;
-        for y in r0.y0..r0.y1 {
-            let at = (y as usize * w as usize + r0.x0 as usize) * bpp;
-            let row = input.get(at..at + row_in).ok_or_else(|| outside(&r0))?;
-            bytes.extend_from_slice(row);
-        }
+        let [w, h] = self.input_size();
+        let mut host = 0;
         let src = alloc(live, "tile input", &r0, self.edge)?;
-        ctx.upload(src.handle, &bytes)?;
+        if r0 == Rect::full(w, h) {
+            ctx.upload(src.handle, input)?;
+        } else {
+            let row_in = r0.width() as usize * bpp;
+            let (mut bytes, _) = host_buffer::<u8>(r0.area() * bpp as u64, "a tile's input")?;
+            for y in r0.y0..r0.y1 {
+                let at = (y as usize * w as usize + r0.x0 as usize) * bpp;
+                let row = input.get(at..at + row_in).ok_or_else(|| outside(&r0))?;
+                bytes.extend_from_slice(row);
+            }
+            ctx.upload(src.handle, &bytes)?;
+            host += bytes.capacity() as u64;
+        }
         let mut cur = src;
         // A leading `linear` and a trailing `srgb` may run inside their neighbours (fuse.rs):
         // the input is then read as sRGB-encoded RGBA8, the output written as it.
@@ -284,8 +291,13 @@ impl Pipeline {
             convert(ctx, &cur, &last, [0, 0])?;
             retire(live, &cur)?;
         }
+        // The output region: straight into the caller's frame when the tile is all of it.
+        let [ow, oh] = self.output_size();
+        if rn == Rect::full(ow, oh) {
+            ctx.download_into(last.handle, 0, out)?;
+            return Ok(host);
+        }
         let tile = ctx.download(last.handle)?;
-        let [ow, _] = self.output_size();
         let row_bytes = rn.width() as usize * bpp;
         for (j, y) in (rn.y0..rn.y1).enumerate() {
             let at = (y as usize * ow as usize + rn.x0 as usize) * bpp;
@@ -297,7 +309,7 @@ impl Pipeline {
                 .ok_or_else(|| outside(&rn))?;
             dst.copy_from_slice(src);
         }
-        Ok(bytes.capacity() as u64 + tile.len() as u64)
+        Ok(host + tile.len() as u64)
     }
 }
 
