@@ -18,7 +18,8 @@ use std::time::Instant;
 use vramkit::backend::Backend;
 use vramkit::image::{parse_chain, test_chart, Pipeline};
 use vramkit::kernels::image::{
-    blur, color, resize, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter,
+    blur, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView, PixelFormat,
+    ResizeFilter,
 };
 use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
 
@@ -99,6 +100,44 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         )
     };
     let gauss = |sigma| move || blur(ctx, &src, &dst, [0, 0], Blur::Gaussian { sigma });
+    // The blur's two passes alone (bounds-checked builds through `Context::dispatch`), with
+    // the weights and the f16 intermediate made once: the kernels without the per-call work.
+    let mid = ctx
+        .alloc(AllocDesc::new("intermediate", u64::from(w * h) * 8))
+        .expect("alloc");
+    let weights: Vec<_> = [2.0f32, 8.0]
+        .iter()
+        .map(|&sigma| {
+            let wts = blur_weights(Blur::Gaussian { sigma }).expect("weights");
+            let hnd = ctx
+                .alloc(AllocDesc::new("weights", wts.len() as u64 * 4))
+                .expect("alloc");
+            ctx.upload(hnd, bytemuck::cast_slice(&wts)).expect("upload");
+            (hnd, (wts.len() / 2) as u32)
+        })
+        .collect();
+    let passes = |i: usize| {
+        let (wts, radius) = weights[i];
+        move || {
+            let p = ImageParams {
+                src_w: w,
+                src_h: h,
+                src_stride: w,
+                dst_w: w,
+                dst_h: h,
+                dst_stride: w,
+                radius,
+                ..Default::default()
+            };
+            let params = bytemuck::bytes_of(&p);
+            let hg = [w.div_ceil(64), h.div_ceil(16), 1];
+            let vg = [w.div_ceil(16), h.div_ceil(64), 1];
+            let hb = [src.handle, mid, wts];
+            ctx.dispatch(&shaders::BLUR_HORIZONTAL_RGBA8, &hb, params, hg)?;
+            let vb = [mid, dst.handle, wts];
+            ctx.dispatch(&shaders::BLUR_VERTICAL_RGBA8, &vb, params, vg)
+        }
+    };
     let chain = || {
         // The default chain as an RGBA8 pipeline runs it (stages from linear to srgb RGBA32F).
         color(ctx, &src, &lin, [0, 0], ColorOp::SrgbToLinear)?;
@@ -110,6 +149,8 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         ("copy (floor)", Box::new(copy)),
         ("blur sigma=2", Box::new(gauss(2.0))),
         ("blur sigma=8", Box::new(gauss(8.0))),
+        ("blur passes only, s=2", Box::new(passes(0))),
+        ("blur passes only, s=8", Box::new(passes(1))),
         (
             "resize area -> half",
             Box::new(|| resize(ctx, &src, &small, ResizeFilter::Area)),
