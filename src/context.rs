@@ -226,6 +226,7 @@ impl<B: Backend> Context<B> {
         &self,
         f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>,
     ) -> Result<R> {
+        crate::transfers::check_reentry(self.id)?;
         let mut staging = lock(&self.staging);
         f(&mut Transfer {
             backend: &self.backend,
@@ -253,7 +254,7 @@ impl<B: Backend> Context<B> {
     }
 
     /// Logs a transfer on the timeline, when tracing.
-    fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
+    pub(crate) fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
         lock(&self.mem).record_transfer(what, handle, bytes);
     }
 
@@ -341,6 +342,10 @@ impl<B: Backend> Context<B> {
 
     /// Budget bytes a first transfer will need for staging: one buffer per direction that has
     /// none yet.
+    pub(crate) fn staging_slot(&self) -> u64 {
+        lock(&self.staging).upload.slot_size
+    }
+
     fn staging_to_come(&self) -> u64 {
         let s = lock(&self.staging);
         [&s.upload, &s.readback]

@@ -36,6 +36,7 @@ mod observe;
 pub mod shaders;
 mod signature;
 pub mod texture;
+mod transfers;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};

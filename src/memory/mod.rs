@@ -27,6 +27,7 @@ mod stats;
 mod texture_transfer;
 pub(crate) mod trace;
 pub(crate) mod transfer;
+mod transfer_with;
 
 pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
@@ -150,4 +151,94 @@ pub struct AllocationInfo {
     /// Where it was allocated: a backtrace, in leak reports
     /// ([`Context::leaks`](crate::Context::leaks)) when `VRAMKIT_BACKTRACE=1`.
     pub allocated_at: Option<String>,
+}
+
+/// Below this, one thread copies: spawning threads would cost more than they save.
+const PAR_COPY_FROM: usize = 4 << 20;
+/// Each thread copies at least this much.
+const PAR_COPY_PIECE: usize = 1 << 20;
+
+/// How many threads copy `len` bytes (1: the caller alone).
+fn copy_threads(len: usize) -> usize {
+    if len < PAR_COPY_FROM {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(len / PAR_COPY_PIECE)
+        .max(1)
+}
+
+/// `dst.copy_from_slice(src)`, split over scoped threads for large copies: one core moves
+/// ~8-10 GB/s from pageable memory, less than a PCIe link, so a single-threaded copy out of
+/// mapped staging would bound every readback.
+///
+/// # Panics
+/// If the lengths differ (as `copy_from_slice`).
+pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
+    let threads = copy_threads(src.len());
+    if threads < 2 || src.len() != dst.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let piece = src.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let mut pairs = dst.chunks_mut(piece).zip(src.chunks(piece));
+        let first = pairs.next();
+        for (d, c) in pairs {
+            s.spawn(move || d.copy_from_slice(c));
+        }
+        if let Some((d, c)) = first {
+            d.copy_from_slice(c);
+        }
+    });
+}
+
+/// [`par_copy`] into write-only (mapped, maybe write-combining) memory.
+///
+/// # Panics
+/// If the lengths differ (as `copy_from_slice`).
+pub(crate) fn par_copy_to(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
+    let threads = copy_threads(src.len());
+    if threads < 2 || src.len() != dst.len() {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let piece = src.len().div_ceil(threads);
+    // `WriteOnly<[u8]>` is not `Send` (wgpu asks `T: Sized`), so each thread gets its piece's
+    // address and rebuilds the view.
+    let base = dst.as_raw_ptr().cast::<u8>().as_ptr() as usize;
+    std::thread::scope(|s| {
+        for (i, c) in src.chunks(piece).enumerate().skip(1) {
+            s.spawn(move || {
+                // SAFETY: piece `i` is its own disjoint part of `dst`, which this function
+                // holds exclusively until the scope ends; mapped memory is valid for writes.
+                let d = unsafe { write_only(base + i * piece, c.len()) };
+                copy_into(d, c);
+            });
+        }
+        // SAFETY: as above, piece 0.
+        copy_into(
+            unsafe { write_only(base, piece.min(src.len())) },
+            &src[..piece.min(src.len())],
+        );
+    });
+}
+
+fn copy_into(mut d: wgpu::WriteOnly<'_, [u8]>, c: &[u8]) {
+    d.copy_from_slice(c);
+}
+
+/// A write-only view of `len` bytes at address `at`.
+///
+/// # Safety
+/// 1. `at..at + len` is valid for writes and nothing else accesses it while the view lives.
+unsafe fn write_only<'a>(at: usize, len: usize) -> wgpu::WriteOnly<'a, [u8]> {
+    let ptr = std::ptr::NonNull::slice_from_raw_parts(
+        std::ptr::NonNull::new(at as *mut u8).unwrap_or(std::ptr::NonNull::dangling()),
+        len,
+    );
+    // SAFETY: the caller's contract; bytes need no alignment.
+    unsafe { wgpu::WriteOnly::new(ptr) }
 }
