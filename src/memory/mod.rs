@@ -153,46 +153,34 @@ pub struct AllocationInfo {
     pub allocated_at: Option<String>,
 }
 
-/// Below this, one thread copies: spawning threads would cost more than they save.
-const PAR_COPY_FROM: usize = 4 << 20;
-/// Each thread copies at least this much.
-const PAR_COPY_PIECE: usize = 1 << 20;
+/// Below this, one thread copies: fork and join would cost more than they save.
+const PAR_COPY_FROM: usize = 1 << 20;
+/// Each task copies at least this much.
+const PAR_COPY_PIECE: usize = 256 << 10;
 
-/// How many threads copy `len` bytes (1: the caller alone).
-fn copy_threads(len: usize) -> usize {
-    if len < PAR_COPY_FROM {
-        return 1;
-    }
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(len / PAR_COPY_PIECE)
-        .max(1)
+/// The piece each rayon task copies of `len` bytes, or `None` to copy on this thread.
+fn copy_piece(len: usize) -> Option<usize> {
+    (len >= PAR_COPY_FROM).then(|| {
+        len.div_ceil(rayon::current_num_threads().max(1))
+            .max(PAR_COPY_PIECE)
+    })
 }
 
-/// `dst.copy_from_slice(src)`, split over scoped threads for large copies: one core moves
+/// `dst.copy_from_slice(src)`, split over the rayon pool for large copies: one core moves
 /// ~8-10 GB/s from pageable memory, less than a PCIe link, so a single-threaded copy out of
 /// mapped staging would bound every readback.
 ///
 /// # Panics
 /// If the lengths differ (as `copy_from_slice`).
 pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
-    let threads = copy_threads(src.len());
-    if threads < 2 || src.len() != dst.len() {
-        dst.copy_from_slice(src);
-        return;
+    use rayon::prelude::*;
+    match copy_piece(src.len()) {
+        Some(piece) if src.len() == dst.len() => dst
+            .par_chunks_mut(piece)
+            .zip(src.par_chunks(piece))
+            .for_each(|(d, c)| d.copy_from_slice(c)),
+        _ => dst.copy_from_slice(src),
     }
-    let piece = src.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let mut pairs = dst.chunks_mut(piece).zip(src.chunks(piece));
-        let first = pairs.next();
-        for (d, c) in pairs {
-            s.spawn(move || d.copy_from_slice(c));
-        }
-        if let Some((d, c)) = first {
-            d.copy_from_slice(c);
-        }
-    });
 }
 
 /// [`par_copy`] into write-only (mapped, maybe write-combining) memory.
@@ -200,34 +188,20 @@ pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
 /// # Panics
 /// If the lengths differ (as `copy_from_slice`).
 pub(crate) fn par_copy_to(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
-    let threads = copy_threads(src.len());
-    if threads < 2 || src.len() != dst.len() {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let piece = src.len().div_ceil(threads);
-    // `WriteOnly<[u8]>` is not `Send` (wgpu asks `T: Sized`), so each thread gets its piece's
+    use rayon::prelude::*;
+    let piece = match copy_piece(src.len()) {
+        Some(piece) if src.len() == dst.len() => piece,
+        _ => return dst.copy_from_slice(src),
+    };
+    // `WriteOnly<[u8]>` is not `Send` (wgpu asks `T: Sized`), so each task gets its piece's
     // address and rebuilds the view.
     let base = dst.as_raw_ptr().cast::<u8>().as_ptr() as usize;
-    std::thread::scope(|s| {
-        for (i, c) in src.chunks(piece).enumerate().skip(1) {
-            s.spawn(move || {
-                // SAFETY: piece `i` is its own disjoint part of `dst`, which this function
-                // holds exclusively until the scope ends; mapped memory is valid for writes.
-                let d = unsafe { write_only(base + i * piece, c.len()) };
-                copy_into(d, c);
-            });
-        }
-        // SAFETY: as above, piece 0.
-        copy_into(
-            unsafe { write_only(base, piece.min(src.len())) },
-            &src[..piece.min(src.len())],
-        );
+    src.par_chunks(piece).enumerate().for_each(|(i, c)| {
+        // SAFETY: piece `i` is its own disjoint part of `dst`, which this function holds
+        // exclusively until the tasks end; mapped memory is valid for writes.
+        let mut d = unsafe { write_only(base + i * piece, c.len()) };
+        d.copy_from_slice(c);
     });
-}
-
-fn copy_into(mut d: wgpu::WriteOnly<'_, [u8]>, c: &[u8]) {
-    d.copy_from_slice(c);
 }
 
 /// A write-only view of `len` bytes at address `at`.

@@ -15,6 +15,9 @@ use crate::lock;
 
 pub(super) const WORD: u64 = 4;
 
+/// Writes a chunk into a staging slot: the slot, the chunk's start in the transfer, its length.
+pub(super) type FillSlot<'f, Blk> = &'f mut dyn FnMut(&Blk, usize, usize) -> Result<()>;
+
 /// The parts of a context a transfer uses.
 pub(crate) struct Transfer<'a, B: Storage> {
     pub backend: &'a B,
@@ -157,7 +160,7 @@ impl<B: Storage> Transfer<'_, B> {
         h: BufferHandle,
         offset: u64,
         len: usize,
-        fill: &mut dyn FnMut(&B::Block, usize, usize) -> Result<()>,
+        fill: FillSlot<'_, B::Block>,
     ) -> Result<()> {
         let Staging {
             upload: ring,
