@@ -236,3 +236,37 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
     assert_eq!(ctx.download(h).expect("download"), vec![9; 64]);
     ctx.release(h).expect("release");
 }
+
+/// The staging copy (rayon pieces, streaming stores after an unaligned head, a short tail)
+/// equals `copy_from_slice` and writes nothing outside its range.
+#[test]
+fn copy_to_staging_equals_a_plain_copy() {
+    for len in [
+        0usize,
+        1,
+        63,
+        4095,
+        4096,
+        4097 + 64,
+        (1 << 20) + 13,
+        (3 << 20) + 5,
+    ] {
+        let src = random_bytes(len, len as u64);
+        for shift in [0usize, 1, 7, 16, 33] {
+            let mut dst = vec![0xA5u8; len + shift + 40];
+            let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[shift..shift + len]);
+            vramkit::memory::copy_to_staging(&src, view);
+            assert!(
+                dst[shift..shift + len] == src[..],
+                "len {len} shift {shift}: differs"
+            );
+            assert!(
+                dst[..shift]
+                    .iter()
+                    .chain(&dst[shift + len..])
+                    .all(|&b| b == 0xA5),
+                "len {len} shift {shift}: wrote outside the range"
+            );
+        }
+    }
+}

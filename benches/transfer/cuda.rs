@@ -2,7 +2,10 @@
 //! directions, side by side: vramkit's slice API (4 MiB and 16 MiB slots), `upload_with` /
 //! `download_with` (the caller fills and reads pinned staging in place), raw `cuMemcpy` from
 //! pinned memory (the reference) and from pageable memory, and host-only probes of the copy
-//! into pinned staging (one thread, eight threads) that tell where the slice API's time goes.
+//! into pinned memory (`memcpy` on one and on eight threads, `copy_to_staging`: rayon and
+//! streaming stores) and into pageable memory, which tell where the slice API's time goes.
+//! `upload_with_copy` closures copy with `vramkit::memory::copy_to_staging`; `memset` ones
+//! cost next to nothing (the ring's own ceiling).
 
 use std::time::Duration;
 
@@ -113,7 +116,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
                 chunk.fill(at as u8);
             } else {
                 let at = at as usize;
-                chunk.copy_from_slice(&data[at..at + chunk.len()]);
+                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk);
             }
         })
         .expect("upload_with");
@@ -151,6 +154,12 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
             b.iter(|| threaded_copy(&data, pinned.slice(), threads))
         });
     }
+    g.bench_function("host_copy_to_pinned_copy_to_staging", |b| {
+        b.iter(|| {
+            let view = vramkit::wgpu::WriteOnly::from_mut(pinned.slice());
+            vramkit::memory::copy_to_staging(&data, view)
+        })
+    });
     g.bench_function("host_copy_pageable_8_threads", |b| {
         b.iter(|| threaded_copy(&data, &mut out, 8))
     });

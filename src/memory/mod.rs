@@ -18,6 +18,7 @@ mod budget;
 mod compact;
 mod geometry;
 mod handle;
+mod host_copy;
 pub(crate) mod manager;
 mod pool;
 mod release;
@@ -34,6 +35,10 @@ pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
 pub use handle::{BufferHandle, TextureHandle};
+pub use host_copy::copy_to_staging;
+pub(crate) use host_copy::par_copy;
+#[cfg(feature = "cuda")]
+pub(crate) use host_copy::write_only;
 pub use report::{Checkpoint, Growth, LabelTotal};
 pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
 pub use trace::{Event, EventKind, Trace};
@@ -151,68 +156,4 @@ pub struct AllocationInfo {
     /// Where it was allocated: a backtrace, in leak reports
     /// ([`Context::leaks`](crate::Context::leaks)) when `VRAMKIT_BACKTRACE=1`.
     pub allocated_at: Option<String>,
-}
-
-/// Below this, one thread copies: fork and join would cost more than they save.
-const PAR_COPY_FROM: usize = 1 << 20;
-/// Each task copies at least this much.
-const PAR_COPY_PIECE: usize = 256 << 10;
-
-/// The piece each rayon task copies of `len` bytes, or `None` to copy on this thread.
-fn copy_piece(len: usize) -> Option<usize> {
-    (len >= PAR_COPY_FROM).then(|| {
-        len.div_ceil(rayon::current_num_threads().max(1))
-            .max(PAR_COPY_PIECE)
-    })
-}
-
-/// `dst.copy_from_slice(src)`, split over the rayon pool for large copies: one core moves
-/// ~8-10 GB/s from pageable memory, less than a PCIe link, so a single-threaded copy out of
-/// mapped staging would bound every readback.
-///
-/// # Panics
-/// If the lengths differ (as `copy_from_slice`).
-pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
-    use rayon::prelude::*;
-    match copy_piece(src.len()) {
-        Some(piece) if src.len() == dst.len() => dst
-            .par_chunks_mut(piece)
-            .zip(src.par_chunks(piece))
-            .for_each(|(d, c)| d.copy_from_slice(c)),
-        _ => dst.copy_from_slice(src),
-    }
-}
-
-/// [`par_copy`] into write-only (mapped, maybe write-combining) memory.
-///
-/// # Panics
-/// If the lengths differ (as `copy_from_slice`).
-pub(crate) fn par_copy_to(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
-    use rayon::prelude::*;
-    let piece = match copy_piece(src.len()) {
-        Some(piece) if src.len() == dst.len() => piece,
-        _ => return dst.copy_from_slice(src),
-    };
-    // `WriteOnly<[u8]>` is not `Send` (wgpu asks `T: Sized`), so each task gets its piece's
-    // address and rebuilds the view.
-    let base = dst.as_raw_ptr().cast::<u8>().as_ptr() as usize;
-    src.par_chunks(piece).enumerate().for_each(|(i, c)| {
-        // SAFETY: piece `i` is its own disjoint part of `dst`, which this function holds
-        // exclusively until the tasks end; mapped memory is valid for writes.
-        let mut d = unsafe { write_only(base + i * piece, c.len()) };
-        d.copy_from_slice(c);
-    });
-}
-
-/// A write-only view of `len` bytes at address `at`.
-///
-/// # Safety
-/// 1. `at..at + len` is valid for writes and nothing else accesses it while the view lives.
-unsafe fn write_only<'a>(at: usize, len: usize) -> wgpu::WriteOnly<'a, [u8]> {
-    let ptr = std::ptr::NonNull::slice_from_raw_parts(
-        std::ptr::NonNull::new(at as *mut u8).unwrap_or(std::ptr::NonNull::dangling()),
-        len,
-    );
-    // SAFETY: the caller's contract; bytes need no alignment.
-    unsafe { wgpu::WriteOnly::new(ptr) }
 }
