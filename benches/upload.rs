@@ -1,6 +1,6 @@
 //! Uploads and readbacks of one 4K RGBA8 frame (33,177,600 B) and of 256 MiB through the staging
 //! ring (the slice API with 4 MiB and 16 MiB slots, and `upload_with` / `download_with`, which
-//! fill and read the mapped slots in place), against `queue.write_buffer`, a `map_async`
+//! fill and read the mapped slots in place, and a `StagingBuffer` filled once), against `queue.write_buffer`, a `map_async`
 //! readback into one kept MAP_READ buffer, a naive readback (a new MAP_READ buffer per call) and
 //! a plain host `memcpy`, in one run. Each GPU iteration ends with the device idle.
 
@@ -134,6 +134,17 @@ fn bench(c: &mut Criterion) {
             ctx.download(h).expect("download") == data,
             "upload_with differs"
         );
+        let mut owned = ctx.alloc_staging(size).expect("alloc_staging");
+        ctx.fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
+            .expect("fill_staging");
+        g.bench_function("vramkit_upload_staging_buffer", |b| {
+            b.iter(|| {
+                ctx.upload_staging(&mut owned, h, 0)
+                    .expect("upload_staging");
+                ctx.wait().expect("wait");
+            })
+        });
+        ctx.free_staging(owned).expect("free_staging");
         g.bench_function("wgpu_write_buffer", |b| {
             b.iter_custom(|iters| {
                 let t = Instant::now();
@@ -156,6 +167,11 @@ fn bench(c: &mut Criterion) {
                 .expect("download_with")
             })
         });
+        out.fill(0);
+        ctx.download_with(h, 0..size, |at, chunk| {
+            out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk)
+        })
+        .expect("download_with");
         assert!(out == data, "download_with differs");
         let kept = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kept readback"),
@@ -169,6 +185,10 @@ fn bench(c: &mut Criterion) {
         g.bench_function("wgpu_naive_readback", |b| {
             b.iter(|| naive_readback(&device, &queue, &plain, &mut out))
         });
+        queue.write_buffer(&plain, 0, &data);
+        queue.submit([]);
+        out.fill(0);
+        naive_readback(&device, &queue, &plain, &mut out);
         assert!(out == data, "readback differs");
         ctx.release(h).expect("release");
         wide.release(hw).expect("release");

@@ -35,6 +35,7 @@ pub mod memory;
 mod observe;
 pub mod shaders;
 mod signature;
+mod staging_buffer;
 pub mod texture;
 mod transfers;
 
@@ -47,6 +48,7 @@ pub use memory::{
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
     MemoryStats, TagStats, TextureHandle, Trace,
 };
+pub use staging_buffer::StagingBuffer;
 pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;

@@ -1,7 +1,9 @@
 //! The transfer part of `benches/cuda.rs`: one 4K RGBA8 frame (33,177,600 B) and 256 MiB, both
 //! directions, side by side: vramkit's slice API (4 MiB and 16 MiB slots), `upload_with` /
-//! `download_with` (the caller fills and reads pinned staging in place), raw `cuMemcpy` from
-//! pinned memory (the reference) and from pageable memory, and host-only probes of the copy
+//! `download_with` (the caller fills and reads pinned staging in place), a `StagingBuffer` the
+//! caller filled once (`upload_staging`: the DMA alone), raw `cuMemcpy` from
+//! pinned memory (the reference), from pageable memory and from the caller's memory pinned for
+//! the one copy (`cuMemHostRegister` + copy + unregister: does registering pay?), and host-only probes of the copy
 //! into pinned memory (`memcpy` on one and on eight threads, `copy_to_staging`: rayon and
 //! streaming stores) and into pageable memory, which tell where the slice API's time goes.
 //! `upload_with_copy` closures copy with `vramkit::memory::copy_to_staging`; `memset` ones
@@ -132,6 +134,19 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     g.bench_function("vramkit_upload_with_memset_16MiB_slots", |b| {
         b.iter(|| up_with(wide, hw, true))
     });
+    // Staging the caller owns, filled once: the device's copy alone.
+    let mut owned = ctx.alloc_staging(size as u64).expect("alloc_staging");
+    ctx.fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
+        .expect("fill_staging");
+    g.bench_function("vramkit_upload_staging_buffer", |b| {
+        b.iter(|| {
+            ctx.upload_staging(&mut owned, h, 0)
+                .expect("upload_staging");
+            ctx.wait().expect("wait");
+        })
+    });
+    upload_check(ctx, h, &data, "upload_staging");
+    ctx.free_staging(owned).expect("free_staging");
     g.bench_function("cuMemcpyHtoD_pinned", |b| {
         // SAFETY: `raw` holds `size` bytes; the pinned buffer outlives the synchronous copy.
         b.iter(|| {
@@ -146,6 +161,15 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
             unsafe { sys::cuMemcpyHtoD_v2(raw, data.as_ptr().cast(), size) }
                 .result()
                 .expect("copy")
+        })
+    });
+    // Pinning the caller's bytes for one transfer: does registration pay?
+    g.bench_function("cuMemHostRegister_HtoD_unregister", |b| {
+        b.iter(|| {
+            registered(data.as_ptr().cast_mut(), size, |p| {
+                // SAFETY: `raw` holds `size` bytes; `p` is registered for the synchronous copy.
+                unsafe { sys::cuMemcpyHtoD_v2(raw, p.cast(), size) }.result()
+            })
         })
     });
     // Host-only probes: pageable -> pinned, the slice API's extra copy.
@@ -177,6 +201,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
         g.bench_function(name, |b| {
             b.iter(|| ctx.download_into(h, 0, &mut out).expect("download"))
         });
+        ctx.download_into(h, 0, &mut out).expect("download");
         assert!(out == data, "vramkit readback differs");
     }
     out.fill(0);
@@ -202,6 +227,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     g.bench_function("vramkit_download_with_peek_16MiB_slots", |b| {
         b.iter(|| down_with(wide, hw, false))
     });
+    down_with(ctx, h, true);
     assert!(out == data, "download_with differs");
     g.bench_function("cuMemcpyDtoH_pinned", |b| {
         // SAFETY: as above, into the pinned buffer.
@@ -209,6 +235,14 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
             unsafe { sys::cuMemcpyDtoH_v2(pinned.0.cast(), raw, size) }
                 .result()
                 .expect("copy")
+        })
+    });
+    g.bench_function("cuMemHostRegister_DtoH_unregister", |b| {
+        b.iter(|| {
+            registered(out.as_mut_ptr(), size, |p| {
+                // SAFETY: `raw` holds `size` bytes; `p` is registered for the synchronous copy.
+                unsafe { sys::cuMemcpyDtoH_v2(p.cast(), raw, size) }.result()
+            })
         })
     });
     g.bench_function("cuMemcpyDtoH_pageable", |b| {
@@ -224,6 +258,19 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     unsafe { cu::free_sync(raw) }.expect("cuMemFree");
     ctx.release(h).expect("release");
     wide.release(hw).expect("release");
+}
+
+/// Registers `len` bytes at `p` with `cuMemHostRegister`, runs `f`, unregisters.
+fn registered(p: *mut u8, len: usize, f: impl FnOnce(*mut u8) -> Result<(), cu::DriverError>) {
+    // SAFETY: `p..p + len` is a live Rust allocation the caller holds for the call.
+    unsafe { sys::cuMemHostRegister_v2(p.cast(), len, 0) }
+        .result()
+        .expect("cuMemHostRegister");
+    f(p).expect("copy");
+    // SAFETY: registered above, unregistered once.
+    unsafe { sys::cuMemHostUnregister(p.cast()) }
+        .result()
+        .expect("cuMemHostUnregister");
 }
 
 fn upload_check(ctx: &Ctx, h: BufferHandle, data: &[u8], what: &str) {
