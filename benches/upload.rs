@@ -77,7 +77,11 @@ fn bench(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("transfer_{name}"));
         g.throughput(Throughput::Bytes(size));
         g.sample_size(10);
-        g.measurement_time(Duration::from_millis(if common::quick() { 800 } else { 1500 }));
+        g.measurement_time(Duration::from_millis(if common::quick() {
+            800
+        } else {
+            1500
+        }));
         g.warm_up_time(Duration::from_millis(300));
         let data: Vec<u8> = (0..size)
             .map(|i| ((i * 2_654_435_761) >> 13) as u8)

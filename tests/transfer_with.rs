@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::{AllocDesc, Context, ContextDesc, Error};
+use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
 
 /// A small staging slot, so a few KiB cross many chunk boundaries.
 const CHUNK: u64 = 4096;
@@ -28,6 +28,7 @@ backend_tests!(
     a_panicking_closure_leaves_the_context_usable,
     staging_stays_in_the_budget,
     a_transfer_inside_the_closure_is_refused,
+    host_visible_memory_round_trips,
 );
 
 /// Uploads `src` into `at..at + src.len()` with `upload_with`, checking the calls: chunks in
@@ -269,4 +270,33 @@ fn copy_to_staging_equals_a_plain_copy() {
             );
         }
     }
+}
+
+/// Host-visible (unified) allocations take the temporary path with the same calls.
+fn host_visible_memory_round_trips<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(desc());
+    let len = 3 * CHUNK as usize + 5;
+    let h = match ctx.alloc(AllocDesc::new("unified", len as u64 + 3).kind(MemoryKind::Unified)) {
+        Ok(h) => h,
+        Err(Error::Unsupported { reason, .. }) => {
+            eprintln!("host_visible_memory_round_trips: skipped, no unified memory: {reason}");
+            return;
+        }
+        Err(e) => panic!("alloc: {e}"),
+    };
+    let before = random_bytes(len + 3, 11);
+    ctx.upload(h, &before).expect("upload");
+    let src = random_bytes(len, 12);
+    upload_with(&ctx, h, 1, &src);
+    let mut want = before;
+    want[1..1 + len].copy_from_slice(&src);
+    assert!(
+        ctx.download(h).expect("download") == want,
+        "upload_with differs"
+    );
+    assert!(
+        download_with(&ctx, h, 1, len as u64) == src,
+        "download_with differs"
+    );
+    ctx.release(h).expect("release");
 }

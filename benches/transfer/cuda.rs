@@ -82,7 +82,11 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     let mut g = c.benchmark_group(format!("cuda_transfer_{name}"));
     g.sample_size(10);
     // 21 functions a size: short runs keep both sizes near 90 s (a 256 MiB copy is 5-40 ms).
-    g.measurement_time(Duration::from_millis(if super::quick() { 800 } else { 1500 }));
+    g.measurement_time(Duration::from_millis(if super::quick() {
+        800
+    } else {
+        1500
+    }));
     g.warm_up_time(Duration::from_millis(300));
     g.throughput(Throughput::Bytes(size as u64));
     let data: Vec<u8> = (0..size)
