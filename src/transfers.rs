@@ -60,8 +60,10 @@ impl<B: Backend> Context<B> {
     /// memory is host-visible, chunks go through a temporary instead, with the same calls.
     ///
     /// If `fill` panics, the panic propagates: earlier chunks were written, later bytes keep
-    /// their old values, and the context stays usable (no staging leaks). `fill` must not start
-    /// another transfer on this context (it returns [`Error::Unsupported`]).
+    /// their old values, and the context stays usable (no staging leaks). Inside `fill`, this
+    /// context's transfers, [`trim`](Self::trim), [`max_batch`](Self::max_batch) and
+    /// [`max_items_in_one`](Self::max_items_in_one) return [`Error::Unsupported`] (the outer
+    /// transfer holds the staging ring); everything else works.
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());

@@ -225,8 +225,21 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
     let ctx = mk(desc());
     let h = ctx.alloc(AllocDesc::new("outer", 64)).expect("alloc");
     let mut inner = None;
+    let mut others = None;
     ctx.upload_with(h, 0..64, |_, mut chunk| {
         inner = Some(ctx.upload(h, &[1; 4]));
+        // What needs the ring is refused; the rest works (no deadlock).
+        let scratch = ctx
+            .alloc(AllocDesc::new("scratch", 16))
+            .expect("alloc inside");
+        ctx.release(scratch).expect("release inside");
+        others = Some((
+            ctx.staging_chunk(),
+            ctx.staging_capacity(),
+            matches!(ctx.max_batch(1000), Err(Error::Unsupported { .. })),
+            matches!(ctx.trim(), Err(Error::Unsupported { .. })),
+            matches!(ctx.download(h), Err(Error::Unsupported { .. })),
+        ));
         chunk.fill(9);
     })
     .expect("outer upload");
@@ -234,6 +247,9 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
         matches!(inner, Some(Err(Error::Unsupported { .. }))),
         "a nested transfer gave {inner:?}"
     );
+    assert_eq!(others, Some((CHUNK, 4 * CHUNK, true, true, true)));
+    // After the closure, all of it works again.
+    assert!(ctx.max_batch(1000).is_ok());
     assert_eq!(ctx.download(h).expect("download"), vec![9; 64]);
     ctx.release(h).expect("release");
 }
