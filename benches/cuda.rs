@@ -1,6 +1,7 @@
 //! The CUDA backend against the raw driver and cuBLAS on the same device, in one run:
 //! alloc + release pairs (manager vs `cuMemAlloc`/`cuMemFree` vs the stream-ordered pool),
-//! 256 MiB transfers (staging ring vs `cuMemcpy` from pinned and from pageable memory), unified
+//! transfers of a 4K frame and 256 MiB (slice API, `upload_with`/`download_with`, `cuMemcpy` from
+//! pinned and from pageable memory; `transfer/cuda.rs`), unified
 //! memory (first kernel after host writes, i.e. migration, vs resident vs device memory) and
 //! matmul 4096³ (cuBLAS through vramkit, cuBLAS direct, vramkit's own kernels).
 //!
@@ -12,12 +13,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use vramkit::backend::cuda::cudarc::cublas::{result as blas, sys as blas_sys};
-use vramkit::backend::cuda::cudarc::driver::{result as cu, sys};
+use vramkit::backend::cuda::cudarc::driver::result as cu;
 use vramkit::backend::cuda::CudaBackend;
 use vramkit::kernels::{self, MatmulDims, MatmulKernel};
 use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
 
 type Ctx = Context<CudaBackend>;
+
+#[path = "transfer/cuda.rs"]
+mod transfer;
 
 fn quick() -> bool {
     std::env::var("VRAMKIT_BENCH_QUICK").is_ok_and(|v| v == "1")
@@ -76,121 +80,6 @@ fn alloc_release(c: &mut Criterion, ctx: &Ctx) {
         })
     });
     g.finish();
-}
-
-/// Pinned host memory of `len` bytes, freed on drop.
-struct Pinned(*mut u8, usize);
-
-impl Pinned {
-    fn new(len: usize) -> Self {
-        // SAFETY: a plain pinned allocation, zeroed before use.
-        let p = unsafe { cu::malloc_host(len, 0) }
-            .expect("cuMemHostAlloc")
-            .cast::<u8>();
-        // SAFETY: `p` points to `len` writable bytes.
-        unsafe { std::ptr::write_bytes(p, 0, len) };
-        Self(p, len)
-    }
-
-    fn slice(&mut self) -> &mut [u8] {
-        // SAFETY: `self.0` points to `self.1` bytes owned by `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.0, self.1) }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // SAFETY: allocated by `cuMemHostAlloc`, freed once.
-        let _ = unsafe { cu::free_host(self.0.cast()) };
-    }
-}
-
-fn transfers(c: &mut Criterion, ctx: &Ctx) {
-    let size: usize = if quick() { 32 << 20 } else { 256 << 20 };
-    let mut g = group(c, format!("cuda_transfer_{}MiB", size >> 20).as_str());
-    g.throughput(Throughput::Bytes(size as u64));
-    let data: Vec<u8> = (0..size)
-        .map(|i| ((i * 2_654_435_761) >> 13) as u8)
-        .collect();
-    let mut out = vec![0u8; size];
-    let mut pinned = Pinned::new(size);
-    pinned.slice().copy_from_slice(&data);
-    let h = ctx
-        .alloc(AllocDesc::new("bench", size as u64))
-        .expect("alloc");
-    // SAFETY: a plain device allocation for the raw copies, freed below.
-    let raw = unsafe { cu::malloc_sync(size) }.expect("cuMemAlloc");
-
-    // The default ring (4 slots of 4 MiB) and one of 4 slots of 16 MiB.
-    let wide = Context::cuda(
-        0,
-        ContextDesc {
-            staging_chunk: 16 << 20,
-            ..Default::default()
-        },
-    )
-    .expect("context");
-    let hw = wide
-        .alloc(AllocDesc::new("bench", size as u64))
-        .expect("alloc");
-    for (name, ctx, h) in [
-        ("vramkit_upload", ctx, h),
-        ("vramkit_upload_16MiB_slots", &wide, hw),
-    ] {
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                ctx.upload(h, &data).expect("upload");
-                ctx.wait().expect("wait");
-            })
-        });
-    }
-    g.bench_function("cuMemcpyHtoD_pinned", |b| {
-        // SAFETY: `raw` holds `size` bytes; the pinned buffer outlives the synchronous copy.
-        b.iter(|| {
-            unsafe { sys::cuMemcpyHtoD_v2(raw, pinned.0.cast(), size) }
-                .result()
-                .expect("copy")
-        })
-    });
-    g.bench_function("cuMemcpyHtoD_pageable", |b| {
-        // SAFETY: as above, from pageable memory.
-        b.iter(|| {
-            unsafe { sys::cuMemcpyHtoD_v2(raw, data.as_ptr().cast(), size) }
-                .result()
-                .expect("copy")
-        })
-    });
-    for (name, ctx, h) in [
-        ("vramkit_download", ctx, h),
-        ("vramkit_download_16MiB_slots", &wide, hw),
-    ] {
-        out.fill(0);
-        g.bench_function(name, |b| {
-            b.iter(|| ctx.download_into(h, 0, &mut out).expect("download"))
-        });
-        assert!(out == data, "vramkit readback differs");
-    }
-    g.bench_function("cuMemcpyDtoH_pinned", |b| {
-        // SAFETY: as above, into the pinned buffer.
-        b.iter(|| {
-            unsafe { sys::cuMemcpyDtoH_v2(pinned.0.cast(), raw, size) }
-                .result()
-                .expect("copy")
-        })
-    });
-    g.bench_function("cuMemcpyDtoH_pageable", |b| {
-        // SAFETY: as above, into pageable memory.
-        b.iter(|| {
-            unsafe { sys::cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), raw, size) }
-                .result()
-                .expect("copy")
-        })
-    });
-    g.finish();
-    // SAFETY: freed once, no work pending.
-    unsafe { cu::free_sync(raw) }.expect("cuMemFree");
-    ctx.release(h).expect("release");
-    wide.release(hw).expect("release");
 }
 
 fn unified(c: &mut Criterion, ctx: &Ctx) {
@@ -339,7 +228,7 @@ fn bench(c: &mut Criterion) {
     };
     eprintln!("bench device: {}", ctx.adapter_info());
     alloc_release(c, &ctx);
-    transfers(c, &ctx);
+    transfer::transfers(c, &ctx);
     unified(c, &ctx);
     matmul(c, &ctx);
 }

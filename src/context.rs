@@ -84,6 +84,9 @@ pub struct Context<B: Backend = WgpuBackend> {
     pub(crate) backend: B,
     pub(crate) mem: Mutex<Manager<B>>,
     staging: Mutex<Staging<B::Block>>,
+    /// The staging slot size and the rings' capacity (fixed at creation), readable while a
+    /// transfer holds `staging`.
+    staging_sizes: (u64, u64),
     pub(crate) kernels: KernelCache<B::Kernel>,
 }
 
@@ -153,12 +156,21 @@ impl<B: Backend> Context<B> {
             release_threshold: desc.release_threshold,
             compaction: desc.compaction,
         };
+        let staging = Staging::new(chunk, desc.staging_slots);
+        let staging_sizes = (
+            chunk,
+            staging
+                .upload
+                .capacity()
+                .saturating_add(staging.readback.capacity()),
+        );
         let id = crate::memory::next_context_id();
         log::info!("vramkit: context {id} on {}", backend.device_info());
         Self {
             id,
             mem: Mutex::new(Manager::new(id, settings)),
-            staging: Mutex::new(Staging::new(chunk, desc.staging_slots)),
+            staging: Mutex::new(staging),
+            staging_sizes,
             kernels: Mutex::new(HashMap::new()),
             backend,
         }
@@ -226,7 +238,7 @@ impl<B: Backend> Context<B> {
         &self,
         f: impl FnOnce(&mut Transfer<'_, B>) -> Result<R>,
     ) -> Result<R> {
-        let mut staging = lock(&self.staging);
+        let mut staging = self.lock_staging()?;
         f(&mut Transfer {
             backend: &self.backend,
             mem: &self.mem,
@@ -253,7 +265,7 @@ impl<B: Backend> Context<B> {
     }
 
     /// Logs a transfer on the timeline, when tracing.
-    fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
+    pub(crate) fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
         lock(&self.mem).record_transfer(what, handle, bytes);
     }
 
@@ -317,8 +329,7 @@ impl<B: Backend> Context<B> {
     /// The most bytes the staging rings may hold (both directions): what a planner must leave
     /// free in the budget for transfers.
     pub fn staging_capacity(&self) -> u64 {
-        let s = lock(&self.staging);
-        s.upload.capacity().saturating_add(s.readback.capacity())
+        self.staging_sizes.1
     }
 
     /// A snapshot of the counters.
@@ -339,15 +350,26 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).allocations()
     }
 
+    pub(crate) fn staging_slot(&self) -> u64 {
+        self.staging_sizes.0
+    }
+
+    /// The staging rings, refused from inside a transfer closure of this context (the outer
+    /// transfer holds them: waiting would deadlock).
+    fn lock_staging(&self) -> Result<std::sync::MutexGuard<'_, Staging<B::Block>>> {
+        crate::transfers::check_reentry(self.id)?;
+        Ok(lock(&self.staging))
+    }
+
     /// Budget bytes a first transfer will need for staging: one buffer per direction that has
     /// none yet.
-    fn staging_to_come(&self) -> u64 {
-        let s = lock(&self.staging);
-        [&s.upload, &s.readback]
+    fn staging_to_come(&self) -> Result<u64> {
+        let s = self.lock_staging()?;
+        Ok([&s.upload, &s.readback]
             .iter()
             .filter(|r| r.slots.is_empty())
             .map(|r| r.slot_size)
-            .sum()
+            .sum())
     }
 
     /// How many more separate device allocations of `bytes_per_item` bytes fit now, within
@@ -366,7 +388,7 @@ impl<B: Backend> Context<B> {
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
-        let keep = self.staging_to_come();
+        let keep = self.staging_to_come()?;
         lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device, keep)
     }
 
@@ -393,7 +415,7 @@ impl<B: Backend> Context<B> {
                 label: "max_items_in_one".into(),
             });
         }
-        let keep = self.staging_to_come();
+        let keep = self.staging_to_come()?;
         let largest = lock(&self.mem).largest_alloc(&self.backend, MemoryKind::Device, keep)?;
         Ok(largest / bytes_per_item)
     }
@@ -430,7 +452,7 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::DeviceLost`].
     pub fn trim(&self) -> Result<u64> {
-        let mut staging = lock(&self.staging);
+        let mut staging = self.lock_staging()?;
         let mut mem = lock(&self.mem);
         let mut freed = staging.upload.clear(&self.backend, &mut mem)?;
         freed += staging.readback.clear(&self.backend, &mut mem)?;

@@ -35,7 +35,9 @@ pub mod memory;
 mod observe;
 pub mod shaders;
 mod signature;
+mod staging_buffer;
 pub mod texture;
+mod transfers;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
@@ -46,6 +48,7 @@ pub use memory::{
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
     MemoryStats, TagStats, TextureHandle, Trace,
 };
+pub use staging_buffer::StagingBuffer;
 pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;

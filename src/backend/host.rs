@@ -320,6 +320,42 @@ unsafe impl Storage for HostBackend {
         Ok(())
     }
 
+    unsafe fn fill_host(
+        &self,
+        block: &HostBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+    ) -> Result<()> {
+        let mut bytes = lock(block);
+        if bytes.is_empty() {
+            // A block that keeps no bytes (`HostConfig::keep_bytes` off): the writes go nowhere.
+            let mut tmp = crate::memory::host_buffer(len as u64, "a staging fill")?;
+            f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
+            return Ok(());
+        }
+        f(wgpu::WriteOnly::from_mut(
+            &mut bytes[range(offset, len as u64)],
+        ));
+        Ok(())
+    }
+
+    unsafe fn view_host(
+        &self,
+        block: &HostBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let bytes = lock(block);
+        if bytes.is_empty() {
+            f(&vec![0; len]);
+        } else {
+            f(&bytes[range(offset, len as u64)]);
+        }
+        Ok(())
+    }
+
     unsafe fn copy(
         &self,
         src: &HostBlock,

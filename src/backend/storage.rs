@@ -102,6 +102,49 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 2. No unfinished work writes the range.
     unsafe fn read_host(&self, block: &Self::Block, offset: u64, out: &mut [u8]) -> Result<()>;
 
+    /// Lets `f` write `len` bytes at `offset` of a host-visible block in place (pinned memory on
+    /// CUDA, the mapped buffer on wgpu), so a producer fills staging with no extra copy. The
+    /// view is write-only ([`wgpu::WriteOnly`]): mapped memory may be write-combining, where
+    /// reads are very slow, and staging's old bytes are none of the producer's business. The
+    /// default fills a zeroed temporary and [`write_host`](Storage::write_host)s it. If `f`
+    /// panics, the panic propagates; the range then holds whatever `f` wrote.
+    ///
+    /// # Safety
+    /// 1. `offset + len` is at most the block's size.
+    /// 2. No unfinished work uses the range.
+    unsafe fn fill_host(
+        &self,
+        block: &Self::Block,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+    ) -> Result<()> {
+        let mut tmp = crate::memory::host_buffer(len as u64, "a staging fill")?;
+        f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.write_host(block, offset, &tmp) }
+    }
+
+    /// Lets `f` read `len` bytes at `offset` of a host-visible block in place. The default
+    /// [`read_host`](Storage::read_host)s into a temporary.
+    ///
+    /// # Safety
+    /// 1. `offset + len` is at most the block's size.
+    /// 2. No unfinished work writes the range.
+    unsafe fn view_host(
+        &self,
+        block: &Self::Block,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let mut tmp = crate::memory::host_buffer(len as u64, "a staging read")?;
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.read_host(block, offset, &mut tmp)? };
+        f(&tmp);
+        Ok(())
+    }
+
     /// Records a copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
     ///
     /// # Safety

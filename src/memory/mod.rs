@@ -18,6 +18,7 @@ mod budget;
 mod compact;
 mod geometry;
 mod handle;
+mod host_copy;
 pub(crate) mod manager;
 mod pool;
 mod release;
@@ -27,12 +28,17 @@ mod stats;
 mod texture_transfer;
 pub(crate) mod trace;
 pub(crate) mod transfer;
+mod transfer_with;
 
 pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
 pub use handle::{BufferHandle, TextureHandle};
+pub use host_copy::copy_to_staging;
+pub(crate) use host_copy::par_copy;
+#[cfg(feature = "cuda")]
+pub(crate) use host_copy::write_only;
 pub use report::{Checkpoint, Growth, LabelTotal};
 pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
 pub use trace::{Event, EventKind, Trace};

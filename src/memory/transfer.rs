@@ -13,7 +13,10 @@ use crate::backend::{Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
-const WORD: u64 = 4;
+pub(super) const WORD: u64 = 4;
+
+/// Writes a chunk into a staging slot: the slot, the chunk's start in the transfer, its length.
+pub(super) type FillSlot<'f, Blk> = &'f mut dyn FnMut(&Blk, usize, usize) -> Result<()>;
 
 /// The parts of a context a transfer uses.
 pub(crate) struct Transfer<'a, B: Storage> {
@@ -22,14 +25,14 @@ pub(crate) struct Transfer<'a, B: Storage> {
     pub staging: &'a mut Staging<B::Block>,
 }
 
-struct Meta {
-    size: u64,
-    host_visible: bool,
-    label: String,
+pub(super) struct Meta {
+    pub size: u64,
+    pub host_visible: bool,
+    pub label: String,
 }
 
 /// Checks `len` bytes at `offset` of the allocation (see [`Manager::resolve`]).
-fn meta<B: Storage>(
+pub(super) fn meta<B: Storage>(
     backend: &B,
     mem: &Mutex<Manager<B>>,
     h: BufferHandle,
@@ -131,35 +134,52 @@ impl<B: Storage> Transfer<'_, B> {
 
     /// Upload of a word-aligned start; the end is word-aligned or the allocation's end.
     fn staged_upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        let backend = self.backend;
+        self.stream_up(h, offset, data.len(), &mut |slot, at, n| {
+            let chunk = &data[at..at + n];
+            let pad = ((n as u64).next_multiple_of(WORD) - n as u64) as usize;
+            // SAFETY: `stream_up` hands a slot of at least `n` rounded up to a word (the slot is
+            // a whole number of words) whose last copy has finished.
+            unsafe {
+                backend.write_host(slot, 0, chunk)?;
+                if pad != 0 {
+                    backend.write_host(slot, n as u64, &[0; WORD as usize][..pad])?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Streams `len` bytes to `offset` (word-aligned; the end word-aligned or the allocation's
+    /// end) through the upload ring: for each slot-sized chunk, `fill(slot, at, n)` writes the
+    /// chunk's `n` bytes (from `at` of the transfer) and its padding to the next word at the
+    /// slot's start; then the copy is recorded and submitted, and the next chunk is filled
+    /// while the device copies this one.
+    pub(super) fn stream_up(
+        &mut self,
+        h: BufferHandle,
+        offset: u64,
+        len: usize,
+        fill: FillSlot<'_, B::Block>,
+    ) -> Result<()> {
         let Staging {
             upload: ring,
             readback: spare,
         } = &mut *self.staging;
         let slot_size = ring.slot_size as usize;
-        for (i, chunk) in data.chunks(slot_size).enumerate() {
+        for at in (0..len).step_by(slot_size) {
+            let n = slot_size.min(len - at);
             let s = ring.acquire(self.backend, self.mem, spare)?;
             let block = &ring.slots[s].block;
-            let len = (chunk.len() as u64).next_multiple_of(WORD);
-            let pad = (len - chunk.len() as u64) as usize;
-            // SAFETY: the slot holds `slot_size` bytes, a multiple of the word, so `len` fits;
-            // `acquire` waited for the slot's last copy.
-            unsafe {
-                self.backend.write_host(block, 0, chunk)?;
-                if pad != 0 {
-                    self.backend.write_host(
-                        block,
-                        chunk.len() as u64,
-                        &[0; WORD as usize][..pad],
-                    )?;
-                }
-            }
-            let at = offset + (i * slot_size) as u64;
+            fill(block, at, n)?;
+            let words = (n as u64).next_multiple_of(WORD);
+            let dst = offset + at as u64;
             let index = {
                 let mut m = lock(self.mem);
-                let r = m.resolve(h, at, Some(len), Access::Words, self.backend.limits())?;
+                let r = m.resolve(h, dst, Some(words), Access::Words, self.backend.limits())?;
                 // SAFETY: the destination was resolved inside its block, word-aligned; the
-                // source is the slot's first `len` bytes; a staging slot is its own block.
-                let index = unsafe { self.backend.copy(block, 0, r.block, r.offset, len)? };
+                // source is the slot's first `words` bytes; a staging slot is its own block.
+                let index = unsafe { self.backend.copy(block, 0, r.block, r.offset, words)? };
                 m.touch(h, index);
                 index
             };

@@ -324,6 +324,36 @@ unsafe impl Storage for CudaBackend {
         Ok(())
     }
 
+    unsafe fn fill_host(
+        &self,
+        block: &CudaBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(crate::wgpu::WriteOnly<'_, [u8]>),
+    ) -> Result<()> {
+        let dst = block.host_ptr(offset, len)?;
+        self.host_access(block, offset, len)?;
+        // SAFETY: `dst..dst + len` lies inside the host-visible block (checked) and no device
+        // work uses it (the caller's promise); the slice lives only for the call.
+        let chunk = unsafe { std::slice::from_raw_parts_mut(dst, len) };
+        f(crate::wgpu::WriteOnly::from_mut(chunk));
+        Ok(())
+    }
+
+    unsafe fn view_host(
+        &self,
+        block: &CudaBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        let src = block.host_ptr(offset, len)?;
+        self.host_access(block, offset, len)?;
+        // SAFETY: as in `fill_host`; nothing writes the range during the call.
+        f(unsafe { std::slice::from_raw_parts(src.cast_const(), len) });
+        Ok(())
+    }
+
     unsafe fn copy(
         &self,
         src: &CudaBlock,

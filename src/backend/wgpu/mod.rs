@@ -317,7 +317,7 @@ unsafe impl Storage for WgpuBackend {
                     .map_err(|e| Error::Backend {
                         message: format!("mapped write: {e}"),
                     })?;
-                view.slice(at..at + data.len()).copy_from_slice(data);
+                crate::memory::copy_to_staging(data, view.slice(at..at + data.len()));
                 Ok(())
             },
         )
@@ -335,7 +335,57 @@ unsafe impl Storage for WgpuBackend {
                 let view = buffer.get_mapped_range(range).map_err(|e| Error::Backend {
                     message: format!("mapped read: {e}"),
                 })?;
-                out.copy_from_slice(&view[at..at + out.len()]);
+                crate::memory::par_copy(&view[at..at + out.len()], out);
+                Ok(())
+            },
+        )
+    }
+
+    unsafe fn fill_host(
+        &self,
+        block: &WgpuBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+    ) -> Result<()> {
+        self.check_lost()?;
+        self.submit_before_map(block, true)?;
+        block.with_mapped(
+            &self.device,
+            true,
+            offset,
+            len as u64,
+            |buffer, range, at| {
+                let mut view = buffer
+                    .get_mapped_range_mut(range)
+                    .map_err(|e| Error::Backend {
+                        message: format!("mapped write: {e}"),
+                    })?;
+                f(view.slice(at..at + len));
+                Ok(())
+            },
+        )
+    }
+
+    unsafe fn view_host(
+        &self,
+        block: &WgpuBlock,
+        offset: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        self.check_lost()?;
+        self.submit_before_map(block, false)?;
+        block.with_mapped(
+            &self.device,
+            false,
+            offset,
+            len as u64,
+            |buffer, range, at| {
+                let view = buffer.get_mapped_range(range).map_err(|e| Error::Backend {
+                    message: format!("mapped read: {e}"),
+                })?;
+                f(&view[at..at + len]);
                 Ok(())
             },
         )
