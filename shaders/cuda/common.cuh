@@ -48,6 +48,21 @@ __device__ __forceinline__ float4 operator/(float4 v, float s) {
 __device__ __forceinline__ void operator+=(float4& a, float4 b) {
     a = a + b;
 }
+// x / d for an integer x below 2^16 and d = 255 or 65535, correctly rounded (the IEEE quotient,
+// as WGSL's unpack4x8unorm gives) without a division: the product with the reciprocal, corrected
+// by one fused multiply-add. Exact for every such x (checked exhaustively on the host:
+// src/kernels/image/unorm.rs); a plain `/` is an IEEE division, a dozen instructions per value.
+__device__ __forceinline__ float unorm(unsigned x, float d, float r) {
+    float q = float(x) * r;
+    return fmaf(fmaf(-q, d, float(x)), r, q);
+}
+__device__ __forceinline__ float unorm8(unsigned x) {
+    return unorm(x, 255.0f, 1.0f / 255.0f);
+}
+__device__ __forceinline__ float unorm16(unsigned x) {
+    return unorm(x, 65535.0f, 1.0f / 65535.0f);
+}
+
 // WGSL mix(a, b, t) = a * (1 - t) + b * t.
 __device__ __forceinline__ float4 mix4(float4 a, float4 b, float t) {
     return (1.0f - t) * a + t * b;

@@ -33,6 +33,8 @@ use super::blur_intermediate::Intermediate;
 
 mod params;
 mod select;
+#[cfg(test)]
+mod unorm;
 mod view;
 mod weights;
 

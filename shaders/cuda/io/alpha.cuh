@@ -9,7 +9,8 @@ __device__ __forceinline__ float4 load_premultiplied(BUF(src_t) src, unsigned i)
 __device__ __forceinline__ void store_straight(BUF(dst_t) dst, unsigned i, float4 v) {
     float4 s = make_float4(0.0f, 0.0f, 0.0f, v.w);
     if (v.w > 0.0f) {
-        s = make_float4(v.x / v.w, v.y / v.w, v.z / v.w, v.w);
+        float r = 1.0f / v.w;  // one division, not three
+        s = make_float4(v.x * r, v.y * r, v.z * r, v.w);
     }
     store_dst(dst, i, s);
 }

@@ -4,6 +4,6 @@ typedef uint2 src_t;
 
 __device__ __forceinline__ float4 load_src(BUF(src_t) src, unsigned i) {
     uint2 p = src[i];
-    return make_float4(float(p.x & 0xffffu) / 65535.0f, float(p.x >> 16) / 65535.0f,
-                       float(p.y & 0xffffu) / 65535.0f, float(p.y >> 16) / 65535.0f);
+    return make_float4(unorm16(p.x & 0xffffu), unorm16(p.x >> 16),
+                       unorm16(p.y & 0xffffu), unorm16(p.y >> 16));
 }

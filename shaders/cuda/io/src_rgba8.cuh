@@ -4,6 +4,6 @@ typedef unsigned src_t;
 
 __device__ __forceinline__ float4 load_src(BUF(src_t) src, unsigned i) {
     unsigned v = src[i];
-    return make_float4(float(v & 255u) / 255.0f, float((v >> 8) & 255u) / 255.0f,
-                       float((v >> 16) & 255u) / 255.0f, float(v >> 24) / 255.0f);
+    return make_float4(unorm8(v & 255u), unorm8((v >> 8) & 255u),
+                       unorm8((v >> 16) & 255u), unorm8(v >> 24));
 }
