@@ -6,6 +6,8 @@ mod elementwise;
 pub mod image;
 pub mod image_cpu;
 mod matmul;
+#[cfg(test)]
+pub(crate) mod params_layout;
 
 pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
 pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
