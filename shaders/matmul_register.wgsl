@@ -7,21 +7,12 @@
 // matrices come band by band: A and C are bound a band of rows at a time, and M is the band's.
 // Every access is guarded by dims, which kernels::matmul checks against the buffers.
 
-struct Dims {
-    m: u32,
-    n: u32,
-    k: u32,
-    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0 (loops of
-    // more than 65,535 iterations are cut short by llvmpipe: kernels::matmul slices K).
-    k0: u32,
-}
-
-const K_SLICE: u32 = 32768u;
+// Params: struct MatmulParams and K_SLICE, from shaders/params/matmul.wgsl.
 
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
+@group(0) @binding(3) var<uniform> dims: MatmulParams;
 
 override WG_X: u32 = 8u;
 override WG_Y: u32 = 8u;

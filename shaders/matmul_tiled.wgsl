@@ -5,21 +5,12 @@
 //
 // Bindings as in matmul_register.wgsl. Every global access is guarded by dims.
 
-struct Dims {
-    m: u32,
-    n: u32,
-    k: u32,
-    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0, as in
-    // matmul_register.wgsl.
-    k0: u32,
-}
-
-const K_SLICE: u32 = 32768u;
+// Params: struct MatmulParams and K_SLICE, from shaders/params/matmul.wgsl.
 
 @group(0) @binding(0) var<storage, read_write> a: array<f32>;
 @group(0) @binding(1) var<storage, read_write> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
-@group(0) @binding(3) var<uniform> dims: Dims;
+@group(0) @binding(3) var<uniform> dims: MatmulParams;
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;

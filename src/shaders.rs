@@ -70,22 +70,33 @@ pub const BUFFER_COPY: KernelSource = kernel!(
     cuda!("buffer_copy.cu")
 );
 
+/// The matmul family's params struct in WGSL (`MatmulParams`, `K_SLICE`), composed in front of
+/// [`MATMUL_REGISTER`] and [`MATMUL_TILED`].
+#[cfg(test)]
+pub(crate) const MATMUL_PARAMS_WGSL: &str = include_str!("../shaders/params/matmul.wgsl");
+
 /// `C = A·B` without workgroup memory, 8×8 per invocation (CPU adapters). Override constants
 /// `WG_X`, `WG_Y`. See [`crate::kernels::matmul`].
 pub const MATMUL_REGISTER: KernelSource = kernel!(
     "matmul_register",
-    include_str!("../shaders/matmul_register.wgsl"),
+    concat!(
+        include_str!("../shaders/params/matmul.wgsl"),
+        include_str!("../shaders/matmul_register.wgsl")
+    ),
     "matmul",
-    cuda!("matmul_register.cu")
+    cuda!("params/matmul.cuh", "matmul_register.cu")
 );
 
 /// `C = A·B` with 128×128 workgroup tiles staged in workgroup memory, 8×8 per invocation
 /// (GPUs). See [`crate::kernels::matmul`].
 pub const MATMUL_TILED: KernelSource = kernel!(
     "matmul_tiled",
-    include_str!("../shaders/matmul_tiled.wgsl"),
+    concat!(
+        include_str!("../shaders/params/matmul.wgsl"),
+        include_str!("../shaders/matmul_tiled.wgsl")
+    ),
     "matmul",
-    cuda!("matmul_tiled.cu")
+    cuda!("params/matmul.cuh", "matmul_tiled.cu")
 );
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,

@@ -1,17 +1,9 @@
 // CUDA twin of matmul_register.wgsl: C = A·B, each thread an 8×8 block of C in registers, no
 // shared memory. WG_X and WG_Y (the block size) come from the override constants as -D flags.
 
-struct Dims {
-    unsigned m;
-    unsigned n;
-    unsigned k;
-    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0.
-    unsigned k0;
-};
+// Params: struct MatmulParams and K_SLICE, from shaders/cuda/params/matmul.cuh.
 
-#define K_SLICE 32768u
-
-__device__ __forceinline__ float4 load_b4(BUF(float) b, Dims d, unsigned row, unsigned col) {
+__device__ __forceinline__ float4 load_b4(BUF(float) b, MatmulParams d, unsigned row, unsigned col) {
     unsigned i = row * d.n + col;
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (col + 3u < d.n) {
@@ -23,7 +15,7 @@ __device__ __forceinline__ float4 load_b4(BUF(float) b, Dims d, unsigned row, un
     return v;
 }
 
-__device__ __forceinline__ void store_c4(BUF(float) c, Dims d, unsigned row, unsigned col, float4 v) {
+__device__ __forceinline__ void store_c4(BUF(float) c, MatmulParams d, unsigned row, unsigned col, float4 v) {
     if (row >= d.m) return;
     unsigned i = row * d.n + col;
     const float e[4] = {v.x, v.y, v.z, v.w};
@@ -34,7 +26,7 @@ __device__ __forceinline__ void store_c4(BUF(float) c, Dims d, unsigned row, uns
 }
 
 extern "C" __global__ void __launch_bounds__(WG_X * WG_Y)
-matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const MatmulParams d) {
     unsigned col = gid_x() * 8u;
     unsigned row = gid_y() * 8u;
     if (row >= d.m || col >= d.n) return;

@@ -2,15 +2,7 @@
 // thread an 8×8 block in registers; per step of BK = 8 along K the block stages an A tile
 // (transposed) and a B tile in shared memory.
 
-struct Dims {
-    unsigned m;
-    unsigned n;
-    unsigned k;
-    // This launch covers k0 .. min(k0 + K_SLICE, k) and adds to C unless k0 is 0.
-    unsigned k0;
-};
-
-#define K_SLICE 32768u
+// Params: struct MatmulParams and K_SLICE, from shaders/cuda/params/matmul.cuh.
 
 #define BM 128u
 #define BN 128u
@@ -21,7 +13,7 @@ __device__ __forceinline__ float lane(float4 v, unsigned i) {
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-matmul(BUF(float) a, BUF(float) b, BUF(float) c, const Dims d) {
+matmul(BUF(float) a, BUF(float) b, BUF(float) c, const MatmulParams d) {
     // As[k][m] and Bs[k][n], as float4 along m and n: BK × 32 float4 each.
     __shared__ float4 As[256];
     __shared__ float4 Bs[256];

@@ -31,6 +31,22 @@ pub enum MatmulKernel {
     Tiled,
 }
 
+/// Params of the matmul family, one launch: the twin of `MatmulParams` in
+/// shaders/params/matmul.wgsl and shaders/cuda/params/matmul.cuh (a unit test checks the
+/// layouts against naga's).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+struct MatmulParams {
+    /// Rows of A and C in this band.
+    m: u32,
+    /// Columns of B and C.
+    n: u32,
+    /// Columns of A, rows of B.
+    k: u32,
+    /// This launch covers `k0 .. min(k0 + K_SLICE, k)` and adds to C unless `k0` is 0.
+    k0: u32,
+}
+
 /// K per launch of vramkit's kernels (`K_SLICE` in their WGSL and CUDA sources).
 const K_SLICE: u32 = 32768;
 
@@ -202,7 +218,12 @@ pub fn matmul_with<B: Backend>(
         // K in slices, each launch adding to C: llvmpipe cuts loops of more than 65,535
         // iterations short, which gave wrong sums past K = 65,535 on lavapipe.
         for k0 in (0..d.k).step_by(K_SLICE as usize) {
-            let params = [rows as u32, d.n, d.k, k0];
+            let params = MatmulParams {
+                m: rows as u32,
+                n: d.n,
+                k: d.k,
+                k0,
+            };
             last = if kernel == MatmulKernel::Register {
                 let (wg_x, wg_y) = (8u64, 8u64);
                 let groups = [
@@ -214,7 +235,7 @@ pub fn matmul_with<B: Backend>(
                     &shaders::MATMUL_REGISTER,
                     &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
                     &bindings,
-                    bytemuck::cast_slice(&params),
+                    bytemuck::bytes_of(&params),
                     groups,
                 )?
             } else {
@@ -223,7 +244,7 @@ pub fn matmul_with<B: Backend>(
                     &shaders::MATMUL_TILED,
                     &[],
                     &bindings,
-                    bytemuck::cast_slice(&params),
+                    bytemuck::bytes_of(&params),
                     groups,
                 )?
             };
@@ -231,4 +252,36 @@ pub fn matmul_with<B: Backend>(
         r0 += rows;
     }
     Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MatmulParams;
+    use crate::kernels::params_layout::{check_cuda_fields, check_layout};
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn params_layout_matches_wgsl() {
+        check_layout(
+            crate::shaders::MATMUL_PARAMS_WGSL,
+            "MatmulParams",
+            size_of::<MatmulParams>(),
+            &[
+                ("m", offset_of!(MatmulParams, m)),
+                ("n", offset_of!(MatmulParams, n)),
+                ("k", offset_of!(MatmulParams, k)),
+                ("k0", offset_of!(MatmulParams, k0)),
+            ],
+        );
+        check_cuda_fields(
+            include_str!("../../shaders/cuda/params/matmul.cuh"),
+            "MatmulParams",
+            &[
+                ("m", offset_of!(MatmulParams, m)),
+                ("n", offset_of!(MatmulParams, n)),
+                ("k", offset_of!(MatmulParams, k)),
+                ("k0", offset_of!(MatmulParams, k0)),
+            ],
+        );
+    }
 }

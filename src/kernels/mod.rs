@@ -7,7 +7,7 @@ pub mod image;
 pub mod image_cpu;
 mod matmul;
 #[cfg(test)]
-mod params_layout;
+pub(crate) mod params_layout;
 
 pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
 pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};

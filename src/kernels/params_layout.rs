@@ -1,31 +1,47 @@
-//! Checks a kernel family's Rust params struct against naga's layout of its WGSL mirror (the
-//! `shaders/params/*.wgsl` preludes): same fields in the same order, same offsets, same size.
+//! Test helpers: check a kernel family's Rust `#[repr(C)]` params struct against naga's layout
+//! of its WGSL twin (the `shaders/params/*.wgsl` preludes), and against the fields of its CUDA
+//! twin (`shaders/cuda/params/*.cuh`).
 
-/// Panics, naming the difference, unless the struct `name` of `wgsl` has exactly `fields`
-/// (name, byte offset) in order and spans `size` bytes.
-pub(crate) fn check_layout(wgsl: &str, name: &str, size: usize, fields: &[(&str, usize)]) {
-    let module =
-        naga::front::wgsl::parse_str(wgsl).unwrap_or_else(|e| panic!("{}", e.emit_to_string(wgsl)));
-    let (members, span) = module
+use naga::proc::Layouter;
+use naga::TypeInner;
+
+/// Parses `wgsl` with naga, finds struct `name` and asserts that its span equals `rust_size`
+/// and that it has exactly `fields`, in order, each at the given byte offset.
+///
+/// # Panics
+/// When the source does not parse, the struct is missing, or any size, name or offset differs
+/// (this is a test helper: the panic is the failure report).
+pub(crate) fn check_layout(wgsl: &str, name: &str, rust_size: usize, fields: &[(&str, usize)]) {
+    let module = naga::front::wgsl::parse_str(wgsl)
+        .unwrap_or_else(|e| panic!("{name}: WGSL does not parse: {}", e.emit_to_string(wgsl)));
+    let mut layouter = Layouter::default();
+    layouter
+        .update(module.to_ctx())
+        .unwrap_or_else(|e| panic!("{name}: naga cannot lay out the types: {e}"));
+    let (handle, ty) = module
         .types
         .iter()
-        .find_map(|(_, ty)| match &ty.inner {
-            naga::TypeInner::Struct { members, span } if ty.name.as_deref() == Some(name) => {
-                Some((members, *span))
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no struct {name} in the WGSL prelude"));
-    let wgsl_fields: Vec<(String, usize)> = members
-        .iter()
-        .map(|m| (m.name.clone().unwrap_or_default(), m.offset as usize))
-        .collect();
-    let rust_fields: Vec<(String, usize)> = fields.iter().map(|&(n, o)| (n.into(), o)).collect();
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no struct {name} in the WGSL"));
+    let TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct in the WGSL");
+    };
     assert_eq!(
-        rust_fields, wgsl_fields,
-        "{name}: Rust fields vs WGSL fields"
+        *span as usize, rust_size,
+        "{name}: WGSL span vs Rust size_of"
     );
-    assert_eq!(size, span as usize, "{name}: Rust size vs WGSL size");
+    assert_eq!(
+        layouter[handle].size as usize, rust_size,
+        "{name}: naga layout size"
+    );
+    let wgsl_fields: Vec<(&str, usize)> = members
+        .iter()
+        .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
+        .collect();
+    assert_eq!(
+        wgsl_fields, fields,
+        "{name}: WGSL (field, offset) vs Rust offset_of!"
+    );
 }
 
 /// Panics unless the struct `name` of the CUDA header `cuh` declares exactly the fields of
@@ -37,6 +53,11 @@ pub(crate) fn check_cuda_fields(cuh: &str, name: &str, fields: &[(&str, usize)])
         .unwrap_or_else(|| panic!("no struct {name} in the CUDA header"));
     let body = &cuh[start..];
     let body = &body[body.find('{').unwrap_or(0) + 1..body.find("};").unwrap_or(body.len())];
+    let body: String = body
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut names = Vec::new();
     for decl in body.split(';').map(str::trim).filter(|d| !d.is_empty()) {
         let (ty, rest) = decl
