@@ -145,6 +145,22 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         resize(ctx, &blurred, &small32, ResizeFilter::Area)?;
         color(ctx, &small32, &small, [0, 0], ColorOp::LinearToSrgb)
     };
+    // The same chain as the pipeline runs it on 8-bit frames (src/image/fuse.rs): the blur
+    // reads the frame as sRGB-encoded RGBA8, the resize writes it so; three kernels.
+    let (srgb_in, srgb_out) = (
+        ImageView {
+            format: PixelFormat::Srgba8,
+            ..src
+        },
+        ImageView {
+            format: PixelFormat::Srgba8,
+            ..small
+        },
+    );
+    let fused = || {
+        blur(ctx, &srgb_in, &blurred, [0, 0], Blur::Gaussian { sigma: 3.0 })?;
+        resize(ctx, &blurred, &srgb_out, ResizeFilter::Area)
+    };
     let cases: Vec<Case<'_>> = vec![
         ("copy (floor)", Box::new(copy)),
         ("blur sigma=2", Box::new(gauss(2.0))),
@@ -163,7 +179,8 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
             "srgb -> linear",
             Box::new(|| color(ctx, &src, &dst, [0, 0], ColorOp::SrgbToLinear)),
         ),
-        ("default chain (4 ops)", Box::new(chain)),
+        ("default chain, 4 ops", Box::new(chain)),
+        ("default chain, fused", Box::new(fused)),
     ];
     println!("{name}: {w}x{h} RGBA8 resident, median of {rounds} rounds x {iters} calls");
     // `blocks`: driver allocations the pools made while the case ran (0 when every buffer of
