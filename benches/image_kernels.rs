@@ -158,7 +158,13 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         },
     );
     let fused = || {
-        blur(ctx, &srgb_in, &blurred, [0, 0], Blur::Gaussian { sigma: 3.0 })?;
+        blur(
+            ctx,
+            &srgb_in,
+            &blurred,
+            [0, 0],
+            Blur::Gaussian { sigma: 3.0 },
+        )?;
         resize(ctx, &blurred, &srgb_out, ResizeFilter::Area)
     };
     let cases: Vec<Case<'_>> = vec![

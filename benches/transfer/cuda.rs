@@ -150,6 +150,10 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
             ctx.wait().expect("wait");
         })
     });
+    // Checked after one call of its own, so that the check holds whatever the filter ran.
+    ctx.upload(h, &vec![0u8; data.len()]).expect("clear");
+    ctx.upload_staging(&mut owned, h, 0)
+        .expect("upload_staging");
     upload_check(ctx, h, &data, "upload_staging");
     ctx.free_staging(owned).expect("free_staging");
     g.bench_function("cuMemcpyHtoD_pinned", |b| {
@@ -192,7 +196,9 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     g.bench_function("host_copy_pageable_8_threads", |b| {
         b.iter(|| threaded_copy(&data, &mut out, 8))
     });
+    ctx.upload(h, &data).expect("upload");
     upload_check(ctx, h, &data, "upload");
+    ctx.upload(h, &vec![0u8; data.len()]).expect("clear");
     up_with(ctx, h, false);
     upload_check(ctx, h, &data, "upload_with");
 
