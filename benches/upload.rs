@@ -39,7 +39,7 @@ fn upload_with(ctx: &Ctx, h: BufferHandle, data: &[u8], memset: bool) {
             chunk.fill(at as u8);
         } else {
             let at = at as usize;
-            vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk);
+            vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
         }
     })
     .expect("upload_with");

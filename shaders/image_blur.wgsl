@@ -55,7 +55,7 @@ fn horizontal(
         return;
     }
     let row = (y + r.oy) * r.src_stride;
-    let first = i32(x0 + r.ox) - i32(r.radius);
+    let first = i32(x0 + r.ox) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_w) - 1;
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);
@@ -94,7 +94,7 @@ fn vertical(
         return;
     }
     let col = x + r.ox;
-    let first = i32(y0 + r.oy) - i32(r.radius);
+    let first = i32(y0 + r.oy) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_h) - 1;
     var a0 = vec4<f32>(0.0);
     var a1 = vec4<f32>(0.0);

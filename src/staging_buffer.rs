@@ -46,7 +46,10 @@ impl<B: Storage> StagingBuffer<B> {
 
 impl<B: Storage> Drop for StagingBuffer<B> {
     fn drop(&mut self) {
-        if self.block.is_some() {
+        // Kept, not freed, on every backend: a copy may still read it, and the budget still
+        // counts it (the manager's staging counter has no way back from here).
+        if let Some(block) = self.block.take() {
+            std::mem::forget(block);
             log::warn!(
                 "vramkit: context {}: a staging buffer of {} bytes was dropped without \
                  free_staging; its memory stays held (and counted) until the context ends",

@@ -1,7 +1,7 @@
 //! Closure-driven transfers on [`Context`]: the caller fills (or reads) the staging slots in
 //! place, chunk by chunk, with no copy between its memory and staging.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::backend::Backend;
@@ -10,30 +10,34 @@ use crate::memory::{BufferHandle, EventKind};
 use crate::Context;
 
 thread_local! {
-    /// The context whose transfer closure this thread is running (0: none).
-    static IN_CLOSURE: Cell<u32> = const { Cell::new(0) };
+    /// The contexts whose transfer closures this thread is running, outermost first (a
+    /// closure of one context may run a transfer of another, whose closure may come back).
+    static IN_CLOSURE: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Marks this thread as inside a transfer closure of context `id` until dropped (also on
 /// unwind).
-struct Inside(u32);
+struct Inside;
 
 impl Inside {
     fn enter(id: u32) -> Self {
-        Self(IN_CLOSURE.with(|c| c.replace(id)))
+        IN_CLOSURE.with(|c| c.borrow_mut().push(id));
+        Self
     }
 }
 
 impl Drop for Inside {
     fn drop(&mut self) {
-        IN_CLOSURE.with(|c| c.set(self.0));
+        IN_CLOSURE.with(|c| c.borrow_mut().pop());
     }
 }
 
-/// Refuses a transfer that a transfer closure of the same context started: it would wait for
-/// the staging ring the outer transfer holds.
+/// Refuses a transfer that a transfer closure of the same context started on this thread, at
+/// any depth: it would wait for the staging ring the outer transfer holds. (Another thread the
+/// closure waits for gets no such answer: it waits for the ring too; don't hand a context's
+/// transfers to other threads from inside its closure.)
 pub(crate) fn check_reentry(id: u32) -> Result<()> {
-    if IN_CLOSURE.with(Cell::get) == id {
+    if IN_CLOSURE.with(|c| c.borrow().contains(&id)) {
         return Err(Error::Unsupported {
             what: "a transfer from inside an upload_with/download_with closure".into(),
             reason: "the outer transfer holds the staging ring; collect what to move and \

@@ -28,6 +28,7 @@ backend_tests!(
     a_panicking_closure_leaves_the_context_usable,
     staging_stays_in_the_budget,
     a_transfer_inside_the_closure_is_refused,
+    a_transfer_back_through_another_context_is_refused,
     host_visible_memory_round_trips,
 );
 
@@ -254,6 +255,32 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
     ctx.release(h).expect("release");
 }
 
+/// A's closure runs a transfer of B, whose closure comes back to A: refused (A's ring is held),
+/// not a deadlock; B's own transfer goes through.
+fn a_transfer_back_through_another_context_is_refused<B: Backend>(mk: Mk<B>) {
+    let (a, b) = (mk(desc()), mk(desc()));
+    let (ha, hb) = (
+        a.alloc(AllocDesc::new("a", 64)).expect("alloc"),
+        b.alloc(AllocDesc::new("b", 64)).expect("alloc"),
+    );
+    let mut back = None;
+    a.upload_with(ha, 0..64, |_, mut chunk| {
+        b.upload_with(hb, 0..64, |_, mut inner| {
+            back = Some(a.download(ha));
+            inner.fill(5);
+        })
+        .expect("b's transfer inside a's closure");
+        chunk.fill(7);
+    })
+    .expect("a's transfer");
+    assert!(
+        matches!(back, Some(Err(Error::Unsupported { .. }))),
+        "a transfer back to A gave {back:?}"
+    );
+    assert_eq!(a.download(ha).expect("download"), vec![7; 64]);
+    assert_eq!(b.download(hb).expect("download"), vec![5; 64]);
+}
+
 /// The staging copy (rayon pieces, streaming stores after an unaligned head, a short tail)
 /// equals `copy_from_slice` and writes nothing outside its range.
 #[test]
@@ -272,7 +299,7 @@ fn copy_to_staging_equals_a_plain_copy() {
         for shift in [0usize, 1, 7, 16, 33] {
             let mut dst = vec![0xA5u8; len + shift + 40];
             let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[shift..shift + len]);
-            vramkit::memory::copy_to_staging(&src, view);
+            vramkit::memory::copy_to_staging(&src, view).expect("copy");
             assert!(
                 dst[shift..shift + len] == src[..],
                 "len {len} shift {shift}: differs"
@@ -286,6 +313,14 @@ fn copy_to_staging_equals_a_plain_copy() {
             );
         }
     }
+    // Lengths that differ are a typed error, and nothing is written.
+    let mut dst = vec![0xA5u8; 64];
+    let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[..32]);
+    match vramkit::memory::copy_to_staging(&[1u8; 33], view) {
+        Err(Error::ShapeMismatch { .. }) => {}
+        other => panic!("33 bytes into 32 gave {other:?}"),
+    }
+    assert!(dst.iter().all(|&b| b == 0xA5), "a refused copy wrote");
 }
 
 /// Host-visible (unified) allocations take the temporary path with the same calls.

@@ -123,7 +123,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
                 chunk.fill(at as u8);
             } else {
                 let at = at as usize;
-                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk);
+                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
             }
         })
         .expect("upload_with");
@@ -190,7 +190,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     g.bench_function("host_copy_to_pinned_copy_to_staging", |b| {
         b.iter(|| {
             let view = vramkit::wgpu::WriteOnly::from_mut(pinned.slice());
-            vramkit::memory::copy_to_staging(&data, view)
+            vramkit::memory::copy_to_staging(&data, view).expect("copy")
         })
     });
     g.bench_function("host_copy_pageable_8_threads", |b| {

@@ -31,11 +31,12 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
     unsigned x0 = gid_x() * BLUR_K, y = gid_y();
     if (x0 >= r.dst_w || y >= r.dst_h) return;
     unsigned row = (y + r.oy) * r.src_stride;
-    int first = int(x0 + r.ox) - int(r.radius);
-    int last = int(r.src_w) - 1;
+    // In 64 bits, the radius the taps allow: no params overflow the window's start.
+    long long first = (long long)x0 + r.ox - (taps - 1u) / 2u;
+    long long last = (long long)r.src_w - 1;
     float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
     for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_premultiplied(src, row + unsigned(min(max(first + int(j), 0), last)));
+        float4 p = load_premultiplied(src, row + unsigned(min(max(first + (long long)j, 0ll), last)));
         a0 += padded[j + 3u] * p;
         a1 += padded[j + 2u] * p;
         a2 += padded[j + 1u] * p;
@@ -55,11 +56,11 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
     unsigned x = gid_x(), y0 = gid_y() * BLUR_K;
     if (x >= r.dst_w || y0 >= r.dst_h) return;
     unsigned col = x + r.ox;
-    int first = int(y0 + r.oy) - int(r.radius);
-    int last = int(r.src_h) - 1;
+    long long first = (long long)y0 + r.oy - (taps - 1u) / 2u;
+    long long last = (long long)r.src_h - 1;
     float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
     for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_src(src, unsigned(min(max(first + int(j), 0), last)) * r.src_stride + col);
+        float4 p = load_src(src, unsigned(min(max(first + (long long)j, 0ll), last)) * r.src_stride + col);
         a0 += padded[j + 3u] * p;
         a1 += padded[j + 2u] * p;
         a2 += padded[j + 1u] * p;

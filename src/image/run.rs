@@ -104,7 +104,11 @@ impl Pipeline {
         let room = || {
             let s = ctx.stats();
             let limit = s.budget.unwrap_or(u64::MAX);
-            let held = s.reserved.saturating_sub(s.cached_empty);
+            // Staging is counted once, at its full capacity, below.
+            let held = s
+                .reserved
+                .saturating_sub(s.cached_empty)
+                .saturating_sub(s.staging);
             (
                 limit,
                 s,

@@ -166,6 +166,11 @@ fn convert_with<B: Backend>(
 /// buffer: see `kernels/blur_intermediate.rs`) and the weights are allocated from the context
 /// (and counted in its budget) for the call.
 ///
+/// Source pixels must be finite (RGBA8, sRGB-encoded RGBA8 and RGBA16 always are): each
+/// invocation computes 4 neighbouring outputs from one run of source pixels with zero weights
+/// outside each output's window, and `0 · ∞` is NaN, so an infinite or NaN RGBA32F pixel
+/// reaches up to 3 pixels past its window, depending on where tiles fall.
+///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
 pub fn blur<B: Backend>(

@@ -11,6 +11,8 @@
 
 use rayon::prelude::*;
 
+use crate::error::{Error, Result};
+
 /// Below this, one thread copies: fork and join would cost more than they save.
 const PARALLEL_FROM: usize = 1 << 20;
 /// Each task copies at least this much.
@@ -30,21 +32,39 @@ fn piece(len: usize) -> Option<usize> {
 /// let ctx = vramkit::Context::host(Default::default());
 /// let frame = vec![9u8; 3 << 20];
 /// let h = ctx.alloc(vramkit::AllocDesc::new("frame", frame.len() as u64))?;
+/// let mut copied = Ok(());
 /// ctx.upload_with(h, 0..frame.len() as u64, |at, chunk| {
 ///     let at = at as usize;
-///     vramkit::memory::copy_to_staging(&frame[at..at + chunk.len()], chunk);
+///     if copied.is_ok() {
+///         copied = vramkit::memory::copy_to_staging(&frame[at..at + chunk.len()], chunk);
+///     }
 /// })?;
+/// copied?;
 /// assert!(ctx.download(h)? == frame);
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 ///
-/// # Panics
-/// If the lengths differ (as `copy_from_slice`).
-pub fn copy_to_staging(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
-    assert_eq!(src.len(), dst.len(), "copy_to_staging: the lengths differ");
+/// # Errors
+/// [`Error::ShapeMismatch`] when the lengths differ (nothing is copied).
+pub fn copy_to_staging(src: &[u8], dst: wgpu::WriteOnly<'_, [u8]>) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(Error::ShapeMismatch {
+            expected: format!("a source of {} bytes, the chunk's length", dst.len()),
+            actual: format!("{} bytes", src.len()),
+        });
+    }
+    stream_copy(src, dst);
+    Ok(())
+}
+
+/// [`copy_to_staging`] where the lengths agree by construction: copies the first
+/// `min(src.len(), dst.len())` bytes.
+pub(crate) fn stream_copy(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
+    let src = &src[..src.len().min(dst.len())];
     let base = dst.as_raw_ptr().cast::<u8>().as_ptr() as usize;
     let Some(piece) = piece(src.len()) else {
-        // SAFETY: `dst` is a write-only view of `src.len()` bytes held exclusively here.
+        // SAFETY: `dst` is a write-only view of at least `src.len()` bytes held exclusively
+        // here.
         unsafe { stream(src, base as *mut u8) };
         return;
     };

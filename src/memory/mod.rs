@@ -36,9 +36,9 @@ pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
 pub use handle::{BufferHandle, TextureHandle};
 pub use host_copy::copy_to_staging;
-pub(crate) use host_copy::par_copy;
 #[cfg(feature = "cuda")]
 pub(crate) use host_copy::write_only;
+pub(crate) use host_copy::{par_copy, stream_copy};
 pub use report::{Checkpoint, Growth, LabelTotal};
 pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
 pub use trace::{Event, EventKind, Trace};

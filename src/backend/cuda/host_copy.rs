@@ -9,7 +9,7 @@
 pub(super) unsafe fn to_raw(src: &[u8], dst: *mut u8) {
     // SAFETY: the caller's contract.
     let view = unsafe { crate::memory::write_only(dst, src.len()) };
-    crate::memory::copy_to_staging(src, view);
+    crate::memory::stream_copy(src, view);
 }
 
 /// Copies `src..src + dst.len()` to `dst`.

@@ -334,9 +334,10 @@ unsafe impl Storage for CudaBackend {
         let dst = block.host_ptr(offset, len)?;
         self.host_access(block, offset, len)?;
         // SAFETY: `dst..dst + len` lies inside the host-visible block (checked) and no device
-        // work uses it (the caller's promise); the slice lives only for the call.
-        let chunk = unsafe { std::slice::from_raw_parts_mut(dst, len) };
-        f(crate::wgpu::WriteOnly::from_mut(chunk));
+        // work uses it (the caller's promise); the view lives only for the call. A write-only
+        // view, not `&mut`: pinned memory may be write-combining, and no read is ever made.
+        let chunk = unsafe { crate::memory::write_only(dst, len) };
+        f(chunk);
         Ok(())
     }
 

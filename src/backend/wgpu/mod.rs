@@ -317,7 +317,7 @@ unsafe impl Storage for WgpuBackend {
                     .map_err(|e| Error::Backend {
                         message: format!("mapped write: {e}"),
                     })?;
-                crate::memory::copy_to_staging(data, view.slice(at..at + data.len()));
+                crate::memory::stream_copy(data, view.slice(at..at + data.len()));
                 Ok(())
             },
         )
