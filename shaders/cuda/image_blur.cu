@@ -13,6 +13,21 @@ __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weight
     return (unsigned)min(n, (unsigned long long)BLUR_MAX_TAPS);
 }
 
+// The window's first source index, `pos - R` with R from the clamped taps, kept within ±2^30
+// so that adding a tap index (< 2^12) never overflows an int whatever the params (a signed
+// overflow would be undefined behaviour; clamping changes no index of a real image, whose
+// sides are below 2^30).
+__device__ __forceinline__ int blur_window_start(long long pos, unsigned taps) {
+    long long first = pos - (long long)((taps - 1u) / 2u);
+    return (int)min(max(first, -(1ll << 30)), 1ll << 30);
+}
+
+// The last source index along the pass (−1 for an empty source: every read clamps to −1, which
+// only a checked build, with its clamped bindings, can be launched with).
+__device__ __forceinline__ int blur_last(unsigned side) {
+    return (int)min((long long)side - 1, (long long)0x7fffffff);
+}
+
 // Every thread of the block calls this first.
 __device__ __forceinline__ void blur_load_weights(float* padded, unsigned taps, BUF(float) weights) {
     unsigned local = threadIdx.y * blockDim.x + threadIdx.x;
@@ -31,12 +46,11 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
     unsigned x0 = gid_x() * BLUR_K, y = gid_y();
     if (x0 >= r.dst_w || y >= r.dst_h) return;
     unsigned row = (y + r.oy) * r.src_stride;
-    // In 64 bits, the radius the taps allow: no params overflow the window's start.
-    long long first = (long long)x0 + r.ox - (taps - 1u) / 2u;
-    long long last = (long long)r.src_w - 1;
+    int first = blur_window_start((long long)x0 + r.ox, taps);
+    int last = blur_last(r.src_w);
     float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
     for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_premultiplied(src, row + unsigned(min(max(first + (long long)j, 0ll), last)));
+        float4 p = load_premultiplied(src, row + unsigned(min(max(first + int(j), 0), last)));
         a0 += padded[j + 3u] * p;
         a1 += padded[j + 2u] * p;
         a2 += padded[j + 1u] * p;
@@ -56,11 +70,11 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
     unsigned x = gid_x(), y0 = gid_y() * BLUR_K;
     if (x >= r.dst_w || y0 >= r.dst_h) return;
     unsigned col = x + r.ox;
-    long long first = (long long)y0 + r.oy - (taps - 1u) / 2u;
-    long long last = (long long)r.src_h - 1;
+    int first = blur_window_start((long long)y0 + r.oy, taps);
+    int last = blur_last(r.src_h);
     float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
     for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_src(src, unsigned(min(max(first + (long long)j, 0ll), last)) * r.src_stride + col);
+        float4 p = load_src(src, unsigned(min(max(first + int(j), 0), last)) * r.src_stride + col);
         a0 += padded[j + 3u] * p;
         a1 += padded[j + 2u] * p;
         a2 += padded[j + 1u] * p;
