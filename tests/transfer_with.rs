@@ -314,7 +314,7 @@ fn copy_to_staging_equals_a_plain_copy() {
         }
     }
     // Lengths that differ are a typed error, and nothing is written.
-    let mut dst = vec![0xA5u8; 64];
+    let mut dst = [0xA5u8; 64];
     let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[..32]);
     match vramkit::memory::copy_to_staging(&[1u8; 33], view) {
         Err(Error::ShapeMismatch { .. }) => {}

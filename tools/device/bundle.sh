@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Usage: .device/bundle.sh "TEST..." "BENCH..." : builds (release, --features cuda) and copies
+# the named test and bench binaries (paths from cargo's JSON messages, so a test and a bench of
+# one name never mix up), the image_4k example and the Vulkan loader into .device, stripped,
+# as dev.tgz (the carry limit is 64 MiB).
+set -euo pipefail
+cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh .device/
+rm -rf .device/bin .device/examples .device/lib
+exe() { python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["name"], m["executable"])'; }
+targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
+cargo build --release --features cuda --example image_4k -q
+/work/shared/tools/device-bundle.sh target/release/examples/image_4k >/dev/null
+mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
+cargo test --release --features cuda --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
+  while read -r name path; do cp -L "$path" .device/bin/$name; done
+cargo bench --features cuda --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
+  while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
+strip .device/bin/* .device/examples/image_4k
+mkdir -p .device/ref && cp benches/reference/*.py .device/ref/
+touch .device/args_none
+(cd .device && tar czf dev.tgz bin examples lib run ref args_* && rm -rf bin examples lib ref)
+tar tzf .device/dev.tgz | grep bin/ | tr '\n' ' '; echo; ls -la .device/dev.tgz
