@@ -4,6 +4,7 @@
 //! the partial words first (read-modify-write), so no byte outside the range changes.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::Mutex;
 
 use super::manager::{Access, Manager};
@@ -197,28 +198,14 @@ impl<B: Storage> Transfer<'_, B> {
             readback: ring,
             upload: spare,
         } = &mut *self.staging;
-        let (slot_size, total) = (ring.slot_size as usize, out.len());
-        let pieces = (0..total)
-            .step_by(slot_size)
-            .map(|at| at..at + slot_size.min(total - at));
+        let slot_size = ring.slot_size as usize;
         pipelined_readback(
             backend,
             mem,
             ring,
             spare,
-            pieces,
-            |slot, piece| {
-                let len = (piece.len() as u64).next_multiple_of(WORD);
-                let src = offset + piece.start as u64;
-                let mut m = lock(mem);
-                let r = m.resolve(h, src, Some(len), Access::Words, backend.limits())?;
-                // SAFETY: the source was resolved inside its block, word-aligned; the
-                // destination is the slot's first `len` bytes (`len` ≤ the slot, a whole
-                // number of words); a staging slot is its own block.
-                let index = unsafe { backend.copy(r.block, r.offset, slot, 0, len)? };
-                m.touch(h, index);
-                Ok(index)
-            },
+            slot_pieces(out.len(), slot_size),
+            |slot, piece| copy_into_slot(backend, mem, h, offset, slot, piece),
             // SAFETY: the slot holds `slot_size` bytes, at least the piece's length, and its
             // copy has finished.
             |slot, piece| unsafe { backend.read_host(slot, 0, &mut out[piece]) },
@@ -289,6 +276,35 @@ fn read_full(reader: &mut dyn std::io::Read, buf: &mut [u8]) -> std::io::Result<
 /// slot (returning the copy's submission); `finish` reads a slot once its copy is done, pieces
 /// in order. A slot is recorded into again only after the piece it held was finished, so the
 /// device fills one slot while the host reads another.
+/// `0..total` in consecutive pieces of at most `slot_size` bytes, one per staging slot.
+pub(super) fn slot_pieces(total: usize, slot_size: usize) -> impl Iterator<Item = Range<usize>> {
+    (0..total)
+        .step_by(slot_size)
+        .map(move |at| at..at + slot_size.min(total - at))
+}
+
+/// Records the copy of the allocation's bytes `offset + piece` (rounded up to whole words)
+/// into the start of a readback slot at least that large; returns its submission.
+pub(super) fn copy_into_slot<B: Storage>(
+    backend: &B,
+    mem: &Mutex<Manager<B>>,
+    h: BufferHandle,
+    offset: u64,
+    slot: &B::Block,
+    piece: &Range<usize>,
+) -> Result<SubmissionIndex> {
+    let len = (piece.len() as u64).next_multiple_of(WORD);
+    let src = offset + piece.start as u64;
+    let mut m = lock(mem);
+    let r = m.resolve(h, src, Some(len), Access::Words, backend.limits())?;
+    // SAFETY: the source was resolved inside its block, word-aligned; the destination is the
+    // slot's first `len` bytes (the caller's slot holds at least the piece, and slots are whole
+    // numbers of words); a staging slot is its own block.
+    let index = unsafe { backend.copy(r.block, r.offset, slot, 0, len)? };
+    m.touch(h, index);
+    Ok(index)
+}
+
 pub(super) fn pipelined_readback<B: Storage, P>(
     backend: &B,
     mem: &Mutex<Manager<B>>,

@@ -14,11 +14,10 @@
 use std::ops::Range;
 
 use super::staging::Staging;
-use super::transfer::{pipelined_readback, Transfer, WORD};
+use super::transfer::{copy_into_slot, pipelined_readback, slot_pieces, Transfer, WORD};
 use super::BufferHandle;
 use crate::backend::Storage;
 use crate::error::{Error, Result};
-use crate::lock;
 
 /// A caller's filler: the chunk's offset from the range's start, and the chunk to fill.
 pub(crate) type Fill<'f> = &'f mut dyn FnMut(u64, wgpu::WriteOnly<'_, [u8]>);
@@ -106,33 +105,13 @@ impl<B: Storage> Transfer<'_, B> {
             readback: ring,
             upload: spare,
         } = &mut *self.staging;
-        let pieces = (0..len)
-            .step_by(slot_size)
-            .map(|at| at..at + slot_size.min(len - at));
         pipelined_readback(
             backend,
             mem,
             ring,
             spare,
-            pieces,
-            |slot, piece| {
-                let n = (piece.len() as u64).next_multiple_of(WORD);
-                let src = offset + piece.start as u64;
-                let mut m = lock(mem);
-                let r = m.resolve(
-                    h,
-                    src,
-                    Some(n),
-                    super::manager::Access::Words,
-                    backend.limits(),
-                )?;
-                // SAFETY: the source was resolved inside its block, word-aligned; the
-                // destination is the slot's first `n` bytes (`n` ≤ the slot, a whole number of
-                // words); a staging slot is its own block.
-                let index = unsafe { backend.copy(r.block, r.offset, slot, 0, n)? };
-                m.touch(h, index);
-                Ok(index)
-            },
+            slot_pieces(len, slot_size),
+            |slot, piece| copy_into_slot(backend, mem, h, offset, slot, piece),
             // SAFETY: the slot holds at least the piece's length and its copy has finished.
             |slot, piece| unsafe {
                 backend.view_host(slot, 0, piece.len(), &mut |b| f(piece.start as u64, b))
