@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::backend::KernelSource;
-use vramkit::kernels::image::{blur, blur_weights, Blur, ImageParams, ImageView, PixelFormat};
+use vramkit::kernels::image::{
+    blur, blur_weights, Blur, ImageParams, ImageView, PixelFormat, BLUR_RUN,
+};
 use vramkit::shaders::{
     BLUR_HORIZONTAL, BLUR_HORIZONTAL_TO_TEXTURE, BLUR_VERTICAL, BLUR_VERTICAL_FROM_TEXTURE,
 };
@@ -70,8 +72,8 @@ fn main() {
         BLUR_VERTICAL_FROM_TEXTURE,
     ];
     // Each invocation writes 4 pixels along its pass (shaders/image_blur.wgsl).
-    let h_groups = [w.div_ceil(64), h.div_ceil(16), 1];
-    let v_groups = [w.div_ceil(16), h.div_ceil(64), 1];
+    let h_groups = [w.div_ceil(16 * BLUR_RUN), h.div_ceil(16), 1];
+    let v_groups = [w.div_ceil(16), h.div_ceil(16 * BLUR_RUN), 1];
     println!("blur intermediate, {w}x{h} RGBA32F, median of {rounds}x{iters}");
     println!("sigma  buffer_ms  texture_ms  texture/buffer  library_blur_ms");
     for sigma in [2.0f32, 8.0] {

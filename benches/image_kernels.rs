@@ -19,7 +19,7 @@ use vramkit::backend::Backend;
 use vramkit::image::{parse_chain, test_chart, Pipeline};
 use vramkit::kernels::image::{
     blur, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView, PixelFormat,
-    ResizeFilter,
+    ResizeFilter, BLUR_RUN,
 };
 use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
 
@@ -130,8 +130,8 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
                 ..Default::default()
             };
             let params = bytemuck::bytes_of(&p);
-            let hg = [w.div_ceil(64), h.div_ceil(16), 1];
-            let vg = [w.div_ceil(16), h.div_ceil(64), 1];
+            let hg = [w.div_ceil(16 * BLUR_RUN), h.div_ceil(16), 1];
+            let vg = [w.div_ceil(16), h.div_ceil(16 * BLUR_RUN), 1];
             let hb = [src.handle, mid, wts];
             ctx.dispatch(&shaders::BLUR_HORIZONTAL_RGBA8, &hb, params, hg)?;
             let vb = [mid, dst.handle, wts];

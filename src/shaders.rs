@@ -109,6 +109,7 @@ macro_rules! image_wgsl {
             concat!(
                 include_str!("../shaders/params/image.wgsl"),
                 include_str!("../shaders/io/srgb.wgsl"),
+                include_str!("../shaders/io/bits.wgsl"),
                 include_str!(concat!("../shaders/io/src_", $src, ".wgsl")),
                 include_str!(concat!("../shaders/io/dst_", $dst, ".wgsl")),
                 $(include_str!(concat!("../shaders/io/", $prelude, ".wgsl")),)*

@@ -63,6 +63,28 @@ __device__ __forceinline__ float unorm16(unsigned x) {
     return unorm(x, 65535.0f, 1.0f / 65535.0f);
 }
 
+// Exact conversions by bit patterns, the twins of io/bits.wgsl (which says why): a conversion
+// instruction issues at an eighth of the rate of an FMA.
+__device__ __forceinline__ float4 bytes_to_f32(unsigned v) {
+    const float m = 8388608.0f;
+    return make_float4(__uint_as_float((v & 255u) | 0x4b000000u) - m,
+                       __uint_as_float(((v >> 8) & 255u) | 0x4b000000u) - m,
+                       __uint_as_float(((v >> 16) & 255u) | 0x4b000000u) - m,
+                       __uint_as_float((v >> 24) | 0x4b000000u) - m);
+}
+__device__ __forceinline__ float2 shorts_to_f32(unsigned v) {
+    const float m = 8388608.0f;
+    return make_float2(__uint_as_float((v & 0xffffu) | 0x4b000000u) - m,
+                       __uint_as_float((v >> 16) | 0x4b000000u) - m);
+}
+__device__ __forceinline__ float2 halves_to_f32_scaled(unsigned v) {
+    return make_float2(__uint_as_float(((v & 0x7fffu) << 13) | ((v & 0x8000u) << 16)),
+                       __uint_as_float(((v >> 3) & 0x0fffe000u) | (v & 0x80000000u)));
+}
+__device__ __forceinline__ float flush_below_f16_normal(float x) {
+    return fabsf(x) < 6.103515625e-5f ? 0.0f : x;
+}
+
 // WGSL mix(a, b, t) = a * (1 - t) + b * t.
 __device__ __forceinline__ float4 mix4(float4 a, float4 b, float t) {
     return (1.0f - t) * a + t * b;

@@ -1,11 +1,12 @@
 // CUDA twin of image_blur.wgsl: one pass of a separable convolution with clamp-to-edge;
 // `horizontal` premultiplies alpha (io/alpha.cuh), `vertical` writes straight colour. Each thread
-// computes K outputs along the pass's axis from one sliding run of source pixels, the weights in
-// shared memory padded with K - 1 zeros either side (see image_blur.wgsl).
+// computes K = 8 outputs along the pass's axis from one sliding run of raw source reads, 4 at a
+// time, the weights (scaled by the reads' unit) in shared memory as float4s padded with K - 1
+// zeros in front and zeros after (see image_blur.wgsl).
 
-#define BLUR_K 4u
+#define BLUR_K 8u
 #define BLUR_MAX_TAPS 2049u
-#define BLUR_PADDED 2055u
+#define BLUR_PADDED4 516u
 
 // 2R + 1 weights, never more than the weights binding or the shared array holds.
 __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weights) {
@@ -13,8 +14,13 @@ __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weight
     return (unsigned)min(n, (unsigned long long)BLUR_MAX_TAPS);
 }
 
+// The source pixels a thread reads: its K outputs' windows, rounded up to groups of 4.
+__device__ __forceinline__ unsigned blur_run_len(unsigned taps) {
+    return (taps + BLUR_K + 2u) & ~3u;
+}
+
 // The window's first source index, `pos - R` with R from the clamped taps, kept within ±2^30
-// so that adding a tap index (< 2^12) never overflows an int whatever the params (a signed
+// so that adding a run index (< 2^12) never overflows an int whatever the params (a signed
 // overflow would be undefined behaviour; clamping changes no index of a real image, whose
 // sides are below 2^30).
 __device__ __forceinline__ int blur_window_start(long long pos, unsigned taps) {
@@ -28,61 +34,99 @@ __device__ __forceinline__ int blur_last(unsigned side) {
     return (int)min((long long)side - 1, (long long)0x7fffffff);
 }
 
-// Every thread of the block calls this first.
-__device__ __forceinline__ void blur_load_weights(float* padded, unsigned taps, BUF(float) weights) {
+// Every thread of the block calls this first: the weights, and any table the source's raw reads
+// use (prepare_src, io/src_*.cuh); `unit` is what the pass's raw reads give for 1.
+__device__ __forceinline__ void blur_load_weights(float4* padded, unsigned taps, BUF(float) weights, float unit) {
     unsigned local = threadIdx.y * blockDim.x + threadIdx.x;
-    for (unsigned i = local; i < taps + 2u * (BLUR_K - 1u); i += blockDim.x * blockDim.y) {
-        float w = 0.0f;
-        if (i >= BLUR_K - 1u && i - (BLUR_K - 1u) < taps) w = weights[i - (BLUR_K - 1u)];
-        padded[min(i, BLUR_PADDED - 1u)] = w;
+    prepare_src(local);
+    unsigned n4 = min(blur_run_len(taps) / 4u + 2u, BLUR_PADDED4);
+    float scale = 1.0f / unit;
+    for (unsigned q = local; q < n4; q += blockDim.x * blockDim.y) {
+        float w[4];
+        for (unsigned c = 0; c < 4u; c++) {
+            unsigned i = q * 4u + c;
+            w[c] = (i >= BLUR_K - 1u && i - (BLUR_K - 1u) < taps) ? weights[i - (BLUR_K - 1u)] * scale : 0.0f;
+        }
+        padded[q] = make_float4(w[0], w[1], w[2], w[3]);
     }
     __syncthreads();
 }
 
+__device__ __forceinline__ void blur_clear(float4 (&a)[BLUR_K]) {
+#pragma unroll
+    for (unsigned o = 0; o < BLUR_K; o++) a[o] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+// Source pixel p weighted into every output: lo, hi the weights padded[t .. t + 8] for its offset
+// t, output o taking element 7 - o.
+__device__ __forceinline__ void blur_mac(float4 (&a)[BLUR_K], float4 p, float4 lo, float4 hi) {
+    a[0] += hi.w * p;
+    a[1] += hi.z * p;
+    a[2] += hi.y * p;
+    a[3] += hi.x * p;
+    a[4] += lo.w * p;
+    a[5] += lo.z * p;
+    a[6] += lo.y * p;
+    a[7] += lo.x * p;
+}
+
+// Source pixels j .. j + 4 of the run (j a multiple of 4) weighted into every output.
+__device__ __forceinline__ void blur_mac4(float4 (&a)[BLUR_K], const float4* padded, unsigned j,
+                                          float4 p0, float4 p1, float4 p2, float4 p3) {
+    float4 w0 = padded[j / 4u], w1 = padded[j / 4u + 1u], w2 = padded[j / 4u + 2u];
+    blur_mac(a, p0, w0, w1);
+    blur_mac(a, p1, make_float4(w0.y, w0.z, w0.w, w1.x), make_float4(w1.y, w1.z, w1.w, w2.x));
+    blur_mac(a, p2, make_float4(w0.z, w0.w, w1.x, w1.y), make_float4(w1.z, w1.w, w2.x, w2.y));
+    blur_mac(a, p3, make_float4(w0.w, w1.x, w1.y, w1.z), make_float4(w1.w, w2.x, w2.y, w2.z));
+}
+
 extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
-    __shared__ float padded[BLUR_PADDED];
+    __shared__ float4 padded[BLUR_PADDED4];
     unsigned taps = blur_taps(r.radius, weights);
-    blur_load_weights(padded, taps, weights);
+    blur_load_weights(padded, taps, weights, SRC_UNIT * SRC_UNIT);
     unsigned x0 = gid_x() * BLUR_K, y = gid_y();
     if (x0 >= r.dst_w || y >= r.dst_h) return;
     unsigned row = (y + r.oy) * r.src_stride;
     int first = blur_window_start((long long)x0 + r.ox, taps);
     int last = blur_last(r.src_w);
-    float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_premultiplied(src, row + unsigned(min(max(first + int(j), 0), last)));
-        a0 += padded[j + 3u] * p;
-        a1 += padded[j + 2u] * p;
-        a2 += padded[j + 1u] * p;
-        a3 += padded[j] * p;
+    float4 a[BLUR_K];
+    blur_clear(a);
+    for (unsigned j = 0; j < blur_run_len(taps); j += 4u) {
+        int s = first + int(j);
+        blur_mac4(a, padded, j,
+                  load_premultiplied_raw(src, row + unsigned(min(max(s, 0), last))),
+                  load_premultiplied_raw(src, row + unsigned(min(max(s + 1, 0), last))),
+                  load_premultiplied_raw(src, row + unsigned(min(max(s + 2, 0), last))),
+                  load_premultiplied_raw(src, row + unsigned(min(max(s + 3, 0), last))));
     }
     unsigned out = y * r.dst_stride + x0;
-    store_dst(dst, out, a0);
-    if (x0 + 1u < r.dst_w) store_dst(dst, out + 1u, a1);
-    if (x0 + 2u < r.dst_w) store_dst(dst, out + 2u, a2);
-    if (x0 + 3u < r.dst_w) store_dst(dst, out + 3u, a3);
+#pragma unroll
+    for (unsigned o = 0; o < BLUR_K; o++) {
+        if (x0 + o < r.dst_w) store_dst(dst, out + o, a[o]);
+    }
 }
 
 extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
-    __shared__ float padded[BLUR_PADDED];
+    __shared__ float4 padded[BLUR_PADDED4];
     unsigned taps = blur_taps(r.radius, weights);
-    blur_load_weights(padded, taps, weights);
+    blur_load_weights(padded, taps, weights, SRC_UNIT);
     unsigned x = gid_x(), y0 = gid_y() * BLUR_K;
     if (x >= r.dst_w || y0 >= r.dst_h) return;
     unsigned col = x + r.ox;
     int first = blur_window_start((long long)y0 + r.oy, taps);
     int last = blur_last(r.src_h);
-    float4 a0 = make_float4(0.0f, 0.0f, 0.0f, 0.0f), a1 = a0, a2 = a0, a3 = a0;
-    for (unsigned j = 0; j < taps + BLUR_K - 1u; j++) {
-        float4 p = load_src(src, unsigned(min(max(first + int(j), 0), last)) * r.src_stride + col);
-        a0 += padded[j + 3u] * p;
-        a1 += padded[j + 2u] * p;
-        a2 += padded[j + 1u] * p;
-        a3 += padded[j] * p;
+    float4 a[BLUR_K];
+    blur_clear(a);
+    for (unsigned j = 0; j < blur_run_len(taps); j += 4u) {
+        int s = first + int(j);
+        blur_mac4(a, padded, j,
+                  load_src_raw(src, unsigned(min(max(s, 0), last)) * r.src_stride + col),
+                  load_src_raw(src, unsigned(min(max(s + 1, 0), last)) * r.src_stride + col),
+                  load_src_raw(src, unsigned(min(max(s + 2, 0), last)) * r.src_stride + col),
+                  load_src_raw(src, unsigned(min(max(s + 3, 0), last)) * r.src_stride + col));
     }
-    unsigned out = y0 * r.dst_stride + x;
-    store_straight(dst, out, a0);
-    if (y0 + 1u < r.dst_h) store_straight(dst, out + r.dst_stride, a1);
-    if (y0 + 2u < r.dst_h) store_straight(dst, out + 2u * r.dst_stride, a2);
-    if (y0 + 3u < r.dst_h) store_straight(dst, out + 3u * r.dst_stride, a3);
+#pragma unroll
+    for (unsigned o = 0; o < BLUR_K; o++) {
+        if (y0 + o < r.dst_h) store_straight(dst, (y0 + o) * r.dst_stride + x, a[o]);
+    }
 }

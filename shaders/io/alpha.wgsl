@@ -10,6 +10,12 @@ fn load_premultiplied(i: u32) -> vec4<f32> {
     return vec4<f32>(v.xyz * v.w, v.w);
 }
 
+// load_premultiplied on raw reads (io/bits.wgsl), in units of SRC_UNIT²: (rgb · a, a · SRC_UNIT).
+fn load_premultiplied_raw(i: u32) -> vec4<f32> {
+    let v = load_src_raw(i);
+    return vec4<f32>(v.xyz * v.w, v.w * SRC_UNIT);
+}
+
 fn store_straight(i: u32, v: vec4<f32>) {
     var rgb = vec3<f32>(0.0);
     if (v.w > 0.0) {

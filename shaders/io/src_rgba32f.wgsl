@@ -5,3 +5,13 @@
 fn load_src(i: u32) -> vec4<f32> {
     return src[i];
 }
+
+// What load_src_raw gives for 1.0: raw reads are load_src's here.
+const SRC_UNIT: f32 = 1.0;
+
+fn load_src_raw(i: u32) -> vec4<f32> {
+    return load_src(i);
+}
+
+// Raw reads need no tables here (see src_srgba8.wgsl's prepare_src).
+fn prepare_src(local: u32) {}

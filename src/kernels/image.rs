@@ -43,6 +43,10 @@ use select::{pick, Table};
 pub use view::{ImageView, PixelFormat};
 pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
 
+/// Pixels each invocation of a blur pass (`shaders::BLUR_*`) writes along its pass: a
+/// workgroup of 16×16 covers `16 · BLUR_RUN` columns (horizontal) or rows (vertical).
+pub const BLUR_RUN: u32 = 8;
+
 use PixelFormat::{Rgba16, Rgba32F, Rgba8, Srgba8};
 
 /// Format conversions: into RGBA32F and back.
@@ -160,16 +164,16 @@ fn convert_with<B: Backend>(
 
 /// Blurs `src` into `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded RGBA8 on one side and
 /// RGBA32F on the other): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
-/// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, else
-/// RGBA32F) of
-/// `dst.width × src.height` pixels (a texture where the backend's kernels bind textures, else a
+/// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, values
+/// under f16's smallest normal, 2⁻¹⁴, flushed to 0; else RGBA32F) of `dst.width × src.height`
+/// pixels (a texture where the backend's kernels bind textures, else a
 /// buffer: see `kernels/blur_intermediate.rs`) and the weights are allocated from the context
 /// (and counted in its budget) for the call.
 ///
 /// Source pixels must be finite (RGBA8, sRGB-encoded RGBA8 and RGBA16 always are): each
-/// invocation computes 4 neighbouring outputs from one run of source pixels with zero weights
-/// outside each output's window, and `0 · ∞` is NaN, so an infinite or NaN RGBA32F pixel
-/// reaches up to 3 pixels past its window, depending on where tiles fall.
+/// invocation computes [`BLUR_RUN`] neighbouring outputs from one run of source pixels with zero
+/// weights outside each output's window, and `0 · ∞` is NaN, so an infinite or NaN RGBA32F pixel
+/// reaches up to `BLUR_RUN + 2` pixels past its window, depending on where tiles fall.
 ///
 /// # Errors
 /// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
@@ -253,8 +257,8 @@ pub fn blur<B: Backend>(
             radius,
             ..p
         };
-        // Each invocation writes K = 4 pixels along the pass (shaders/image_blur.wgsl).
-        let h_groups = [mw.div_ceil(64), mh.div_ceil(16), 1];
+        let run = 16 * BLUR_RUN;
+        let h_groups = [mw.div_ceil(run), mh.div_ceil(16), 1];
         tmp.launch(ctx, horizontal, false, src.handle, w, &h, h_groups)?;
         // Vertical: from the intermediate, the destination's rows.
         let v = ImageParams {
@@ -272,7 +276,7 @@ pub fn blur<B: Backend>(
             dst.handle,
             w,
             &v,
-            [dst.width.div_ceil(16), dst.height.div_ceil(64), 1],
+            [dst.width.div_ceil(16), dst.height.div_ceil(run), 1],
         )
     };
     let result = run();

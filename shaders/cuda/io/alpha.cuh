@@ -6,6 +6,12 @@ __device__ __forceinline__ float4 load_premultiplied(BUF(src_t) src, unsigned i)
     return make_float4(v.x * v.w, v.y * v.w, v.z * v.w, v.w);
 }
 
+// load_premultiplied on raw reads, in units of SRC_UNIT² (see io/alpha.wgsl).
+__device__ __forceinline__ float4 load_premultiplied_raw(BUF(src_t) src, unsigned i) {
+    float4 v = load_src_raw(src, i);
+    return make_float4(v.x * v.w, v.y * v.w, v.z * v.w, v.w * SRC_UNIT);
+}
+
 __device__ __forceinline__ void store_straight(BUF(dst_t) dst, unsigned i, float4 v) {
     float4 s = make_float4(0.0f, 0.0f, 0.0f, v.w);
     if (v.w > 0.0f) {

@@ -13,3 +13,15 @@ __device__ __forceinline__ float4 load_src(BUF(src_t) src, unsigned i) {
     return make_float4(half_bits_to_float(p.x & 0xffffu), half_bits_to_float(p.x >> 16),
                        half_bits_to_float(p.y & 0xffffu), half_bits_to_float(p.y >> 16));
 }
+
+// What load_src_raw gives for 1.0: 2^-112 (see io/src_half.wgsl).
+constexpr float SRC_UNIT = 0x1p-112f;
+
+__device__ __forceinline__ float4 load_src_raw(BUF(src_t) src, unsigned i) {
+    uint2 p = src[i];
+    float2 lo = halves_to_f32_scaled(p.x), hi = halves_to_f32_scaled(p.y);
+    return make_float4(lo.x, lo.y, hi.x, hi.y);
+}
+
+// Raw reads need no tables here (see io/src_srgba8.cuh's prepare_src).
+__device__ __forceinline__ void prepare_src(unsigned) {}
