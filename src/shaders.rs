@@ -221,16 +221,17 @@ image_kernel!(
     SRGB_TO_LINEAR, "rgba32f", "rgba32f", "image_color", "srgb_to_linear"
 );
 image_kernel!(
-    /// sRGB to linear, RGBA8.
-    SRGB_TO_LINEAR_RGBA8, "rgba8", "rgba8", "image_color", "srgb_to_linear"
+    /// sRGB to linear, RGBA8, by a table of the 256 byte values: workgroups of 16×16 cover 64
+    /// columns × 16 rows.
+    SRGB_TO_LINEAR_RGBA8, "rgba8", "rgba8", "image_color_rgba8", "srgb_to_linear"
 );
 image_kernel!(
     /// Linear to sRGB, RGBA32F.
     LINEAR_TO_SRGB, "rgba32f", "rgba32f", "image_color", "linear_to_srgb"
 );
 image_kernel!(
-    /// Linear to sRGB, RGBA8.
-    LINEAR_TO_SRGB_RGBA8, "rgba8", "rgba8", "image_color", "linear_to_srgb"
+    /// Linear to sRGB, RGBA8, by table as [`SRGB_TO_LINEAR_RGBA8`].
+    LINEAR_TO_SRGB_RGBA8, "rgba8", "rgba8", "image_color_rgba8", "linear_to_srgb"
 );
 image_kernel!(
     /// sRGB to linear, RGBA8 into RGBA32F (an RGBA8 chain's linear stages are RGBA32F).
@@ -253,8 +254,8 @@ image_kernel!(
     ADJUST, "rgba32f", "rgba32f", "image_color", "adjust"
 );
 image_kernel!(
-    /// Brightness, contrast and gamma, RGBA8.
-    ADJUST_RGBA8, "rgba8", "rgba8", "image_color", "adjust"
+    /// Brightness, contrast and gamma, RGBA8, by table as [`SRGB_TO_LINEAR_RGBA8`].
+    ADJUST_RGBA8, "rgba8", "rgba8", "image_color_rgba8", "adjust"
 );
 
 /// An image kernel that binds a texture: WGSL only (CUDA and the host keep such data in

@@ -299,14 +299,29 @@ fn rgba8_filters_match_the_cpu<B: Backend>(mk: Mk<B>) {
         0.126,
         "blur rgba8",
     );
-    for op in [ColorOp::SrgbToLinear, ColorOp::LinearToSrgb, ColorOp::Luma] {
+    let adjust = ColorOp::Adjust {
+        brightness: 0.1,
+        contrast: 1.3,
+        gamma: 0.7,
+    };
+    // The per-channel ops run by table (4 pixels an invocation): the region from (5, 3) is
+    // 20 wide, so invocations fall past its right edge.
+    let region = rgba8(20, 11);
+    for op in [
+        ColorOp::SrgbToLinear,
+        ColorOp::LinearToSrgb,
+        ColorOp::Luma,
+        adjust,
+    ] {
         color(&ctx, &src, &dst, [0, 0], op).expect("colour");
-        check_packed_within(
-            &read(&dst),
-            &color_cpu(&img, op),
-            5e-3,
-            &format!("{op:?} rgba8"),
-        );
+        let want = color_cpu(&img, op);
+        check_packed_within(&read(&dst), &want, 5e-3, &format!("{op:?} rgba8"));
+        color(&ctx, &src, &region, [5, 3], op).expect("colour region");
+        let want: Vec<_> = (3..14)
+            .flat_map(|y| (5..25).map(move |x| (y * w + x) as usize))
+            .map(|i| want[i])
+            .collect();
+        check_packed_within(&read(&region), &want, 5e-3, &format!("{op:?} rgba8 region"));
     }
     let small = rgba8(dw, dh);
     for filter in [ResizeFilter::Bilinear, ResizeFilter::Area] {
@@ -320,7 +335,7 @@ fn rgba8_filters_match_the_cpu<B: Backend>(mk: Mk<B>) {
         blur(&ctx, &src, &f, [0, 0], kind),
         Err(Error::ShapeMismatch { .. })
     ));
-    release(&ctx, &[&src, &dst, &small, &f]);
+    release(&ctx, &[&src, &dst, &small, &f, &region]);
 }
 
 fn kernels_touch_nothing_outside_their_region<B: Backend>(mk: Mk<B>) {

@@ -1,10 +1,5 @@
 // CUDA twin of image_color.wgsl: per-pixel colour operations over a region; alpha is kept.
 
-__device__ __forceinline__ float adjust1(float v, const ImageParams& r) {
-    float c = fminf(fmaxf((v - 0.5f) * r.contrast + 0.5f + r.brightness, 0.0f), 1.0f);
-    return powf(c, 1.0f / r.gamma);
-}
-
 // Runs `body` (an expression of v) on the pixel of this thread, if it is inside the region.
 #define COLOR_KERNEL(name, body)                                                             \
     extern "C" __global__ void name(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {        \

@@ -100,8 +100,20 @@ fn launch<B: Backend>(
     params: &ImageParams,
     dst: &ImageView,
 ) -> Result<SubmissionIndex> {
+    launch_wide(ctx, kernel, bindings, params, dst, 1)
+}
+
+/// [`launch`] for a kernel whose invocations write `columns` pixels of a row each.
+fn launch_wide<B: Backend>(
+    ctx: &Context<B>,
+    kernel: &KernelSource,
+    bindings: &[BufferHandle],
+    params: &ImageParams,
+    dst: &ImageView,
+    columns: u32,
+) -> Result<SubmissionIndex> {
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
-    let groups = groups(dst.width, dst.height);
+    let groups = groups(dst.width.div_ceil(columns), dst.height);
     // Every image function checked its views against their buffers and the region against
     // the source (`check`, `region`), so the kernel stays inside its bindings.
     ctx.dispatch_guarded(kernel, &[], &bindings, bytemuck::bytes_of(params), groups)
@@ -453,6 +465,10 @@ pub fn color<B: Backend>(
         gamma,
         ..ImageParams::region(src, dst, origin)?
     };
+    // The per-channel ops on RGBA8 → RGBA8 run by table, 4 pixels an invocation
+    // (shaders/image_color_rgba8.wgsl).
+    let by_table = src.format == Rgba8 && dst.format == Rgba8 && !matches!(op, ColorOp::Luma);
+    let columns = if by_table { 4 } else { 1 };
     // With src == dst the buffer is bound twice; wgpu allows it, both bindings being read_write.
-    launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
+    launch_wide(ctx, kernel, &[src.handle, dst.handle], &p, dst, columns)
 }

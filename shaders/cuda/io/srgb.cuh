@@ -13,3 +13,9 @@ __device__ __forceinline__ float to_linear(float c) {
 __device__ __forceinline__ float to_srgb(float c) {
     return c <= 0.0031308f ? c * 12.92f : 1.055f * __powf(c, 1.0f / 2.4f) - 0.055f;
 }
+
+// The `adjust` colour op on one channel (image_color.cu, image_color_rgba8.cu).
+__device__ __forceinline__ float adjust1(float v, const ImageParams& r) {
+    float c = fminf(fmaxf((v - 0.5f) * r.contrast + 0.5f + r.brightness, 0.0f), 1.0f);
+    return powf(c, 1.0f / r.gamma);
+}
