@@ -5,7 +5,10 @@
 // `bilinear`: pixel centres aligned, u = (X + 0.5) · scale − 0.5.
 // `area`: the average over the source rectangle [X · scale, (X + 1) · scale), partial pixels
 // weighted by their coverage (the right filter for downscaling).
-// Both filter premultiplied alpha and write straight colour (io/alpha.wgsl).
+// Both filter premultiplied alpha and write straight colour (io/alpha.wgsl). They read raw
+// (load_premultiplied_raw: no conversion instruction per channel, see io/bits.wgsl) and scale the
+// result back by 1 / SRC_UNIT² once per output; the source prelude's table, if it has one
+// (prepare_src), is filled first.
 
 @group(0) @binding(2) var<uniform> r: ImageParams;
 
@@ -14,11 +17,19 @@
 fn at(x: u32, y: u32) -> vec4<f32> {
     let lx = u32(clamp(i32(x) - i32(r.sx0), 0, i32(r.src_w) - 1));
     let ly = u32(clamp(i32(y) - i32(r.sy0), 0, i32(r.src_h) - 1));
-    return load_premultiplied(ly * r.src_stride + lx);
+    return load_premultiplied_raw(ly * r.src_stride + lx);
 }
 
+// What the raw reads' sums are multiplied by to be in units of 1.
+const RAW_SCALE: f32 = 1.0 / (SRC_UNIT * SRC_UNIT);
+
 @compute @workgroup_size(16, 16)
-fn bilinear(@builtin(global_invocation_id) id: vec3<u32>) {
+fn bilinear(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    prepare_src(li);
+    workgroupBarrier();
     if (id.x >= r.dst_w || id.y >= r.dst_h) {
         return;
     }
@@ -32,11 +43,16 @@ fn bilinear(@builtin(global_invocation_id) id: vec3<u32>) {
     let ty = v - f32(y0);
     let top = mix(at(x0, y0), at(x1, y0), tx);
     let bottom = mix(at(x0, y1), at(x1, y1), tx);
-    store_straight(id.y * r.dst_stride + id.x, mix(top, bottom, ty));
+    store_straight(id.y * r.dst_stride + id.x, mix(top, bottom, ty) * RAW_SCALE);
 }
 
 @compute @workgroup_size(16, 16)
-fn area(@builtin(global_invocation_id) id: vec3<u32>) {
+fn area(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    prepare_src(li);
+    workgroupBarrier();
     if (id.x >= r.dst_w || id.y >= r.dst_h) {
         return;
     }
@@ -51,13 +67,18 @@ fn area(@builtin(global_invocation_id) id: vec3<u32>) {
     let y_end = min(u32(ceil(by)), r.full_src_h);
     var acc = vec4<f32>(0.0);
     var total = 0.0;
+    // The pixel edges as floats, stepped by 1 (exact below 2^24): no conversion per pixel.
+    var fy = f32(y_first);
     for (var y = y_first; y < y_end; y++) {
-        let wy = min(by, f32(y + 1u)) - max(ay, f32(y));
+        let wy = min(by, fy + 1.0) - max(ay, fy);
+        var fx = f32(x_first);
         for (var x = x_first; x < x_end; x++) {
-            let w = wy * (min(bx, f32(x + 1u)) - max(ax, f32(x)));
+            let w = wy * (min(bx, fx + 1.0) - max(ax, fx));
             acc += w * at(x, y);
             total += w;
+            fx += 1.0;
         }
+        fy += 1.0;
     }
-    store_straight(id.y * r.dst_stride + id.x, acc / total);
+    store_straight(id.y * r.dst_stride + id.x, acc / total * RAW_SCALE);
 }
