@@ -211,7 +211,9 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
 }
 
 /// A frame end to end, host RGBA8 in and out, as the 4K tool runs it (`Pipeline::run`, the
-/// default chain), in both working formats; and the transfers alone, for the breakdown.
+/// default chain: a new output frame each call), and into an output the caller keeps
+/// (`Pipeline::run_into`, as a video loop would), in both working formats; and the transfers
+/// alone, for the breakdown.
 fn end_to_end<B: Backend>(ctx: &Context<B>, w: u32, h: u32, rounds: usize) {
     let median = |f: &mut dyn FnMut()| {
         f();
@@ -249,6 +251,12 @@ fn end_to_end<B: Backend>(ctx: &Context<B>, w: u32, h: u32, rounds: usize) {
             tiles = r.tiles;
         });
         println!("end to end, working {working:?}: {ms:.2} ms per frame ({tiles} tile(s))");
+        let [ow, oh] = p.output_size();
+        let mut kept = vec![0u8; ow as usize * oh as usize * 4];
+        let ms = median(&mut || {
+            p.run_into(ctx, &input, &mut kept).expect("run_into");
+        });
+        println!("end to end into a kept output, working {working:?}: {ms:.2} ms per frame");
     }
 }
 

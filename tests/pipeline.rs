@@ -13,6 +13,7 @@ gpu_tests!(
     tiled_runs_equal_untiled_runs_within_the_budget,
     a_budget_below_the_minimum_says_what_would_work,
     the_report_counts_host_buffers,
+    run_into_reuses_the_callers_output,
 );
 
 const CHAINS: [&str; 6] = [
@@ -370,6 +371,48 @@ fn the_report_counts_host_buffers<B: Backend>(mk: Mk<B>) {
         copies > 0 && copies < (out.len() + input.len()) as u64,
         "{report:?}"
     );
+}
+
+fn run_into_reuses_the_callers_output<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let p = chain("linear,blur:sigma=2,resize:W2xH2,srgb", 64, 40);
+    let mut out = vec![7u8; 32 * 20 * 4];
+    for seed in [11, 12] {
+        let input = random_bytes(64 * 40 * 4, seed);
+        let (want, _) = p.run(&ctx, &input).expect("run");
+        let report = p.run_into(&ctx, &input, &mut out).expect("run_into");
+        assert!(out == want, "run_into != run (seed {seed})");
+        assert_eq!(report.tiles, 1);
+    }
+    // Tiled into the caller's frame too.
+    let tight = mk(ContextDesc {
+        budget: Some(p.tile_bytes(Rect::full(32, 20)) / 8 * 7 + (256 << 10)),
+        staging_chunk: 64 << 10,
+        staging_slots: 2,
+        ..Default::default()
+    });
+    let input = random_bytes(64 * 40 * 4, 13);
+    let (want, _) = p.run(&ctx, &input).expect("run");
+    out.fill(0);
+    let report = p
+        .run_into(&tight, &input, &mut out)
+        .expect("tiled run_into");
+    assert!(report.tiles > 1, "{report:?}");
+    assert!(out == want, "tiled run_into != run");
+    // An output of the wrong size is refused before anything runs, and named.
+    let mut short = vec![0u8; out.len() - 4];
+    match p.run_into(&ctx, &input, &mut short) {
+        Err(Error::ShapeMismatch { expected, actual }) => {
+            assert!(expected.contains("32×20") && actual.contains(&short.len().to_string()));
+        }
+        other => panic!("expected ShapeMismatch, got {other:?}"),
+    }
+    let mut out16 = vec![0u16; 32 * 20 * 4];
+    let input16: Vec<u16> = input.iter().map(|&b| u16::from(b) * 257).collect();
+    let (want16, _) = p.run_rgba16(&ctx, &input16).expect("run_rgba16");
+    p.run_rgba16_into(&ctx, &input16, &mut out16)
+        .expect("run_rgba16_into");
+    assert!(out16 == want16, "run_rgba16_into != run_rgba16");
 }
 
 #[test]

@@ -30,7 +30,8 @@ pub struct FrameReport {
     pub tiles: usize,
     /// Device bytes one tile was planned to need (working set, staging excluded).
     pub planned_bytes: u64,
-    /// Host bytes the run allocated at its peak: the output frame, and when tiled one tile's
+    /// Host bytes the run used at its peak: the output frame (the caller's, with
+    /// [`Pipeline::run_into`]), and when tiled one tile's
     /// input and output copies (the caller's input frame excluded; an untiled run uploads
     /// from it and downloads into the output frame directly).
     pub host_bytes: u64,
@@ -168,6 +169,47 @@ impl Pipeline {
         input: &[u8],
     ) -> Result<(Vec<u8>, FrameReport)> {
         self.run_frame(ctx, input)
+    }
+
+    /// [`run`](Self::run) into `out`, an RGBA8 frame of [`output_size`](Self::output_size)
+    /// the caller keeps (a video loop reuses one: no allocation, no page faults per frame).
+    /// Returns how it ran.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run); [`Error::ShapeMismatch`] if `out` is not an RGBA8 frame of the
+    /// output size. On an error `out` may hold part of the output.
+    ///
+    /// ```no_run
+    /// use vramkit::image::{parse_chain, Pipeline};
+    /// let ctx = vramkit::Context::new(Default::default())?;
+    /// let p = Pipeline::new(parse_chain("resize:2x1")?, [4, 2])?;
+    /// let mut out = vec![0u8; 2 * 4];
+    /// for frame in [[200u8; 4 * 2 * 4], [100u8; 4 * 2 * 4]] {
+    ///     p.run_into(&ctx, &frame, &mut out)?;
+    ///     assert_eq!(out, [frame[0]; 2 * 4]);
+    /// }
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn run_into<B: Backend>(
+        &self,
+        ctx: &Context<B>,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> Result<FrameReport> {
+        self.run_frame_into(ctx, input, out)
+    }
+
+    /// [`run_rgba16`](Self::run_rgba16) into `out`, a 16-bit RGBA frame of the output size.
+    ///
+    /// # Errors
+    /// As [`run_into`](Self::run_into), for 16-bit frames.
+    pub fn run_rgba16_into<B: Backend>(
+        &self,
+        ctx: &Context<B>,
+        input: &[u16],
+        out: &mut [u16],
+    ) -> Result<FrameReport> {
+        self.run_frame_into(ctx, input, out)
     }
 
     /// Runs the chain on a 16-bit RGBA frame (four `u16` per pixel, R first, rows packed), as

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::kernels::image::{
     blur, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
 };
+use crate::memory::host_zeroed;
 use crate::{AllocDesc, BufferHandle, Context};
 
 /// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).
@@ -52,16 +53,6 @@ fn host_buffer<T>(len: u64, what: &'static str) -> Result<(Vec<T>, usize)> {
     Ok((v, n))
 }
 
-/// `len` bytes of zero `T` on the host, allocated fallibly.
-///
-/// # Errors
-/// As [`host_buffer`].
-pub(crate) fn host_zeroed<T: Clone + Default>(len: u64, what: &'static str) -> Result<Vec<T>> {
-    let (mut v, n) = host_buffer(len, what)?;
-    v.resize(n, T::default());
-    Ok(v)
-}
-
 impl Pipeline {
     /// This pipeline with frames of `edge` at its ends: RGBA16 frames are filtered in RGBA32F
     /// whatever the working format, which would otherwise round them to 8 bits.
@@ -74,14 +65,35 @@ impl Pipeline {
         p
     }
 
-    /// Runs the chain on a frame of `T` channels: see [`run`](Self::run).
+    /// The bytes of an output frame of `T` channels.
+    fn out_bytes<T: Channel>(&self) -> u64 {
+        let [ow, oh] = self.output_size();
+        u64::from(ow) * u64::from(oh) * T::FORMAT.bytes_per_pixel()
+    }
+
+    /// Runs the chain on a frame of `T` channels into a new output: see [`run`](Self::run).
     pub(super) fn run_frame<B: Backend, T: Channel>(
         &self,
         ctx: &Context<B>,
         input: &[T],
     ) -> Result<(Vec<T>, FrameReport)> {
+        let mut out: Vec<T> = host_zeroed(
+            self.out_bytes::<T>(),
+            "the output frame; use smaller frames (a smaller input or resize)",
+        )?;
+        let report = self.run_frame_into(ctx, input, &mut out)?;
+        Ok((out, report))
+    }
+
+    /// Runs the chain on a frame of `T` channels into `out`: see [`run_into`](Self::run_into).
+    pub(super) fn run_frame_into<B: Backend, T: Channel>(
+        &self,
+        ctx: &Context<B>,
+        input: &[T],
+        out: &mut [T],
+    ) -> Result<FrameReport> {
         if self.edge != T::FORMAT {
-            return self.with_edge(T::FORMAT).run_frame(ctx, input);
+            return self.with_edge(T::FORMAT).run_frame_into(ctx, input, out);
         }
         let start = Instant::now();
         let bpp = T::FORMAT.bytes_per_pixel();
@@ -95,8 +107,16 @@ impl Pipeline {
             });
         }
         let [ow, oh] = self.output_size();
-        let out_bytes = u64::from(ow) * u64::from(oh) * bpp;
-        let mut out: Vec<T> = host_zeroed(out_bytes, "the output frame")?;
+        let out_bytes = self.out_bytes::<T>();
+        if size_of_val(out) as u64 != out_bytes {
+            return Err(Error::ShapeMismatch {
+                expected: format!(
+                    "an output of {ow}×{oh} {} pixels ({out_bytes} bytes)",
+                    T::NAME
+                ),
+                actual: format!("{} bytes", size_of_val(out)),
+            });
+        }
         // What the budget leaves: blocks with nothing in them count as free, since the
         // allocator reuses them and frees them itself when a request would pass the budget.
         // Trimming before every frame would make each frame's buffers new driver allocations;
@@ -147,7 +167,7 @@ impl Pipeline {
             let mut result = Ok(0);
             let mut tile_host = 0;
             for t in &tiles {
-                result = self.run_tile(ctx, input, *t, bytemuck::cast_slice_mut(&mut out));
+                result = self.run_tile(ctx, input, *t, bytemuck::cast_slice_mut(out));
                 match result {
                     Ok(bytes) => tile_host = tile_host.max(bytes),
                     Err(_) => break,
@@ -155,16 +175,13 @@ impl Pipeline {
             }
             match result {
                 Ok(_) => {
-                    return Ok((
-                        out,
-                        FrameReport {
-                            tile,
-                            tiles: tiles.len(),
-                            planned_bytes: self.worst_tile_bytes(tile),
-                            host_bytes: out_bytes + tile_host,
-                            seconds: start.elapsed().as_secs_f64(),
-                        },
-                    ))
+                    return Ok(FrameReport {
+                        tile,
+                        tiles: tiles.len(),
+                        planned_bytes: self.worst_tile_bytes(tile),
+                        host_bytes: out_bytes + tile_host,
+                        seconds: start.elapsed().as_secs_f64(),
+                    })
                 }
                 // Pool rounding made a tile miss its plan: plan for less and run again (tiles
                 // give the same pixels at any size).
