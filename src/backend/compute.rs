@@ -67,7 +67,9 @@ impl KernelSource {
     }
 
     /// Marks a kernel of vramkit whose every launch goes through a function that validates its
-    /// params against the bound sizes: backends compile it without runtime bounds checks.
+    /// params against the bound sizes: backends compile it without runtime bounds checks, loop
+    /// bounding or zero-initialised workgroup memory (each such kernel writes the workgroup
+    /// memory it reads before reading it).
     pub(crate) const fn guarded(mut self) -> Self {
         self.guarded = true;
         self

@@ -25,10 +25,16 @@ pub(super) fn compile(
         "vramkit: building pipeline `{}` {constants:?}",
         source.label()
     );
+    let guarded = source.is_guarded();
+    let wgsl = if guarded {
+        guarded_wgsl(source.wgsl()).into()
+    } else {
+        source.wgsl().into()
+    };
     let (pipeline, error) = backend.scoped(|| {
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(source.label()),
-            source: wgpu::ShaderSource::Wgsl(source.wgsl().into()),
+            source: wgpu::ShaderSource::Wgsl(wgsl),
         };
         let module = if source.is_guarded() {
             // SAFETY: guarded kernels are launched only with params their validating functions
@@ -51,7 +57,9 @@ pub(super) fn compile(
                 entry_point: Some(source.entry()),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants,
-                    ..Default::default()
+                    // vramkit's kernels write the workgroup memory they read first
+                    // (`KernelSource::guarded`'s promise).
+                    zero_initialize_workgroup_memory: !guarded,
                 },
                 cache: None,
             })
@@ -70,6 +78,19 @@ pub(super) fn compile(
         layout,
     })
 }
+
+/// A guarded kernel's WGSL with an override constant added. wgpu-hal's Vulkan backend turns a
+/// module without overrides into SPIR-V when the module is created, honouring only the bounds
+/// checks of `ShaderRuntimeChecks::unchecked()`: naga then still bounds every loop with a
+/// counter (`force_loop_bounding`) and guards integer divisions, which cost the tiled matmul
+/// 10× on the H200 (its accumulators left registers). A module with an override is compiled
+/// per pipeline, with every check the descriptor turns off left out.
+fn guarded_wgsl(wgsl: &str) -> String {
+    format!("{wgsl}\n// Compiled per pipeline (see vramkit's backend/wgpu/kernel.rs).\noverride {GUARDED_OVERRIDE}: bool = true;\n")
+}
+
+/// The override `guarded_wgsl` adds.
+const GUARDED_OVERRIDE: &str = "vramkit_guarded_build";
 
 pub(super) fn bind_group(
     device: &wgpu::Device,
@@ -128,4 +149,29 @@ pub(super) fn create_bind_group(
         layout: &kernel.layout,
         entries: &entries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{guarded_wgsl, GUARDED_OVERRIDE};
+
+    /// The override survives naga's front end, so wgpu-hal takes its per-pipeline path.
+    #[test]
+    fn guarded_modules_have_an_override() {
+        for kernel in crate::shaders::ALL {
+            if !kernel.is_guarded() {
+                continue;
+            }
+            let module = naga::front::wgsl::parse_str(&guarded_wgsl(kernel.wgsl()))
+                .unwrap_or_else(|e| panic!("{}: {e}", kernel.label()));
+            assert!(
+                module
+                    .overrides
+                    .iter()
+                    .any(|(_, o)| o.name.as_deref() == Some(GUARDED_OVERRIDE)),
+                "{}",
+                kernel.label()
+            );
+        }
+    }
 }
