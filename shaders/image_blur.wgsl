@@ -183,3 +183,81 @@ fn vertical(
         }
     }
 }
+
+// The vertical pass fused with an exact 2× area downscale (blur, then `resize` by half with
+// the area filter, in one kernel: the blurred frame never goes to memory). dst(X, Y) is the
+// mean of the blurred pixels at intermediate columns 2X + ox + {0, 1} and rows
+// 2Y + oy + {0, 1}. Each invocation blurs 2 columns × 4 rows (the K = 8 layout's last four
+// outputs, a0..a3 and a4..a7) and writes 2 rows of one output column. Each blurred pixel goes
+// through what the unfused chain does to it (written straight, read premultiplied) and the
+// four are summed and divided as the area kernel does (weights 1, total 4), so the pixels are
+// those of `blur` then `resize`.
+
+// Source pixels pa (column 2X) and pb (2X + 1) weighted into the 4 rows: `w` holds the
+// weights padded[t + 4 .. t + 8] for the pixel's offset t, row o taking element 3 - o.
+fn mac2(pa: vec4<f32>, pb: vec4<f32>, w: vec4<f32>) {
+    a0 += w.w * pa;
+    a1 += w.z * pa;
+    a2 += w.y * pa;
+    a3 += w.x * pa;
+    a4 += w.w * pb;
+    a5 += w.z * pb;
+    a6 += w.y * pb;
+    a7 += w.x * pb;
+}
+
+// A blurred pixel as the unfused chain hands it on: written straight (store_straight into an
+// RGBA32F stage), read back premultiplied (load_premultiplied).
+fn restage(v: vec4<f32>) -> vec4<f32> {
+    var rgb = vec3<f32>(0.0);
+    if (v.w > 0.0) {
+        rgb = v.xyz / v.w;
+    }
+    return vec4<f32>(rgb * v.w, v.w);
+}
+
+// The area filter's sum over one output pixel's 2×2 blurred pixels, in its order (row by row).
+fn area4(p00: vec4<f32>, p01: vec4<f32>, p10: vec4<f32>, p11: vec4<f32>) -> vec4<f32> {
+    var acc = vec4<f32>(0.0);
+    acc += 1.0 * restage(p00);
+    acc += 1.0 * restage(p01);
+    acc += 1.0 * restage(p10);
+    acc += 1.0 * restage(p11);
+    return acc / 4.0;
+}
+
+@compute @workgroup_size(16, 16)
+fn vertical_area2(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    load_weights(li, SRC_UNIT);
+    let x = wg.x * 16u + lid.x;
+    let y0 = (wg.y * 16u + lid.y) * 2u;
+    if (x >= r.dst_w || y0 >= r.dst_h) {
+        return;
+    }
+    let col = 2u * x + r.ox;
+    let first = i32(2u * y0 + r.oy) - i32((taps() - 1u) / 2u);
+    let last = i32(r.src_h) - 1;
+    clear();
+    // 4 blurred rows need taps + 3 source rows, in groups of 4.
+    for (var j = 0u; j < ((taps() + 6u) & ~3u); j += 4u) {
+        let s = first + i32(j);
+        let w1 = padded[j / 4u + 1u];
+        let w2 = padded[j / 4u + 2u];
+        let r0 = u32(clamp(s, 0, last)) * r.src_stride + col;
+        let r1 = u32(clamp(s + 1, 0, last)) * r.src_stride + col;
+        let r2 = u32(clamp(s + 2, 0, last)) * r.src_stride + col;
+        let r3 = u32(clamp(s + 3, 0, last)) * r.src_stride + col;
+        mac2(load_src_raw(r0), load_src_raw(r0 + 1u), w1);
+        mac2(load_src_raw(r1), load_src_raw(r1 + 1u), vec4<f32>(w1.yzw, w2.x));
+        mac2(load_src_raw(r2), load_src_raw(r2 + 1u), vec4<f32>(w1.zw, w2.xy));
+        mac2(load_src_raw(r3), load_src_raw(r3 + 1u), vec4<f32>(w1.w, w2.xyz));
+    }
+    store_straight(y0 * r.dst_stride + x, area4(a0, a4, a1, a5));
+    if (y0 + 1u < r.dst_h) {
+        store_straight((y0 + 1u) * r.dst_stride + x, area4(a2, a6, a3, a7));
+    }
+}

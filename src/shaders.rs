@@ -185,6 +185,33 @@ image_kernel!(
     BLUR_VERTICAL_TO_SRGBA8, "rgba32f", "srgba8", "image_blur", "vertical", "alpha"
 );
 image_kernel!(
+    /// Horizontal blur pass, sRGB-encoded RGBA8 (read as linear light) into the f16
+    /// intermediate of [`crate::kernels::image::blur_area2`].
+    BLUR_HORIZONTAL_SRGBA8_TO_HALF, "srgba8", "half", "image_blur", "horizontal", "alpha"
+);
+image_kernel!(
+    /// Vertical blur pass fused with an exact 2× area downscale
+    /// ([`crate::kernels::image::blur_area2`]): the f16 intermediate into sRGB-encoded RGBA8.
+    /// Workgroups of 16×16 cover 16 output columns × 32 output rows.
+    BLUR_AREA2_HALF_TO_SRGBA8, "half", "srgba8", "image_blur", "vertical_area2", "alpha"
+);
+image_kernel!(
+    /// As [`BLUR_AREA2_HALF_TO_SRGBA8`], into RGBA8.
+    BLUR_AREA2_HALF_TO_RGBA8, "half", "rgba8", "image_blur", "vertical_area2", "alpha"
+);
+image_kernel!(
+    /// As [`BLUR_AREA2_HALF_TO_SRGBA8`], into RGBA32F.
+    BLUR_AREA2_HALF_TO_RGBA32F, "half", "rgba32f", "image_blur", "vertical_area2", "alpha"
+);
+image_kernel!(
+    /// As [`BLUR_AREA2_HALF_TO_SRGBA8`], the RGBA32F intermediate into RGBA32F.
+    BLUR_AREA2, "rgba32f", "rgba32f", "image_blur", "vertical_area2", "alpha"
+);
+image_kernel!(
+    /// As [`BLUR_AREA2_HALF_TO_SRGBA8`], the RGBA32F intermediate into sRGB-encoded RGBA8.
+    BLUR_AREA2_TO_SRGBA8, "rgba32f", "srgba8", "image_blur", "vertical_area2", "alpha"
+);
+image_kernel!(
     /// Bilinear resize, sRGB-encoded RGBA8 (read as linear light) into RGBA32F.
     RESIZE_BILINEAR_FROM_SRGBA8, "srgba8", "rgba32f", "image_resize", "bilinear", "alpha"
 );
@@ -336,6 +363,12 @@ pub const ALL: &[KernelSource] = &[
     BLUR_VERTICAL_RGBA8,
     BLUR_HORIZONTAL_SRGBA8,
     BLUR_VERTICAL_TO_SRGBA8,
+    BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+    BLUR_AREA2_HALF_TO_SRGBA8,
+    BLUR_AREA2_HALF_TO_RGBA8,
+    BLUR_AREA2_HALF_TO_RGBA32F,
+    BLUR_AREA2,
+    BLUR_AREA2_TO_SRGBA8,
     RESIZE_BILINEAR_FROM_SRGBA8,
     RESIZE_BILINEAR_TO_SRGBA8,
     RESIZE_AREA_FROM_SRGBA8,

@@ -130,3 +130,64 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
         if (y0 + o < r.dst_h) store_straight(dst, (y0 + o) * r.dst_stride + x, a[o]);
     }
 }
+
+// The vertical pass fused with an exact 2× area downscale (see image_blur.wgsl's
+// vertical_area2): a[0..4] blur column 2X's 4 rows, a[4..8] column 2X + 1's.
+__device__ __forceinline__ void blur_mac2(float4 (&a)[BLUR_K], float4 pa, float4 pb, float4 w) {
+    a[0] += w.w * pa;
+    a[1] += w.z * pa;
+    a[2] += w.y * pa;
+    a[3] += w.x * pa;
+    a[4] += w.w * pb;
+    a[5] += w.z * pb;
+    a[6] += w.y * pb;
+    a[7] += w.x * pb;
+}
+
+// A blurred pixel written straight (as io/alpha.cuh's store_straight: one reciprocal) and read
+// back premultiplied, as the unfused chain does.
+__device__ __forceinline__ float4 blur_restage(float4 v) {
+    float4 s = make_float4(0.0f, 0.0f, 0.0f, v.w);
+    if (v.w > 0.0f) {
+        float r = 1.0f / v.w;
+        s = make_float4(v.x * r, v.y * r, v.z * r, v.w);
+    }
+    return make_float4(s.x * v.w, s.y * v.w, s.z * v.w, v.w);
+}
+
+// The area filter's sum over one output pixel's 2×2 blurred pixels, row by row, weights 1.
+__device__ __forceinline__ float4 blur_area4(float4 p00, float4 p01, float4 p10, float4 p11) {
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    acc += 1.0f * blur_restage(p00);
+    acc += 1.0f * blur_restage(p01);
+    acc += 1.0f * blur_restage(p10);
+    acc += 1.0f * blur_restage(p11);
+    return acc / 4.0f;
+}
+
+extern "C" __global__ void vertical_area2(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
+    __shared__ float4 padded[BLUR_PADDED4];
+    unsigned taps = blur_taps(r.radius, weights);
+    blur_load_weights(padded, taps, weights, SRC_UNIT);
+    unsigned x = gid_x(), y0 = gid_y() * 2u;
+    if (x >= r.dst_w || y0 >= r.dst_h) return;
+    unsigned col = 2u * x + r.ox;
+    int first = blur_window_start(2ll * y0 + r.oy, taps);
+    int last = blur_last(r.src_h);
+    float4 a[BLUR_K];
+    blur_clear(a);
+    for (unsigned j = 0; j < ((taps + 6u) & ~3u); j += 4u) {
+        int s = first + int(j);
+        float4 w1 = padded[j / 4u + 1u], w2 = padded[j / 4u + 2u];
+        unsigned r0 = unsigned(min(max(s, 0), last)) * r.src_stride + col;
+        unsigned r1 = unsigned(min(max(s + 1, 0), last)) * r.src_stride + col;
+        unsigned r2 = unsigned(min(max(s + 2, 0), last)) * r.src_stride + col;
+        unsigned r3 = unsigned(min(max(s + 3, 0), last)) * r.src_stride + col;
+        blur_mac2(a, load_src_raw(src, r0), load_src_raw(src, r0 + 1u), w1);
+        blur_mac2(a, load_src_raw(src, r1), load_src_raw(src, r1 + 1u), make_float4(w1.y, w1.z, w1.w, w2.x));
+        blur_mac2(a, load_src_raw(src, r2), load_src_raw(src, r2 + 1u), make_float4(w1.z, w1.w, w2.x, w2.y));
+        blur_mac2(a, load_src_raw(src, r3), load_src_raw(src, r3 + 1u), make_float4(w1.w, w2.x, w2.y, w2.z));
+    }
+    store_straight(dst, y0 * r.dst_stride + x, blur_area4(a[0], a[4], a[1], a[5]));
+    if (y0 + 1u < r.dst_h) store_straight(dst, (y0 + 1u) * r.dst_stride + x, blur_area4(a[2], a[6], a[3], a[7]));
+}

@@ -7,11 +7,16 @@
 //! stages, so the default chain runs as three kernels (blur's two passes, resize) instead of
 //! seven (five with an RGBA8 working format). Each pixel sees the same operations in the same
 //! order; only the compiler's contraction of multiply-adds may differ between kernels, so
-//! outputs agree within one level (tests/fused_ends.rs measures 0). The planner still counts
-//! the unfused stages, a bound on the fused run's buffers (a subset of them).
+//! outputs agree within one level (tests/fused_ends.rs). The planner still counts the unfused
+//! stages, a bound on the fused run's buffers (a subset of them).
+//!
+//! A blur followed by an exact 2× area downscale (the default chain's `blur`, `resize:W/2xH/2:area`)
+//! runs as one [`blur_area2`](crate::kernels::image::blur_area2): the blur's vertical pass writes
+//! the downscaled frame, so the blurred full-size frame is never written nor read, and the
+//! blur's intermediate holds f16 for 8-bit sources (within half a level of the f32 one).
 
 use super::{Op, Pipeline};
-use crate::kernels::image::PixelFormat;
+use crate::kernels::image::{blur_area2_formats, Blur, PixelFormat, ResizeFilter};
 
 /// The chain's ends that run fused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,6 +48,29 @@ impl Pipeline {
             && f[n - 2] == PixelFormat::Rgba32F
             && !(first && n - 2 == 1);
         FusedEnds { first, last }
+    }
+}
+
+impl Pipeline {
+    /// The blur of op `i` when it and op `i + 1` (an area resize to exactly half of each side)
+    /// run as one `blur_area2` from `src` into `dst`, the formats its input and the resize's
+    /// output have in the run.
+    pub(super) fn area2_at(&self, i: usize, src: PixelFormat, dst: PixelFormat) -> Option<Blur> {
+        let blur = match self.ops.get(i)? {
+            Op::Blur { sigma } => Blur::Gaussian { sigma: *sigma },
+            Op::BoxBlur { radius } => Blur::Box { radius: *radius },
+            _ => return None,
+        };
+        let area = matches!(
+            self.ops.get(i + 1)?,
+            Op::Resize {
+                filter: ResizeFilter::Area,
+                ..
+            }
+        );
+        let (&[w, h], &[dw, dh]) = (self.sizes.get(i + 1)?, self.sizes.get(i + 2)?);
+        let halves = u64::from(w) == 2 * u64::from(dw) && u64::from(h) == 2 * u64::from(dh);
+        (area && halves && blur_area2_formats(src, dst)).then_some(blur)
     }
 }
 

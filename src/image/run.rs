@@ -13,7 +13,7 @@ use super::{FrameReport, Pipeline};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::image::{
-    blur, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
+    blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
 };
 use crate::memory::host_zeroed;
 use crate::{AllocDesc, BufferHandle, Context};
@@ -271,14 +271,40 @@ impl Pipeline {
             convert(ctx, &src, &cur, [0, 0])?;
             retire(live, &src)?;
         }
-        for (i, op) in self.ops.iter().enumerate().take(run.end).skip(run.start) {
-            let (ri, rn) = (regions[i], regions[i + 1]);
-            let format = if fused.last && i + 1 == run.end {
+        // The format op i writes: its stage's, or sRGB-encoded RGBA8 where the trailing `srgb`
+        // runs inside it.
+        let format_after = |i: usize| {
+            if fused.last && i + 1 == run.end {
                 PixelFormat::Srgba8
             } else {
                 formats[i + 1]
-            };
-            let next = alloc(live, "tile stage", &rn, format)?;
+            }
+        };
+        let mut i = run.start;
+        while i < run.end {
+            let (op, ri) = (&self.ops[i], regions[i]);
+            // A blur and the exact 2× area downscale after it: one `blur_area2` (fuse.rs).
+            let area2 = (i + 1 < run.end)
+                .then(|| self.area2_at(i, cur.format, format_after(i + 1)))
+                .flatten();
+            if let Some(kind) = area2 {
+                let rn = regions[i + 2];
+                let next = alloc(live, "tile stage", &rn, format_after(i + 1))?;
+                let at = |out: u32, from: u32| {
+                    (2 * u64::from(out))
+                        .checked_sub(u64::from(from))
+                        .and_then(|o| u32::try_from(o).ok())
+                        .ok_or_else(|| outside(&ri))
+                };
+                let origin = [at(rn.x0, ri.x0)?, at(rn.y0, ri.y0)?];
+                blur_area2(ctx, &cur, &next, origin, kind)?;
+                retire(live, &cur)?;
+                cur = next;
+                i += 2;
+                continue;
+            }
+            let rn = regions[i + 1];
+            let next = alloc(live, "tile stage", &rn, format_after(i))?;
             let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
             match *op {
                 Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
@@ -301,6 +327,7 @@ impl Pipeline {
             };
             retire(live, &cur)?;
             cur = next;
+            i += 1;
         }
         let rn = regions[regions.len() - 1];
         let mut last = cur;

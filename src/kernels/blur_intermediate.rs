@@ -24,7 +24,7 @@ use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
 
 /// A blur's intermediate.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Intermediate {
+pub(crate) enum Intermediate {
     /// Rows of `stride` pixels in a buffer: RGBA32F, or four f16 for an RGBA8 blur.
     Buffer(BufferHandle),
     /// An RGBA32F texture, sampled and stored; the kernels address it with a power-of-two
@@ -46,18 +46,20 @@ pub(crate) fn planned_bytes(width: u32, height: u32) -> u64 {
 
 impl Intermediate {
     /// The intermediate for a blur writing `width × height` pixels, and the row stride its
-    /// passes use: a texture on a CPU adapter whose kernels bind textures, when both sides fit
-    /// one and the power-of-two stride keeps every pixel index within `u32`; else a buffer, of
-    /// four f16 per pixel when `half` (an RGBA8 blur: values in [0, 1], where f16's 11 bits
-    /// are under a quarter of an 8-bit level) and of RGBA32F otherwise.
+    /// passes use: a texture on a CPU adapter whose kernels bind textures, when `texture_ok`
+    /// (the caller has texture passes), both sides fit one and the power-of-two stride keeps
+    /// every pixel index within `u32`; else a buffer, of four f16 per pixel when `half` (an
+    /// 8-bit blur: values in [0, 1], where f16's 11 bits are under a quarter of an 8-bit level)
+    /// and of RGBA32F otherwise.
     ///
     /// # Errors
     /// As [`Context::alloc`] or [`Context::alloc_texture`] (over the budget, out of memory).
-    pub(super) fn alloc<B: Backend>(
+    pub(crate) fn alloc<B: Backend>(
         ctx: &Context<B>,
         width: u32,
         height: u32,
         half: bool,
+        texture_ok: bool,
     ) -> Result<(Self, u32)> {
         let limits = ctx.backend().limits();
         let stride = width.checked_next_power_of_two().unwrap_or(0);
@@ -66,7 +68,7 @@ impl Intermediate {
             && stride > 0
             && u64::from(stride) * u64::from(height) <= u64::from(u32::MAX);
         let cpu = || ctx.backend().device_info().device_type == "cpu";
-        if limits.texture_kernels && fits && cpu() {
+        if texture_ok && limits.texture_kernels && fits && cpu() {
             let desc = TextureDesc::new(
                 "blur intermediate",
                 width,
@@ -87,7 +89,7 @@ impl Intermediate {
     ///
     /// # Errors
     /// As [`Context::release`].
-    pub(super) fn release<B: Backend>(self, ctx: &Context<B>) -> Result<()> {
+    pub(crate) fn release<B: Backend>(self, ctx: &Context<B>) -> Result<()> {
         match self {
             Self::Buffer(h) => ctx.release(h),
             Self::Texture(t) => ctx.release_texture(t),
@@ -95,7 +97,7 @@ impl Intermediate {
     }
 
     /// Whether it is a texture (its passes are the `*_TEXTURE` kernels).
-    pub(super) fn is_texture(&self) -> bool {
+    pub(crate) fn is_texture(&self) -> bool {
         matches!(self, Self::Texture(_))
     }
 
@@ -105,7 +107,7 @@ impl Intermediate {
     /// # Errors
     /// As [`Context::dispatch_guarded`] or [`Context::dispatch_textures`].
     #[allow(clippy::too_many_arguments, reason = "one pass's launch, all of it")]
-    pub(super) fn launch<B: Backend>(
+    pub(crate) fn launch<B: Backend>(
         &self,
         ctx: &Context<B>,
         kernel: &KernelSource,

@@ -27,10 +27,9 @@
 
 use crate::backend::{Backend, KernelSource, SubmissionIndex};
 use crate::error::{Error, Result};
-use crate::{shaders, AllocDesc, Binding, BufferHandle, Context};
+use crate::{shaders, Binding, BufferHandle, Context};
 
-use super::blur_intermediate::Intermediate;
-
+mod blur;
 mod params;
 mod select;
 #[cfg(test)]
@@ -38,14 +37,11 @@ mod unorm;
 mod view;
 mod weights;
 
+pub use blur::{blur, blur_area2, blur_area2_formats, BLUR_RUN};
 pub use params::ImageParams;
 use select::{pick, Table};
 pub use view::{ImageView, PixelFormat};
 pub use weights::{blur_weights, gaussian_radius, Blur, MAX_RADIUS};
-
-/// Pixels each invocation of a blur pass (`shaders::BLUR_*`) writes along its pass: a
-/// workgroup of 16×16 covers `16 · BLUR_RUN` columns (horizontal) or rows (vertical).
-pub const BLUR_RUN: u32 = 8;
 
 use PixelFormat::{Rgba16, Rgba32F, Rgba8, Srgba8};
 
@@ -172,130 +168,6 @@ fn convert_with<B: Backend>(
     let kernel = pick(ctx, src, dst, table)?;
     let p = ImageParams::region(src, dst, origin)?;
     launch(ctx, kernel, &[src.handle, dst.handle], &p, dst)
-}
-
-/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded RGBA8 on one side and
-/// RGBA32F on the other): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
-/// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, values
-/// under f16's smallest normal, 2⁻¹⁴, flushed to 0; else RGBA32F) of `dst.width × src.height`
-/// pixels (a texture where the backend's kernels bind textures, else a
-/// buffer: see `kernels/blur_intermediate.rs`) and the weights are allocated from the context
-/// (and counted in its budget) for the call.
-///
-/// Source pixels must be finite (RGBA8, sRGB-encoded RGBA8 and RGBA16 always are): each
-/// invocation computes [`BLUR_RUN`] neighbouring outputs from one run of source pixels with zero
-/// weights outside each output's window, and `0 · ∞` is NaN, so an infinite or NaN RGBA32F pixel
-/// reaches up to `BLUR_RUN + 2` pixels past its window, depending on where tiles fall.
-///
-/// # Errors
-/// As [`unpack_rgba8`], and [`Error::InvalidParameter`] for a bad sigma or radius.
-pub fn blur<B: Backend>(
-    ctx: &Context<B>,
-    src: &ImageView,
-    dst: &ImageView,
-    origin: [u32; 2],
-    blur: Blur,
-) -> Result<SubmissionIndex> {
-    // Per format pair: the passes with a buffer intermediate, then with a texture one.
-    let passes: &Table<[&KernelSource; 4]> = &[
-        (
-            Rgba32F,
-            Rgba32F,
-            [
-                &shaders::BLUR_HORIZONTAL,
-                &shaders::BLUR_VERTICAL,
-                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
-                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
-            ],
-        ),
-        (
-            Rgba8,
-            Rgba8,
-            [
-                &shaders::BLUR_HORIZONTAL_RGBA8,
-                &shaders::BLUR_VERTICAL_RGBA8,
-                &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
-                &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
-            ],
-        ),
-        (
-            Srgba8,
-            Rgba32F,
-            [
-                &shaders::BLUR_HORIZONTAL_SRGBA8,
-                &shaders::BLUR_VERTICAL,
-                &shaders::BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE,
-                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
-            ],
-        ),
-        (
-            Rgba32F,
-            Srgba8,
-            [
-                &shaders::BLUR_HORIZONTAL,
-                &shaders::BLUR_VERTICAL_TO_SRGBA8,
-                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
-                &shaders::BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE,
-            ],
-        ),
-    ];
-    let [h_buffer, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
-    let weights = blur_weights(blur)?;
-    let radius = (weights.len() / 2) as u32;
-    let p = ImageParams::region(src, dst, origin)?;
-    let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
-    let half = src.format == Rgba8;
-    let (tmp, stride) = match Intermediate::alloc(ctx, dst.width, src.height, half) {
-        Ok(t) => t,
-        Err(e) => {
-            ctx.release(w)?;
-            return Err(e);
-        }
-    };
-    let (horizontal, vertical) = if tmp.is_texture() {
-        (h_texture, v_texture)
-    } else {
-        (h_buffer, v_buffer)
-    };
-    let run = || -> Result<SubmissionIndex> {
-        ctx.upload(w, bytemuck::cast_slice(&weights))?;
-        let [mw, mh] = [dst.width, src.height];
-        // Horizontal: every source row, the destination's columns.
-        let h = ImageParams {
-            dst_w: mw,
-            dst_h: mh,
-            dst_stride: stride,
-            oy: 0,
-            radius,
-            ..p
-        };
-        let run = 16 * BLUR_RUN;
-        let h_groups = [mw.div_ceil(run), mh.div_ceil(16), 1];
-        tmp.launch(ctx, horizontal, false, src.handle, w, &h, h_groups)?;
-        // Vertical: from the intermediate, the destination's rows.
-        let v = ImageParams {
-            src_w: mw,
-            src_h: mh,
-            src_stride: stride,
-            ox: 0,
-            radius,
-            ..p
-        };
-        tmp.launch(
-            ctx,
-            vertical,
-            true,
-            dst.handle,
-            w,
-            &v,
-            [dst.width.div_ceil(16), dst.height.div_ceil(run), 1],
-        )
-    };
-    let result = run();
-    // Released now, freed when the passes that use them complete.
-    tmp.release(ctx)?;
-    ctx.release(w)?;
-    result
 }
 
 /// Where a resize's buffers sit in the full images, for resizing a tile.

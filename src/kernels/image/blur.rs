@@ -1,0 +1,295 @@
+//! The separable blur: two passes through an intermediate (`kernels/blur_intermediate.rs`),
+//! each invocation writing [`BLUR_RUN`] pixels along its pass (`shaders/image_blur.wgsl`), and
+//! [`blur_area2`], the blur followed by an exact 2× area downscale in the same two passes: its
+//! vertical pass writes the downscaled frame, so the blurred frame never goes to memory.
+
+use super::select::{pick, Table};
+use super::{blur_weights, Blur, ImageParams, ImageView, PixelFormat};
+use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::kernels::blur_intermediate::Intermediate;
+use crate::{shaders, AllocDesc, BufferHandle, Context};
+
+use PixelFormat::{Rgba32F, Rgba8, Srgba8};
+
+/// Pixels each invocation of a blur pass (`shaders::BLUR_*`) writes along its pass: a
+/// workgroup of 16×16 covers `16 · BLUR_RUN` columns (horizontal) or rows (vertical).
+pub const BLUR_RUN: u32 = 8;
+
+/// Blurs `src` into `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded RGBA8 on one side and
+/// RGBA32F on the other): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
+/// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, values
+/// under f16's smallest normal, 2⁻¹⁴, flushed to 0; else RGBA32F) of `dst.width × src.height`
+/// pixels (a texture where the backend's kernels bind textures, else a buffer: see
+/// `kernels/blur_intermediate.rs`) and the weights are allocated from the context (and counted
+/// in its budget) for the call.
+///
+/// Source pixels must be finite (RGBA8, sRGB-encoded RGBA8 and RGBA16 always are): each
+/// invocation computes [`BLUR_RUN`] neighbouring outputs from one run of source pixels with zero
+/// weights outside each output's window, and `0 · ∞` is NaN, so an infinite or NaN RGBA32F pixel
+/// reaches up to `BLUR_RUN + 2` pixels past its window, depending on where tiles fall.
+///
+/// # Errors
+/// As [`unpack_rgba8`](super::unpack_rgba8), and [`Error::InvalidParameter`] for a bad sigma or
+/// radius.
+pub fn blur<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    blur: Blur,
+) -> Result<SubmissionIndex> {
+    // Per format pair: the passes with a buffer intermediate, then with a texture one.
+    let passes: &Table<[&KernelSource; 4]> = &[
+        (
+            Rgba32F,
+            Rgba32F,
+            [
+                &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_VERTICAL,
+                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Rgba8,
+            Rgba8,
+            [
+                &shaders::BLUR_HORIZONTAL_RGBA8,
+                &shaders::BLUR_VERTICAL_RGBA8,
+                &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Srgba8,
+            Rgba32F,
+            [
+                &shaders::BLUR_HORIZONTAL_SRGBA8,
+                &shaders::BLUR_VERTICAL,
+                &shaders::BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_FROM_TEXTURE,
+            ],
+        ),
+        (
+            Rgba32F,
+            Srgba8,
+            [
+                &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_VERTICAL_TO_SRGBA8,
+                &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
+                &shaders::BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE,
+            ],
+        ),
+    ];
+    let [h_buffer, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
+    let p = ImageParams::region(src, dst, origin)?;
+    let half = src.format == Rgba8;
+    let run = 16 * BLUR_RUN;
+    let mid = Mid {
+        width: dst.width,
+        height: src.height,
+        half,
+        texture_ok: true,
+    };
+    two_passes(ctx, blur, src.handle, mid, |tmp| {
+        let (horizontal, vertical) = if tmp.is_texture() {
+            (h_texture, v_texture)
+        } else {
+            (h_buffer, v_buffer)
+        };
+        Passes {
+            horizontal,
+            h_params: p,
+            h_groups: [dst.width.div_ceil(run), src.height.div_ceil(16), 1],
+            vertical,
+            v_params: ImageParams { ox: 0, ..p },
+            v_groups: [dst.width.div_ceil(16), dst.height.div_ceil(run), 1],
+            frame: dst.handle,
+        }
+    })
+}
+
+/// [`blur`] followed by an exact 2× area downscale, in the blur's two passes: `dst(X, Y)` is
+/// the mean of the blurred source at `(2X, 2Y) + origin + {0, 1}²`, the pixels
+/// [`blur`] into a `2·dst.width × 2·dst.height` frame and
+/// [`resize`](super::resize) by half with [`ResizeFilter::Area`](super::ResizeFilter::Area)
+/// would give, but the blurred frame is never written: the vertical pass blurs 2 columns × 4
+/// rows an invocation and writes their 2×2 means. The intermediate is a buffer of four f16 a
+/// pixel for 8-bit sources (RGBA8, sRGB-encoded RGBA8: within 2⁻¹¹ relative of the f32 one,
+/// under half a level of the output) and RGBA32F for RGBA32F ones, `2·dst.width ×
+/// src.height` pixels. Formats: RGBA8 → RGBA8, RGBA32F → RGBA32F, sRGB-encoded RGBA8 →
+/// sRGB-encoded RGBA8 or RGBA32F, RGBA32F → sRGB-encoded RGBA8 ([`blur_area2_formats`]).
+///
+/// # Errors
+/// As [`blur`]; [`Error::ShapeMismatch`] when the `2·dst` region at `origin` passes the
+/// source.
+pub fn blur_area2<B: Backend>(
+    ctx: &Context<B>,
+    src: &ImageView,
+    dst: &ImageView,
+    origin: [u32; 2],
+    blur: Blur,
+) -> Result<SubmissionIndex> {
+    let [horizontal, vertical] = pick(ctx, src, dst, AREA2)?;
+    let doubled = |side: u32| {
+        side.checked_mul(2).ok_or_else(|| Error::ShapeMismatch {
+            expected: "an output at most 2³¹ − 1 pixels a side (its source is twice as large)"
+                .into(),
+            actual: format!("{}×{}", dst.width, dst.height),
+        })
+    };
+    let blurred = ImageView {
+        width: doubled(dst.width)?,
+        height: doubled(dst.height)?,
+        ..*dst
+    };
+    let p = ImageParams::region(src, &blurred, origin)?;
+    let half = src.format != Rgba32F;
+    let run = 16 * BLUR_RUN;
+    let mid = Mid {
+        width: blurred.width,
+        height: src.height,
+        half,
+        texture_ok: false,
+    };
+    two_passes(ctx, blur, src.handle, mid, |_| Passes {
+        horizontal,
+        h_params: p,
+        h_groups: [blurred.width.div_ceil(run), src.height.div_ceil(16), 1],
+        vertical,
+        v_params: ImageParams {
+            ox: 0,
+            dst_w: dst.width,
+            dst_h: dst.height,
+            dst_stride: dst.stride,
+            ..p
+        },
+        // Each invocation writes 2 rows of one output column.
+        v_groups: [dst.width.div_ceil(16), dst.height.div_ceil(32), 1],
+        frame: dst.handle,
+    })
+}
+
+/// [`blur_area2`]'s passes per format pair: horizontal into the intermediate, then the
+/// vertical pass with the downscale.
+const AREA2: &Table<[&KernelSource; 2]> = &[
+    (
+        Srgba8,
+        Srgba8,
+        [
+            &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+            &shaders::BLUR_AREA2_HALF_TO_SRGBA8,
+        ],
+    ),
+    (
+        Srgba8,
+        Rgba32F,
+        [
+            &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+            &shaders::BLUR_AREA2_HALF_TO_RGBA32F,
+        ],
+    ),
+    (
+        Rgba8,
+        Rgba8,
+        [
+            &shaders::BLUR_HORIZONTAL_RGBA8,
+            &shaders::BLUR_AREA2_HALF_TO_RGBA8,
+        ],
+    ),
+    (
+        Rgba32F,
+        Rgba32F,
+        [&shaders::BLUR_HORIZONTAL, &shaders::BLUR_AREA2],
+    ),
+    (
+        Rgba32F,
+        Srgba8,
+        [&shaders::BLUR_HORIZONTAL, &shaders::BLUR_AREA2_TO_SRGBA8],
+    ),
+];
+
+/// Whether [`blur_area2`] has kernels from `src` to `dst`.
+pub fn blur_area2_formats(src: PixelFormat, dst: PixelFormat) -> bool {
+    AREA2.iter().any(|&(s, d, _)| s == src && d == dst)
+}
+
+/// One blur's two launches: the horizontal pass from the source frame into the intermediate,
+/// the vertical pass from it into `frame`.
+struct Passes<'k> {
+    horizontal: &'k KernelSource,
+    h_params: ImageParams,
+    h_groups: [u32; 3],
+    vertical: &'k KernelSource,
+    v_params: ImageParams,
+    v_groups: [u32; 3],
+    frame: BufferHandle,
+}
+
+/// A blur's intermediate: `width × height` pixels, four f16 a pixel when `half`, a texture
+/// only where `texture_ok` and the adapter prefers one.
+struct Mid {
+    width: u32,
+    height: u32,
+    half: bool,
+    texture_ok: bool,
+}
+
+/// Allocates the weights of `blur` and the intermediate `mid`, records the passes `plan` gives
+/// for it from the frame `src`, and releases both (freed when the passes complete).
+fn two_passes<'k, B: Backend>(
+    ctx: &Context<B>,
+    blur: Blur,
+    src: BufferHandle,
+    mid: Mid,
+    plan: impl FnOnce(&Intermediate) -> Passes<'k>,
+) -> Result<SubmissionIndex> {
+    let Mid { width, height, .. } = mid;
+    let weights = blur_weights(blur)?;
+    let radius = (weights.len() / 2) as u32;
+    let w = ctx.alloc(AllocDesc::new("blur weights", weights.len() as u64 * 4).tag("kernels"))?;
+    let (tmp, stride) = match Intermediate::alloc(ctx, width, height, mid.half, mid.texture_ok) {
+        Ok(t) => t,
+        Err(e) => {
+            ctx.release(w)?;
+            return Err(e);
+        }
+    };
+    let passes = plan(&tmp);
+    let run = || -> Result<SubmissionIndex> {
+        ctx.upload(w, bytemuck::cast_slice(&weights))?;
+        // Horizontal: every source row, the intermediate's columns.
+        let h = ImageParams {
+            dst_w: width,
+            dst_h: height,
+            dst_stride: stride,
+            oy: 0,
+            radius,
+            ..passes.h_params
+        };
+        tmp.launch(ctx, passes.horizontal, false, src, w, &h, passes.h_groups)?;
+        // Vertical: from the intermediate into the frame.
+        let v = ImageParams {
+            src_w: width,
+            src_h: height,
+            src_stride: stride,
+            radius,
+            ..passes.v_params
+        };
+        tmp.launch(
+            ctx,
+            passes.vertical,
+            true,
+            passes.frame,
+            w,
+            &v,
+            passes.v_groups,
+        )
+    };
+    let result = run();
+    // Released now, freed when the passes that use them complete.
+    tmp.release(ctx)?;
+    ctx.release(w)?;
+    result
+}
