@@ -1,9 +1,20 @@
 // C = A·B, f32, row-major, any M, N, K: the variant for GPUs. A workgroup of 16×16 invocations
-// computes a 128×128 tile of C, each invocation an 8×8 block held in registers. Per step of
-// BK = 8 along K, the workgroup stages an A tile (transposed) and a B tile in workgroup memory,
-// then every invocation does 64 FMAs per 4 vec4 reads.
+// computes a 128×128 tile of C, each invocation 8×8 values in 16 vec4 registers: rows
+// 4·ty .. 4·ty+3 and 64+4·ty .. 64+4·ty+3, columns 4·tx .. 4·tx+3 and 64+4·tx .. 64+4·tx+3, so
+// the 16 invocations of a row read 16 consecutive vec4 of the B tile (no bank conflicts) and
+// the A values they share are broadcast. Per step of BK along K (override: 8 or 16) the
+// workgroup stages a BK×128 slice of A, transposed, and one of B in workgroup memory, double
+// buffered: while it multiplies one pair of tiles from workgroup memory (per k: 4 vec4 reads,
+// 64 FMAs), each invocation holds the next step's global values in registers, and stores them
+// into the other buffer before the one barrier of the step.
 //
-// Bindings as in matmul_register.wgsl. Every global access is guarded by dims.
+// The accumulators are only ever indexed by constants (the products and stores are written
+// out), so they stay in registers whatever the driver decides to unroll. The module has an
+// override constant: wgpu-hal honours `ShaderRuntimeChecks::unchecked()` (no forced loop
+// bounds) only for modules with overrides (see src/kernels/matmul.rs).
+//
+// Bindings as in matmul_register.wgsl. Every global access is guarded by dims: values past M,
+// N or the K slice read as 0 and are never stored.
 
 // Params: struct MatmulParams and K_SLICE, from shaders/params/matmul.wgsl.
 
@@ -12,85 +23,236 @@
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 @group(0) @binding(3) var<uniform> dims: MatmulParams;
 
+// K per step: 8 or 16 (kernels::matmul checks). Each invocation stages BK/8 chunks of 4 values
+// of A and of B per step.
+override BK: u32 = 16u;
+
 const BM: u32 = 128u;
 const BN: u32 = 128u;
-const BK: u32 = 8u;
+// Row stride of the transposed A tile in vec4: 128 rows and one vec4 of padding, so the 4
+// scalar stores of a chunk (4 consecutive k of one row) spread over the banks.
+const AS_STRIDE: u32 = 33u;
+// One buffer of each tile, for the largest BK (16).
+const AS_SIZE: u32 = 528u;
+const BS_SIZE: u32 = 512u;
 
-// As[k][m] and Bs[k][n], as vec4 along m and n: BK × 32 vec4 each.
-var<workgroup> As: array<vec4<f32>, 256>;
-var<workgroup> Bs: array<vec4<f32>, 256>;
+var<workgroup> As: array<vec4<f32>, 1056>;
+var<workgroup> Bs: array<vec4<f32>, 1024>;
+
+// Four values of A at row `r` and k = `kk` .. `kk`+3, 0 past M or past the K slice's end.
+fn load_a(r: u32, kk: u32, k_end: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (r < dims.m) {
+        let i = r * dims.k + kk;
+        if (kk + 3u < k_end) {
+            v = vec4<f32>(a[i], a[i + 1u], a[i + 2u], a[i + 3u]);
+        } else {
+            if (kk < k_end) {
+                v.x = a[i];
+            }
+            if (kk + 1u < k_end) {
+                v.y = a[i + 1u];
+            }
+            if (kk + 2u < k_end) {
+                v.z = a[i + 2u];
+            }
+        }
+    }
+    return v;
+}
+
+// Four values of B at row `kk` and columns `col` .. `col`+3, 0 past N or past the K slice.
+fn load_b(kk: u32, col: u32, k_end: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    if (kk < k_end) {
+        let i = kk * dims.n + col;
+        if (col + 3u < dims.n) {
+            v = vec4<f32>(b[i], b[i + 1u], b[i + 2u], b[i + 3u]);
+        } else {
+            if (col < dims.n) {
+                v.x = b[i];
+            }
+            if (col + 1u < dims.n) {
+                v.y = b[i + 1u];
+            }
+            if (col + 2u < dims.n) {
+                v.z = b[i + 2u];
+            }
+        }
+    }
+    return v;
+}
+
+// Chunk `q` of this invocation: 4 consecutive k of one row of the A tile, transposed into
+// buffer `buf`.
+fn store_as(buf: u32, q: u32, v: vec4<f32>) {
+    let row = q / (BK / 4u);
+    let kk = (q % (BK / 4u)) * 4u;
+    let base = buf * AS_SIZE + kk * AS_STRIDE + row / 4u;
+    let lane = row % 4u;
+    As[base][lane] = v.x;
+    As[base + AS_STRIDE][lane] = v.y;
+    As[base + 2u * AS_STRIDE][lane] = v.z;
+    As[base + 3u * AS_STRIDE][lane] = v.w;
+}
+
+// Four values of C at `row` and `col` .. `col`+3: written by the first K slice, added to by
+// the others; nothing past M or N.
+fn store_c(row: u32, col: u32, v: vec4<f32>) {
+    if (row >= dims.m) {
+        return;
+    }
+    let i = row * dims.n + col;
+    let add = dims.k0 != 0u;
+    if (col + 3u < dims.n) {
+        if (add) {
+            c[i] += v.x;
+            c[i + 1u] += v.y;
+            c[i + 2u] += v.z;
+            c[i + 3u] += v.w;
+        } else {
+            c[i] = v.x;
+            c[i + 1u] = v.y;
+            c[i + 2u] = v.z;
+            c[i + 3u] = v.w;
+        }
+        return;
+    }
+    for (var j = 0u; j < 3u; j++) {
+        if (col + j < dims.n) {
+            if (add) {
+                c[i + j] += v[j];
+            } else {
+                c[i + j] = v[j];
+            }
+        }
+    }
+}
 
 @compute @workgroup_size(16, 16)
 fn matmul(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(workgroup_id) wid: vec3<u32>,
 ) {
-    let tid = lid.y * 16u + lid.x;
+    let tx = lid.x;
+    let ty = lid.y;
+    let tid = ty * 16u + tx;
     let row_base = wid.y * BM;
     let col_base = wid.x * BN;
-    var acc: array<vec4<f32>, 16>;
-    for (var i = 0u; i < 16u; i++) {
-        acc[i] = vec4<f32>(0.0);
-    }
-    // What this invocation stages: 4 consecutive k of one row of A, 4 consecutive n of one row
-    // of B.
-    let a_row = tid / 2u;
-    let a_k = (tid % 2u) * 4u;
-    let b_k = tid / 32u;
-    let b_col = (tid % 32u) * 4u;
+    let k_beg = dims.k0;
     let k_end = min(dims.k, dims.k0 + K_SLICE);
-    for (var k0 = dims.k0; k0 < k_end; k0 += BK) {
-        let gr = row_base + a_row;
-        for (var j = 0u; j < 4u; j++) {
-            let gk = k0 + a_k + j;
-            var v = 0.0;
-            if (gr < dims.m && gk < dims.k) {
-                v = a[gr * dims.k + gk];
+    let steps = (k_end - k_beg + BK - 1u) / BK;
+    // The chunks this invocation stages: q0 and, for BK = 16, q1 = q0 + 256. A chunk of A is
+    // (row q / (BK/4), k 4·(q % (BK/4))), one of B (k q / 32, column 4·(q % 32)).
+    let q0 = tid;
+    let q1 = tid + 256u;
+    let two = BK == 16u;
+    let ar0 = row_base + q0 / (BK / 4u);
+    let ak0 = (q0 % (BK / 4u)) * 4u;
+    let ar1 = row_base + q1 / (BK / 4u);
+    let ak1 = (q1 % (BK / 4u)) * 4u;
+    let bk0 = q0 / 32u;
+    let bk1 = q1 / 32u;
+    let bc = col_base + (q0 % 32u) * 4u;
+
+    var pa0 = load_a(ar0, k_beg + ak0, k_end);
+    var pb0 = load_b(k_beg + bk0, bc, k_end);
+    var pa1 = vec4<f32>(0.0);
+    var pb1 = vec4<f32>(0.0);
+    if (two) {
+        pa1 = load_a(ar1, k_beg + ak1, k_end);
+        pb1 = load_b(k_beg + bk1, bc, k_end);
+    }
+    store_as(0u, q0, pa0);
+    Bs[q0] = pb0;
+    if (two) {
+        store_as(0u, q1, pa1);
+        Bs[q1] = pb1;
+    }
+    workgroupBarrier();
+
+    var c00 = vec4<f32>(0.0);
+    var c01 = vec4<f32>(0.0);
+    var c02 = vec4<f32>(0.0);
+    var c03 = vec4<f32>(0.0);
+    var c04 = vec4<f32>(0.0);
+    var c05 = vec4<f32>(0.0);
+    var c06 = vec4<f32>(0.0);
+    var c07 = vec4<f32>(0.0);
+    var c08 = vec4<f32>(0.0);
+    var c09 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c12 = vec4<f32>(0.0);
+    var c13 = vec4<f32>(0.0);
+    var c14 = vec4<f32>(0.0);
+    var c15 = vec4<f32>(0.0);
+    for (var s = 0u; s < steps; s++) {
+        let cur = s % 2u;
+        let next = s + 1u < steps;
+        if (next) {
+            let k1 = k_beg + (s + 1u) * BK;
+            pa0 = load_a(ar0, k1 + ak0, k_end);
+            pb0 = load_b(k1 + bk0, bc, k_end);
+            if (two) {
+                pa1 = load_a(ar1, k1 + ak1, k_end);
+                pb1 = load_b(k1 + bk1, bc, k_end);
             }
-            As[(a_k + j) * 32u + a_row / 4u][a_row % 4u] = v;
         }
-        let gk = k0 + b_k;
-        var bv = vec4<f32>(0.0);
-        if (gk < dims.k) {
-            let base = gk * dims.n + col_base + b_col;
-            for (var j = 0u; j < 4u; j++) {
-                if (col_base + b_col + j < dims.n) {
-                    bv[j] = b[base + j];
-                }
-            }
-        }
-        Bs[b_k * 32u + b_col / 4u] = bv;
-        workgroupBarrier();
+        let abase = cur * AS_SIZE + ty;
+        let bbase = cur * BS_SIZE + tx;
         for (var kk = 0u; kk < BK; kk++) {
-            let a0 = As[kk * 32u + lid.y * 2u];
-            let a1 = As[kk * 32u + lid.y * 2u + 1u];
-            let b0 = Bs[kk * 32u + lid.x * 2u];
-            let b1 = Bs[kk * 32u + lid.x * 2u + 1u];
-            for (var i = 0u; i < 4u; i++) {
-                acc[i * 2u] += a0[i] * b0;
-                acc[i * 2u + 1u] += a0[i] * b1;
-                acc[i * 2u + 8u] += a1[i] * b0;
-                acc[i * 2u + 9u] += a1[i] * b1;
+            let a0 = As[abase + kk * AS_STRIDE];
+            let a1 = As[abase + kk * AS_STRIDE + 16u];
+            let b0 = Bs[bbase + kk * 32u];
+            let b1 = Bs[bbase + kk * 32u + 16u];
+            c00 += a0.x * b0;
+            c01 += a0.x * b1;
+            c02 += a0.y * b0;
+            c03 += a0.y * b1;
+            c04 += a0.z * b0;
+            c05 += a0.z * b1;
+            c06 += a0.w * b0;
+            c07 += a0.w * b1;
+            c08 += a1.x * b0;
+            c09 += a1.x * b1;
+            c10 += a1.y * b0;
+            c11 += a1.y * b1;
+            c12 += a1.z * b0;
+            c13 += a1.z * b1;
+            c14 += a1.w * b0;
+            c15 += a1.w * b1;
+        }
+        if (next) {
+            let other = 1u - cur;
+            store_as(other, q0, pa0);
+            Bs[other * BS_SIZE + q0] = pb0;
+            if (two) {
+                store_as(other, q1, pa1);
+                Bs[other * BS_SIZE + q1] = pb1;
             }
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < 8u; i++) {
-        let row = row_base + lid.y * 8u + i;
-        if (row < dims.m) {
-            for (var h = 0u; h < 2u; h++) {
-                let v = acc[i * 2u + h];
-                let col = col_base + lid.x * 8u + h * 4u;
-                for (var j = 0u; j < 4u; j++) {
-                    if (col + j < dims.n) {
-                        if (dims.k0 == 0u) {
-                            c[row * dims.n + col + j] = v[j];
-                        } else {
-                            c[row * dims.n + col + j] += v[j];
-                        }
-                    }
-                }
-            }
-        }
-    }
+
+    let r0 = row_base + ty * 4u;
+    let r1 = r0 + 64u;
+    let col0 = col_base + tx * 4u;
+    let col1 = col0 + 64u;
+    store_c(r0, col0, c00);
+    store_c(r0, col1, c01);
+    store_c(r0 + 1u, col0, c02);
+    store_c(r0 + 1u, col1, c03);
+    store_c(r0 + 2u, col0, c04);
+    store_c(r0 + 2u, col1, c05);
+    store_c(r0 + 3u, col0, c06);
+    store_c(r0 + 3u, col1, c07);
+    store_c(r1, col0, c08);
+    store_c(r1, col1, c09);
+    store_c(r1 + 1u, col0, c10);
+    store_c(r1 + 1u, col1, c11);
+    store_c(r1 + 2u, col0, c12);
+    store_c(r1 + 2u, col1, c13);
+    store_c(r1 + 3u, col0, c14);
+    store_c(r1 + 3u, col1, c15);
 }

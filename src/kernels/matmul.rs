@@ -1,4 +1,39 @@
 //! `C = A·B` on f32 matrices, row-major.
+//!
+//! Kernels, picked by [`MatmulKernel::Auto`] per backend and adapter: cuBLAS where the backend
+//! has it, the register kernel on CPU adapters (no workgroup memory: on llvmpipe it is ordinary
+//! memory plus barriers), else the tiled kernel (shaders/matmul_tiled.wgsl and its CUDA twin
+//! shaders/cuda/matmul_tiled.cu, one algorithm):
+//!
+//! - A workgroup of 16×16 invocations computes a 128×128 tile of C, each invocation 8×8 values
+//!   in 16 vec4 registers: 64 FMAs per 4 vec4 reads of workgroup memory per k, enough
+//!   arithmetic per byte to run near the FMA rate, and 128 registers or fewer, so two
+//!   workgroups fit a streaming multiprocessor. The invocation's rows are 4·ty.. and 64+4·ty..,
+//!   its columns 4·tx.. and 64+4·tx..: the invocations of a warp read consecutive vec4 of the B
+//!   tile (no bank conflicts) and share the A values (broadcast).
+//! - Per step of `BK` along K ([`TiledConfig::bk`], 8 or 16; an override constant in WGSL, a
+//!   `-D` define in CUDA) the workgroup stages a BK×128 slice of A, transposed (a row of A
+//!   becomes a column, read as vec4 along M; padded by one vec4 per row so the transposing
+//!   stores spread over the banks), and a BK×128 slice of B. The tiles are double buffered:
+//!   the next step's global values are loaded into registers before the current tiles are
+//!   multiplied and stored into the other buffer after, with one barrier per step.
+//! - Global loads are chunks of 4 consecutive values (of one row of A, of one row of B), read
+//!   as scalars: the bindings are `array<f32>` for any N and K, and each step's 16 scalar loads
+//!   are ~1.5 % of its 1,024 FMAs. Every load is guarded (0 past M, N or the K slice), every
+//!   store checks M and N: the kernel runs without runtime bounds checks, so the bounds are its
+//!   own, for any dims.
+//! - The accumulators are indexed by constants only (the products and stores are written out)
+//!   and the WGSL module has an override constant. Both guard against the 10× regression the
+//!   previous tiled kernel had on the H200 (24.7 → 2.3 TFLOP/s at 4096³ through Vulkan):
+//!   wgpu-hal builds a module without overrides when it is created and then honours only the
+//!   `bounds_checks` part of `ShaderRuntimeChecks::unchecked()`, so naga forced a counter and an
+//!   exit into every loop of that kernel; with the K slicing's read-add-write branch in its
+//!   store loops (8×2×4, indexing the accumulator array by loop counters) the kernel no longer
+//!   kept its accumulators in registers. A unit test keeps an override in the module.
+//!
+//! Large matrices: A and C are bound in bands of rows when they pass the binding limit, and K
+//! is cut into launches of `K_SLICE` = 32,768 (llvmpipe cuts loops of more than 65,535 iterations
+//! short), each adding to C.
 
 use crate::backend::{Backend, SubmissionIndex};
 use crate::error::{Error, Result};
@@ -27,8 +62,30 @@ pub enum MatmulKernel {
     Vendor,
     /// No workgroup memory, 8×8 per invocation: best on lavapipe.
     Register,
-    /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
+    /// 128×128 tiles in workgroup memory, 8×8 per invocation, with the adapter's
+    /// [`TiledConfig`]: best on GPUs.
     Tiled,
+    /// [`Tiled`](Self::Tiled) with the given configuration (for sweeps).
+    TiledWith(TiledConfig),
+}
+
+/// Tile choices of the [`Tiled`](MatmulKernel::Tiled) kernel, override constants of one module
+/// (`-D` defines of its CUDA twin): one build per configuration, cached.
+///
+/// ```
+/// use vramkit::kernels::TiledConfig;
+/// assert_eq!(TiledConfig::default().bk, 16);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledConfig {
+    /// K per step (per pair of tiles staged in workgroup memory): 8 or 16.
+    pub bk: u32,
+}
+
+impl Default for TiledConfig {
+    fn default() -> Self {
+        Self { bk: 16 }
+    }
 }
 
 /// Params of the matmul family, one launch: the twin of `MatmulParams` in
@@ -196,9 +253,18 @@ pub fn matmul_with<B: Backend>(
     let kernel = match kernel {
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
-        MatmulKernel::Auto => MatmulKernel::Tiled,
+        MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
         other => other,
     };
+    if let MatmulKernel::TiledWith(TiledConfig { bk }) = kernel {
+        if bk != 8 && bk != 16 {
+            return Err(Error::InvalidParameter {
+                name: "TiledConfig::bk",
+                value: bk.to_string(),
+                reason: "the tiled kernel stages 8 or 16 values of K per step",
+            });
+        }
+    }
     let mut last = 0;
     let mut r0 = 0;
     while r0 < m {
@@ -224,7 +290,16 @@ pub fn matmul_with<B: Backend>(
                 k: d.k,
                 k0,
             };
-            last = if kernel == MatmulKernel::Register {
+            last = if let MatmulKernel::TiledWith(cfg) = kernel {
+                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_TILED,
+                    &[("BK", f64::from(cfg.bk))],
+                    &bindings,
+                    bytemuck::bytes_of(&params),
+                    groups,
+                )?
+            } else {
                 let (wg_x, wg_y) = (8u64, 8u64);
                 let groups = [
                     n.div_ceil(8 * wg_x) as u32,
@@ -234,15 +309,6 @@ pub fn matmul_with<B: Backend>(
                 ctx.dispatch_guarded(
                     &shaders::MATMUL_REGISTER,
                     &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
-            } else {
-                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-                ctx.dispatch_guarded(
-                    &shaders::MATMUL_TILED,
-                    &[],
                     &bindings,
                     bytemuck::bytes_of(&params),
                     groups,
@@ -259,6 +325,26 @@ mod tests {
     use super::MatmulParams;
     use crate::kernels::params_layout::{check_cuda_fields, check_layout};
     use std::mem::{offset_of, size_of};
+
+    /// wgpu-hal 30 (Vulkan) builds a module without override constants into SPIR-V when it is
+    /// created, honouring only `bounds_checks` of its `ShaderRuntimeChecks`: such a module gets
+    /// naga's forced loop bounds (a counter and an exit on every loop) even when created
+    /// unchecked. Modules with overrides are built per pipeline with every check as asked. The
+    /// tiled kernel lost 10× on the H200 with the forced bounds, so it must keep an override.
+    #[test]
+    fn tiled_kernel_has_an_override_so_its_loops_are_not_bounded() {
+        for source in [
+            crate::shaders::MATMUL_TILED,
+            crate::shaders::MATMUL_REGISTER,
+        ] {
+            let module = naga::front::wgsl::parse_str(source.wgsl()).expect("parses");
+            assert!(
+                !module.overrides.is_empty(),
+                "`{}` has no override constant: wgpu would force loop bounds into it",
+                source.label()
+            );
+        }
+    }
 
     #[test]
     fn params_layout_matches_wgsl() {
