@@ -1,7 +1,7 @@
 //! Matmul GFLOP/s: vramkit's kernels on the adapter against the `matrixmultiply` crate on the
 //! CPU, in one run. Sizes: `VRAMKIT_MATMUL_SIZES=256,1024` (default 256,512,1024,2048).
 //! Each GPU iteration is one dispatch and a wait; the operands stay on the device. Kernels:
-//! `VRAMKIT_MATMUL_VARIANTS=register,tiled,tiled_bk8,tiled_bk16` (default all; see
+//! `VRAMKIT_MATMUL_VARIANTS=register,tiled_bk8,tiled_bk16,...` (default all; see
 //! `common/matmul_variants.rs`).
 
 mod common;

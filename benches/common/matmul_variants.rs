@@ -1,20 +1,25 @@
 //! The matmul kernels a bench runs: `VRAMKIT_MATMUL_VARIANTS`, a comma-separated list of
-//! `register`, `tiled` (the adapter's default configuration), `tiled_bk8`, `tiled_bk16` (the
-//! tiled kernel with `TiledConfig { bk }`) and, on CUDA, `cublas`; unset, all of them.
+//! `register`, `tiled` (the default configuration), `tiled_bk8`, `tiled_bk16` (the tiled
+//! kernel with `TiledConfig { bk, vec4: true }`), `tiled_bk8_scalar`, `tiled_bk16_scalar`
+//! (`vec4: false`: scalar loads even where N and K are multiples of 4) and, on CUDA, `cublas`;
+//! unset, all of them.
 
 use vramkit::kernels::{MatmulKernel, TiledConfig};
 
 /// Every variant by its name in bench ids (`vramkit_<name>`).
-const ALL: [(&str, MatmulKernel); 5] = [
+const ALL: [(&str, MatmulKernel); 7] = [
     ("cublas", MatmulKernel::Vendor),
     ("tiled", MatmulKernel::Tiled),
-    ("tiled_bk8", MatmulKernel::TiledWith(TiledConfig { bk: 8 })),
-    (
-        "tiled_bk16",
-        MatmulKernel::TiledWith(TiledConfig { bk: 16 }),
-    ),
+    ("tiled_bk8", tiled(8, true)),
+    ("tiled_bk16", tiled(16, true)),
+    ("tiled_bk8_scalar", tiled(8, false)),
+    ("tiled_bk16_scalar", tiled(16, false)),
     ("register", MatmulKernel::Register),
 ];
+
+const fn tiled(bk: u32, vec4: bool) -> MatmulKernel {
+    MatmulKernel::TiledWith(TiledConfig { bk, vec4 })
+}
 
 /// The variants selected by `VRAMKIT_MATMUL_VARIANTS`, in the order of [`ALL`], as
 /// `(bench id, kernel)`; `cublas` only where `vendor` is true. Panics on an unknown name, so a

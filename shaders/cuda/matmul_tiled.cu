@@ -4,8 +4,10 @@
 // define) the block stages a BK×128 slice of A, transposed, and one of B in shared memory,
 // double buffered: the next step's values wait in registers while the current pair of tiles is
 // multiplied (per k: 4 float4 shared reads, 64 FMAs), then go to the other buffer before the
-// step's one barrier. Every global access is guarded by the params: values past M, N or the K
-// slice read as 0 and are never stored.
+// step's one barrier. Global memory through mt_load_a, mt_load_b and mt_store_c, each guarded
+// by the params (values past M, N or the K slice read as 0 and are never stored), from the
+// prelude in front, which defines MT_ELEM: matmul_tiled_scalar.cuh (any M, N, K; bindings of float) or
+// matmul_tiled_vec4.cuh (N and K multiples of 4; bindings of float4).
 
 // Params: struct MatmulParams and K_SLICE, from shaders/cuda/params/matmul.cuh.
 
@@ -25,40 +27,6 @@
 // Chunks of 4 values of A (and of B) each thread stages per step.
 #define MT_CHUNKS (BK / 8)
 
-// Four values of A at row r and k = kk .. kk+3, 0 past M or past the K slice's end.
-__device__ __forceinline__ float4 mt_load_a(
-    BUF(float) a, const MatmulParams& d, unsigned r, unsigned kk, unsigned k_end) {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (r < d.m) {
-        unsigned i = r * d.k + kk;
-        if (kk + 3u < k_end) {
-            v = make_float4(a[i], a[i + 1u], a[i + 2u], a[i + 3u]);
-        } else {
-            if (kk < k_end) v.x = a[i];
-            if (kk + 1u < k_end) v.y = a[i + 1u];
-            if (kk + 2u < k_end) v.z = a[i + 2u];
-        }
-    }
-    return v;
-}
-
-// Four values of B at row kk and columns col .. col+3, 0 past N or past the K slice.
-__device__ __forceinline__ float4 mt_load_b(
-    BUF(float) b, const MatmulParams& d, unsigned kk, unsigned col, unsigned k_end) {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (kk < k_end) {
-        unsigned i = kk * d.n + col;
-        if (col + 3u < d.n) {
-            v = make_float4(b[i], b[i + 1u], b[i + 2u], b[i + 3u]);
-        } else {
-            if (col < d.n) v.x = b[i];
-            if (col + 1u < d.n) v.y = b[i + 1u];
-            if (col + 2u < d.n) v.z = b[i + 2u];
-        }
-    }
-    return v;
-}
-
 // Chunk q of this thread (4 consecutive k of one row of the A tile), transposed into `as`.
 __device__ __forceinline__ void mt_store_as(float* as, unsigned q, float4 v) {
     unsigned row = q / (BK / 4u);
@@ -70,22 +38,8 @@ __device__ __forceinline__ void mt_store_as(float* as, unsigned q, float4 v) {
     p[3u * MT_AS_STRIDE * 4u] = v.w;
 }
 
-// Four values of C at row and col .. col+3: written by the first K slice, added to by the
-// others; nothing past M or N.
-__device__ __forceinline__ void mt_store_c(
-    BUF(float) c, const MatmulParams& d, unsigned row, unsigned col, float4 v) {
-    if (row >= d.m) return;
-    unsigned i = row * d.n + col;
-    bool add = d.k0 != 0u;
-    const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (unsigned j = 0; j < 4u; j++) {
-        if (col + j < d.n) c[i + j] = add ? c[i + j] + e[j] : e[j];
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(256, 2)
-matmul(BUF(float) a, BUF(float) b, BUF(float) c, const MatmulParams d) {
+matmul(BUF(MT_ELEM) a, BUF(MT_ELEM) b, BUF(MT_ELEM) c, const MatmulParams d) {
     __shared__ float4 As[2 * MT_AS_SIZE];
     __shared__ float4 Bs[2 * MT_BS_SIZE];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;

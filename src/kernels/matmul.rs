@@ -17,11 +17,14 @@
 //!   stores spread over the banks), and a BK×128 slice of B. The tiles are double buffered:
 //!   the next step's global values are loaded into registers before the current tiles are
 //!   multiplied and stored into the other buffer after, with one barrier per step.
-//! - Global loads are chunks of 4 consecutive values (of one row of A, of one row of B), read
-//!   as scalars: the bindings are `array<f32>` for any N and K, and each step's 16 scalar loads
-//!   are ~1.5 % of its 1,024 FMAs. Every load is guarded (0 past M, N or the K slice), every
-//!   store checks M and N: the kernel runs without runtime bounds checks, so the bounds are its
-//!   own, for any dims.
+//! - Global loads are chunks of 4 consecutive values (of one row of A, of one row of B). When N
+//!   and K are multiples of 4 (and [`TiledConfig::vec4`]), the bindings are `vec4<f32>` arrays
+//!   (shaders/matmul_tiled_vec4.wgsl): one 16-byte load per chunk and one guard, since a chunk
+//!   is then wholly inside or past every end. Otherwise they are `f32` arrays
+//!   (matmul_tiled_scalar.wgsl), 4 guarded scalar loads per chunk: any N and K, at ~1.5 % of a
+//!   step's 1,024 FMAs per invocation. Every load is guarded (0 past M, N or the K slice),
+//!   every store checks M and N: the kernel runs without runtime bounds checks, so the bounds
+//!   are its own, for any dims.
 //! - The accumulators are indexed by constants only (the products and stores are written out)
 //!   and the WGSL module has an override constant. Both guard against the 10× regression the
 //!   previous tiled kernel had on the H200 (24.7 → 2.3 TFLOP/s at 4096³ through Vulkan):
@@ -74,17 +77,19 @@ pub enum MatmulKernel {
 ///
 /// ```
 /// use vramkit::kernels::TiledConfig;
-/// assert_eq!(TiledConfig::default().bk, 16);
+/// assert_eq!(TiledConfig::default(), TiledConfig { bk: 16, vec4: true });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TiledConfig {
     /// K per step (per pair of tiles staged in workgroup memory): 8 or 16.
     pub bk: u32,
+    /// Load and store vec4 where N and K are multiples of 4 (else 4 scalars per vec4).
+    pub vec4: bool,
 }
 
 impl Default for TiledConfig {
     fn default() -> Self {
-        Self { bk: 16 }
+        Self { bk: 16, vec4: true }
     }
 }
 
@@ -256,7 +261,7 @@ pub fn matmul_with<B: Backend>(
         MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
         other => other,
     };
-    if let MatmulKernel::TiledWith(TiledConfig { bk }) = kernel {
+    if let MatmulKernel::TiledWith(TiledConfig { bk, .. }) = kernel {
         if bk != 8 && bk != 16 {
             return Err(Error::InvalidParameter {
                 name: "TiledConfig::bk",
@@ -271,7 +276,7 @@ pub fn matmul_with<B: Backend>(
         let rows = band.min(m - r0);
         let bindings = [
             Binding::range(a, r0 * k * 4, (rows * k * 4).next_multiple_of(4)),
-            b.into(),
+            Binding::range(b, 0, k * n * 4),
             Binding::range(c, r0 * n * 4, rows * n * 4),
         ];
         // The sizes were checked against the buffers and the bands against the binding limit
@@ -292,8 +297,15 @@ pub fn matmul_with<B: Backend>(
             };
             last = if let MatmulKernel::TiledWith(cfg) = kernel {
                 let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                // vec4 bindings: with N and K multiples of 4 every binding's size and offset
+                // (whole rows, bands of 128) is a multiple of 16 bytes.
+                let source = if cfg.vec4 && n % 4 == 0 && k % 4 == 0 {
+                    &shaders::MATMUL_TILED_VEC4
+                } else {
+                    &shaders::MATMUL_TILED
+                };
                 ctx.dispatch_guarded(
-                    &shaders::MATMUL_TILED,
+                    source,
                     &[("BK", f64::from(cfg.bk))],
                     &bindings,
                     bytemuck::bytes_of(&params),
