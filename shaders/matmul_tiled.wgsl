@@ -8,7 +8,8 @@
 // 64 FMAs), each invocation holds the next step's global values in registers, and stores them
 // into the other buffer before the one barrier of the step.
 //
-// The accumulators are only ever indexed by constants (the products and stores are written
+// The products are explicit fma (one FFMA each, whether or not a driver contracts a multiply
+// and an add). The accumulators are only ever indexed by constants (the products and stores are written
 // out), so they stay in registers whatever the driver decides to unroll. The module has an
 // override constant: wgpu-hal honours `ShaderRuntimeChecks::unchecked()` (no forced loop
 // bounds) only for modules with overrides (see src/kernels/matmul.rs).
@@ -125,22 +126,22 @@ fn matmul(
             let a1 = As[abase + kk * AS_STRIDE + 16u];
             let b0 = Bs[bbase + kk * 32u];
             let b1 = Bs[bbase + kk * 32u + 16u];
-            c00 += a0.x * b0;
-            c01 += a0.x * b1;
-            c02 += a0.y * b0;
-            c03 += a0.y * b1;
-            c04 += a0.z * b0;
-            c05 += a0.z * b1;
-            c06 += a0.w * b0;
-            c07 += a0.w * b1;
-            c08 += a1.x * b0;
-            c09 += a1.x * b1;
-            c10 += a1.y * b0;
-            c11 += a1.y * b1;
-            c12 += a1.z * b0;
-            c13 += a1.z * b1;
-            c14 += a1.w * b0;
-            c15 += a1.w * b1;
+            c00 = fma(vec4<f32>(a0.x), b0, c00);
+            c01 = fma(vec4<f32>(a0.x), b1, c01);
+            c02 = fma(vec4<f32>(a0.y), b0, c02);
+            c03 = fma(vec4<f32>(a0.y), b1, c03);
+            c04 = fma(vec4<f32>(a0.z), b0, c04);
+            c05 = fma(vec4<f32>(a0.z), b1, c05);
+            c06 = fma(vec4<f32>(a0.w), b0, c06);
+            c07 = fma(vec4<f32>(a0.w), b1, c07);
+            c08 = fma(vec4<f32>(a1.x), b0, c08);
+            c09 = fma(vec4<f32>(a1.x), b1, c09);
+            c10 = fma(vec4<f32>(a1.y), b0, c10);
+            c11 = fma(vec4<f32>(a1.y), b1, c11);
+            c12 = fma(vec4<f32>(a1.z), b0, c12);
+            c13 = fma(vec4<f32>(a1.z), b1, c13);
+            c14 = fma(vec4<f32>(a1.w), b0, c14);
+            c15 = fma(vec4<f32>(a1.w), b1, c15);
         }
         if (next) {
             let other = 1u - cur;

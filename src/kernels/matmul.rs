@@ -7,8 +7,8 @@
 //!
 //! - A workgroup of 16×16 invocations computes a 128×128 tile of C, each invocation 8×8 values
 //!   in 16 vec4 registers: 64 FMAs per 4 vec4 reads of workgroup memory per k, enough
-//!   arithmetic per byte to run near the FMA rate, and 128 registers or fewer, so two
-//!   workgroups fit a streaming multiprocessor. The invocation's rows are 4·ty.. and 64+4·ty..,
+//!   arithmetic per byte to run near the FMA rate, in a budget of 128 registers (CUDA:
+//!   `__launch_bounds__(256, 2)`), so two workgroups fit a streaming multiprocessor. The invocation's rows are 4·ty.. and 64+4·ty..,
 //!   its columns 4·tx.. and 64+4·tx..: the invocations of a warp read consecutive vec4 of the B
 //!   tile (no bank conflicts) and share the A values (broadcast).
 //! - Per step of `BK` along K ([`TiledConfig::bk`], 8 or 16; an override constant in WGSL, a
@@ -25,14 +25,21 @@
 //!   step's 1,024 FMAs per invocation. Every load is guarded (0 past M, N or the K slice),
 //!   every store checks M and N: the kernel runs without runtime bounds checks, so the bounds
 //!   are its own, for any dims.
-//! - The accumulators are indexed by constants only (the products and stores are written out)
-//!   and the WGSL module has an override constant. Both guard against the 10× regression the
-//!   previous tiled kernel had on the H200 (24.7 → 2.3 TFLOP/s at 4096³ through Vulkan):
-//!   wgpu-hal builds a module without overrides when it is created and then honours only the
-//!   `bounds_checks` part of `ShaderRuntimeChecks::unchecked()`, so naga forced a counter and an
-//!   exit into every loop of that kernel; with the K slicing's read-add-write branch in its
-//!   store loops (8×2×4, indexing the accumulator array by loop counters) the kernel no longer
-//!   kept its accumulators in registers. A unit test keeps an override in the module.
+//! - The products are explicit `fma`, the accumulators are indexed by constants only (the
+//!   products and stores are written out) and the WGSL module has an override constant. These
+//!   guard against the 10× regression of the previous tiled kernel on the H200 (24.7 TFLOP/s at
+//!   4096³ through Vulkan after c701a9f, 2.3 from 021ad7f on): wgpu-hal builds a module
+//!   without overrides when it is created, honouring only the `bounds_checks` part of
+//!   `ShaderRuntimeChecks::unchecked()`, so naga forces a counter and an exit into each of its
+//!   loops (its SPIR-V: 9 loops, 659 → 809 instructions). The c701a9f kernel had those too;
+//!   021ad7f (K slices) added a read-add-write branch inside its 8×2×4 store loops, which index
+//!   the accumulator array by the loop counters. The likely mechanism, still to be confirmed
+//!   on the device: with the bounded loops and the larger body the driver no longer unrolls
+//!   the store loops, so the accumulator array lives in local memory for the whole kernel. A
+//!   unit test keeps an override in every matmul module.
+//!
+//! Tiles per adapter: [`TiledConfig::default`] (BK 16, vec4 where N and K allow) on every GPU;
+//! `benches/matmul.rs` sweeps the others (`VRAMKIT_MATMUL_VARIANTS`).
 //!
 //! Large matrices: A and C are bound in bands of rows when they pass the binding limit, and K
 //! is cut into launches of `K_SLICE` = 32,768 (llvmpipe cuts loops of more than 65,535 iterations
@@ -342,9 +349,10 @@ mod tests {
     /// created, honouring only `bounds_checks` of its `ShaderRuntimeChecks`: such a module gets
     /// naga's forced loop bounds (a counter and an exit on every loop) even when created
     /// unchecked. Modules with overrides are built per pipeline with every check as asked. The
-    /// tiled kernel lost 10× on the H200 with the forced bounds, so it must keep an override.
+    /// previous tiled kernel, built that way, lost 10× on the H200 (module docs), so every matmul
+    /// module keeps an override.
     #[test]
-    fn tiled_kernel_has_an_override_so_its_loops_are_not_bounded() {
+    fn matmul_modules_have_an_override_so_their_loops_are_not_bounded() {
         for source in [
             crate::shaders::MATMUL_TILED,
             crate::shaders::MATMUL_REGISTER,
