@@ -3,16 +3,16 @@
 // 4·ty .. 4·ty+3 and 64+4·ty .. 64+4·ty+3, columns 4·tx .. 4·tx+3 and 64+4·tx .. 64+4·tx+3, so
 // the 16 invocations of a row read 16 consecutive vec4 of the B tile (no bank conflicts) and
 // the A values they share are broadcast. Per step of BK along K (override: 8 or 16) the
-// workgroup stages a BK×128 slice of A, transposed, and one of B in workgroup memory, double
-// buffered: while it multiplies one pair of tiles from workgroup memory (per k: 4 vec4 reads,
-// 64 FMAs), each invocation holds the next step's global values in registers, and stores them
-// into the other buffer before the one barrier of the step.
+// workgroup stages a BK×128 slice of A, transposed (and swizzled), and one of B in workgroup
+// memory, double buffered: while it multiplies one pair of tiles from workgroup memory (per k:
+// 4 vec4 reads, 64 FMAs), each invocation holds the next step's global values in registers,
+// and stores them into the other buffer before the one barrier of the step.
 //
 // The products are explicit fma (one FFMA each, whether or not a driver contracts a multiply
-// and an add). The accumulators are only ever indexed by constants (the products and stores are written
-// out), so they stay in registers whatever the driver decides to unroll. The module has an
-// override constant: wgpu-hal honours `ShaderRuntimeChecks::unchecked()` (no forced loop
-// bounds) only for modules with overrides (see src/kernels/matmul.rs).
+// and an add). The accumulators are only ever indexed by constants (the products and stores
+// are written out), so they stay in registers whatever the driver decides to unroll. The
+// module has an override constant: wgpu-hal honours `ShaderRuntimeChecks::unchecked()` (no
+// forced loop bounds) only for modules with overrides (see src/kernels/matmul.rs).
 //
 // Global memory through load_a, load_b and store_c, each guarded by dims (values past M, N or
 // the K slice read as 0 and are never stored), from the prelude composed in front:
@@ -26,27 +26,34 @@ override BK: u32 = 16u;
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
-// Row stride of the transposed A tile in vec4: 128 rows and one vec4 of padding, so the 4
-// scalar stores of a chunk (4 consecutive k of one row) spread over the banks.
-const AS_STRIDE: u32 = 33u;
-// One buffer of each tile, for the largest BK (16).
-const AS_SIZE: u32 = 528u;
-const BS_SIZE: u32 = 512u;
+// One buffer of each tile, BK rows of 32 vec4 (128 values of M or N): with both double
+// buffered, 16 KiB of workgroup memory for BK = 8 (WebGPU's minimum limit), 32 KiB for 16.
+override AS_SIZE: u32 = BK * 32u;
+override BS_SIZE: u32 = BK * 32u;
 
-var<workgroup> As: array<vec4<f32>, 1056>;
-var<workgroup> Bs: array<vec4<f32>, 1024>;
+var<workgroup> As: array<vec4<f32>, 2u * AS_SIZE>;
+var<workgroup> Bs: array<vec4<f32>, 2u * BS_SIZE>;
+
+// The transposed A tile's vec4 of rows 4·i .. 4·i+3 at k sits at column i ^ swizzle(k) of row
+// k: the 32 invocations of a warp store 4 consecutive k of 8 (BK = 16) or 16 (BK = 8)
+// consecutive rows each, and the swizzle spreads them over the 32 banks (no padding, so the
+// tiles fit 32 KiB); readers share a row of A, so the swizzle costs one XOR per k. Below 16,
+// so the halves of the tile (columns 0..15 and 16..31) keep to themselves.
+fn swizzle(k: u32) -> u32 {
+    return (k / 4u) * (32u / BK);
+}
 
 // Chunk `q` of this invocation: 4 consecutive k of one row of the A tile, transposed into
 // buffer `buf`.
 fn store_as(buf: u32, q: u32, v: vec4<f32>) {
     let row = q / (BK / 4u);
     let kk = (q % (BK / 4u)) * 4u;
-    let base = buf * AS_SIZE + kk * AS_STRIDE + row / 4u;
+    let base = buf * AS_SIZE + kk * 32u + ((row / 4u) ^ swizzle(kk));
     let lane = row % 4u;
     As[base][lane] = v.x;
-    As[base + AS_STRIDE][lane] = v.y;
-    As[base + 2u * AS_STRIDE][lane] = v.z;
-    As[base + 3u * AS_STRIDE][lane] = v.w;
+    As[base + 32u][lane] = v.y;
+    As[base + 64u][lane] = v.z;
+    As[base + 96u][lane] = v.w;
 }
 
 @compute @workgroup_size(16, 16)
@@ -119,11 +126,12 @@ fn matmul(
                 pb1 = load_b(k1 + bk1, bc, k_end);
             }
         }
-        let abase = cur * AS_SIZE + ty;
+        let abase = cur * AS_SIZE;
         let bbase = cur * BS_SIZE + tx;
         for (var kk = 0u; kk < BK; kk++) {
-            let a0 = As[abase + kk * AS_STRIDE];
-            let a1 = As[abase + kk * AS_STRIDE + 16u];
+            let col = ty ^ swizzle(kk);
+            let a0 = As[abase + kk * 32u + col];
+            let a1 = As[abase + kk * 32u + 16u + col];
             let b0 = Bs[bbase + kk * 32u];
             let b1 = Bs[bbase + kk * 32u + 16u];
             c00 = fma(vec4<f32>(a0.x), b0, c00);

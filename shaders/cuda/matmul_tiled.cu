@@ -1,13 +1,14 @@
 // CUDA twin of matmul_tiled.wgsl, the same algorithm: a block of 16×16 threads computes a
 // 128×128 tile of C, each thread 8×8 values in registers (rows 4·ty.. and 64+4·ty.., columns
 // 4·tx.. and 64+4·tx..); per step of BK along K (8 or 16, the override constant BK as a -D
-// define) the block stages a BK×128 slice of A, transposed, and one of B in shared memory,
-// double buffered: the next step's values wait in registers while the current pair of tiles is
-// multiplied (per k: 4 float4 shared reads, 64 FMAs), then go to the other buffer before the
-// step's one barrier. Global memory through mt_load_a, mt_load_b and mt_store_c, each guarded
-// by the params (values past M, N or the K slice read as 0 and are never stored), from the
-// prelude in front, which defines MT_ELEM: matmul_tiled_scalar.cuh (any M, N, K; bindings of float) or
-// matmul_tiled_vec4.cuh (N and K multiples of 4; bindings of float4).
+// define) the block stages a BK×128 slice of A, transposed (and swizzled), and one of B in
+// shared memory, double buffered: the next step's values wait in registers while the current
+// pair of tiles is multiplied (per k: 4 float4 shared reads, 64 FMAs), then go to the other
+// buffer before the step's one barrier. Global memory through mt_load_a, mt_load_b and
+// mt_store_c, each guarded by the params (values past M, N or the K slice read as 0 and are
+// never stored), from the prelude in front, which defines MT_ELEM: matmul_tiled_scalar.cuh
+// (any M, N, K; bindings of float) or matmul_tiled_vec4.cuh (N and K multiples of 4; bindings
+// of float4).
 
 // Params: struct MatmulParams and K_SLICE, from shaders/cuda/params/matmul.cuh.
 
@@ -20,22 +21,27 @@
 
 #define MT_BM 128u
 #define MT_BN 128u
-// Row stride of the transposed A tile in float4: 128 rows and one float4 of padding.
-#define MT_AS_STRIDE 33u
-#define MT_AS_SIZE (BK * MT_AS_STRIDE)
+// One buffer of each tile: BK rows of 32 float4 (128 values of M or N).
+#define MT_AS_SIZE (BK * 32u)
 #define MT_BS_SIZE (BK * 32u)
 // Chunks of 4 values of A (and of B) each thread stages per step.
 #define MT_CHUNKS (BK / 8)
+
+// The transposed A tile's float4 of rows 4·i .. 4·i+3 at k sits at column i ^ mt_swizzle(k) of
+// row k, as in matmul_tiled.wgsl: a warp's transposing stores spread over the 32 banks.
+__device__ __forceinline__ unsigned mt_swizzle(unsigned k) {
+    return (k / 4u) * (32u / BK);
+}
 
 // Chunk q of this thread (4 consecutive k of one row of the A tile), transposed into `as`.
 __device__ __forceinline__ void mt_store_as(float* as, unsigned q, float4 v) {
     unsigned row = q / (BK / 4u);
     unsigned kk = (q % (BK / 4u)) * 4u;
-    float* p = as + (kk * MT_AS_STRIDE) * 4u + row;
+    float* p = as + (kk * 32u + ((row / 4u) ^ mt_swizzle(kk))) * 4u + row % 4u;
     p[0] = v.x;
-    p[MT_AS_STRIDE * 4u] = v.y;
-    p[2u * MT_AS_STRIDE * 4u] = v.z;
-    p[3u * MT_AS_STRIDE * 4u] = v.w;
+    p[128] = v.y;
+    p[256] = v.z;
+    p[384] = v.w;
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2)
@@ -87,12 +93,13 @@ matmul(BUF(MT_ELEM) a, BUF(MT_ELEM) b, BUF(MT_ELEM) c, const MatmulParams d) {
                 pb[j] = mt_load_b(b, d, k1 + bk[j], bc, k_end);
             }
         }
-        const float4* as = As + cur * MT_AS_SIZE + ty;
+        const float4* as = As + cur * MT_AS_SIZE;
         const float4* bs = Bs + cur * MT_BS_SIZE + tx;
 #pragma unroll
         for (unsigned kk = 0; kk < BK; kk++) {
-            const float4 a0 = as[kk * MT_AS_STRIDE];
-            const float4 a1 = as[kk * MT_AS_STRIDE + 16u];
+            const unsigned col = ty ^ mt_swizzle(kk);
+            const float4 a0 = as[kk * 32u + col];
+            const float4 a1 = as[kk * 32u + 16u + col];
             const float4 b0 = bs[kk * 32u];
             const float4 b1 = bs[kk * 32u + 16u];
             const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};

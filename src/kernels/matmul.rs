@@ -13,10 +13,12 @@
 //!   tile (no bank conflicts) and share the A values (broadcast).
 //! - Per step of `BK` along K ([`TiledConfig::bk`], 8 or 16; an override constant in WGSL, a
 //!   `-D` define in CUDA) the workgroup stages a BK×128 slice of A, transposed (a row of A
-//!   becomes a column, read as vec4 along M; padded by one vec4 per row so the transposing
-//!   stores spread over the banks), and a BK×128 slice of B. The tiles are double buffered:
-//!   the next step's global values are loaded into registers before the current tiles are
-//!   multiplied and stored into the other buffer after, with one barrier per step.
+//!   becomes a column, read as vec4 along M; the vec4 columns XOR-swizzled per k so a warp's
+//!   transposing stores hit 32 different banks, without padding) and a BK×128 slice of B. The
+//!   tiles are double buffered: the next step's global values are loaded into registers before
+//!   the current tiles are multiplied and stored into the other buffer after, with one barrier
+//!   per step. Workgroup memory: 16 KiB for BK 8 (WebGPU's minimum limit), 32 KiB for BK 16
+//!   (the array sizes are override expressions of BK).
 //! - Global loads are chunks of 4 consecutive values (of one row of A, of one row of B). When N
 //!   and K are multiples of 4 (and [`TiledConfig::vec4`]), the bindings are `vec4<f32>` arrays
 //!   (shaders/matmul_tiled_vec4.wgsl): one 16-byte load per chunk and one guard, since a chunk
