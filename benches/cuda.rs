@@ -15,11 +15,13 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use vramkit::backend::cuda::cudarc::cublas::{result as blas, sys as blas_sys};
 use vramkit::backend::cuda::cudarc::driver::result as cu;
 use vramkit::backend::cuda::CudaBackend;
-use vramkit::kernels::{self, MatmulDims, MatmulKernel};
+use vramkit::kernels::{self, MatmulDims};
 use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
 
 type Ctx = Context<CudaBackend>;
 
+#[path = "common/matmul_variants.rs"]
+mod matmul_variants;
 #[path = "transfer/cuda.rs"]
 mod transfer;
 
@@ -153,17 +155,10 @@ fn matmul(c: &mut Criterion, ctx: &Ctx) {
         ["a", "b", "c"].map(|l| ctx.alloc(AllocDesc::new(l, len * 4)).expect("alloc"));
     ctx.upload(ha, bytemuck::cast_slice(&a)).expect("upload");
     ctx.upload(hb, bytemuck::cast_slice(&a)).expect("upload");
-    let mut variants = vec![
-        ("vramkit_tiled", MatmulKernel::Tiled),
-        ("vramkit_register", MatmulKernel::Register),
-    ];
-    if ctx.backend().has_cublas() {
-        variants.insert(0, ("vramkit_cublas", MatmulKernel::Vendor));
-    }
-    for (name, k) in variants {
+    for (name, k) in matmul_variants::selected(ctx.backend().has_cublas()) {
         kernels::matmul_with(ctx, ha, hb, hc, d, k).expect("warm-up");
         ctx.wait().expect("wait");
-        g.bench_function(name, |b| {
+        g.bench_function(&name, |b| {
             b.iter(|| {
                 kernels::matmul_with(ctx, ha, hb, hc, d, k).expect("matmul");
                 ctx.wait().expect("wait");

@@ -1,13 +1,17 @@
 //! Matmul GFLOP/s: vramkit's kernels on the adapter against the `matrixmultiply` crate on the
 //! CPU, in one run. Sizes: `VRAMKIT_MATMUL_SIZES=256,1024` (default 256,512,1024,2048).
-//! Each GPU iteration is one dispatch and a wait; the operands stay on the device.
+//! Each GPU iteration is one dispatch and a wait; the operands stay on the device. Kernels:
+//! `VRAMKIT_MATMUL_VARIANTS=register,tiled_bk8,tiled_bk16,...` (default all; see
+//! `common/matmul_variants.rs`).
 
 mod common;
+#[path = "common/matmul_variants.rs"]
+mod matmul_variants;
 
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
+use vramkit::kernels::{matmul_with, MatmulDims};
 use vramkit::{AllocDesc, ContextDesc};
 
 fn sizes() -> Vec<u32> {
@@ -79,13 +83,10 @@ fn bench(c: &mut Criterion) {
         ctx.upload(ha, bytemuck::cast_slice(&a)).expect("upload");
         ctx.upload(hb, bytemuck::cast_slice(&b)).expect("upload");
         let d = MatmulDims { m: n, n, k: n };
-        for (name, kernel) in [
-            ("vramkit_register", MatmulKernel::Register),
-            ("vramkit_tiled", MatmulKernel::Tiled),
-        ] {
+        for (name, kernel) in matmul_variants::selected(false) {
             matmul_with(ctx, ha, hb, hc, d, kernel).expect("warm up");
             ctx.wait().expect("wait");
-            g.bench_with_input(BenchmarkId::new(name, n), &n, |bch, _| {
+            g.bench_with_input(BenchmarkId::new(&name, n), &n, |bch, _| {
                 bch.iter_custom(|iters| {
                     let t = Instant::now();
                     for _ in 0..iters {

@@ -88,15 +88,37 @@ pub const MATMUL_REGISTER: KernelSource = kernel!(
 );
 
 /// `C = A·B` with 128×128 workgroup tiles staged in workgroup memory, 8×8 per invocation
-/// (GPUs). See [`crate::kernels::matmul`].
+/// (GPUs), any M, N, K. Override constant `BK` (8 or 16). See [`crate::kernels::matmul`].
 pub const MATMUL_TILED: KernelSource = kernel!(
     "matmul_tiled",
     concat!(
         include_str!("../shaders/params/matmul.wgsl"),
+        include_str!("../shaders/matmul_tiled_scalar.wgsl"),
         include_str!("../shaders/matmul_tiled.wgsl")
     ),
     "matmul",
-    cuda!("params/matmul.cuh", "matmul_tiled.cu")
+    cuda!(
+        "params/matmul.cuh",
+        "matmul_tiled_scalar.cuh",
+        "matmul_tiled.cu"
+    )
+);
+
+/// [`MATMUL_TILED`] for N and K multiples of 4: A, B and C bound as `vec4<f32>` arrays (each
+/// binding's size a multiple of 16 bytes), one vec4 load or store per 4 values.
+pub const MATMUL_TILED_VEC4: KernelSource = kernel!(
+    "matmul_tiled_vec4",
+    concat!(
+        include_str!("../shaders/params/matmul.wgsl"),
+        include_str!("../shaders/matmul_tiled_vec4.wgsl"),
+        include_str!("../shaders/matmul_tiled.wgsl")
+    ),
+    "matmul",
+    cuda!(
+        "params/matmul.cuh",
+        "matmul_tiled_vec4.cuh",
+        "matmul_tiled.cu"
+    )
 );
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,
@@ -353,6 +375,7 @@ pub const ALL: &[KernelSource] = &[
     BUFFER_COPY,
     MATMUL_REGISTER,
     MATMUL_TILED,
+    MATMUL_TILED_VEC4,
     IMAGE_UNPACK,
     IMAGE_PACK,
     IMAGE_UNPACK_RGBA16,

@@ -8,7 +8,7 @@ mod common;
 use common::try_cuda;
 use vramkit::backend::cuda::CudaBackend;
 use vramkit::backend::Storage;
-use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
+use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
 
 const GIB: u64 = 1 << 30;
@@ -120,6 +120,11 @@ fn cublas_and_the_own_kernels_agree() {
     let want = vramkit::kernels::matmul_cpu(&a, &b, d);
     let mut kernels = vec![
         MatmulKernel::Tiled,
+        MatmulKernel::TiledWith(TiledConfig { bk: 8, vec4: true }),
+        MatmulKernel::TiledWith(TiledConfig {
+            bk: 16,
+            vec4: false,
+        }),
         MatmulKernel::Register,
         MatmulKernel::Auto,
     ];

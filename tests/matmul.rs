@@ -4,11 +4,13 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
+use vramkit::kernels::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 use vramkit::{AllocDesc, Context, ContextDesc, Error};
 
 gpu_tests!(
     every_kernel_matches_the_cpu_on_many_shapes,
+    tiled_configs_match_the_cpu_on_edge_shapes,
+    k_past_one_slice_adds_the_slices,
     a_larger_than_one_binding_runs_in_bands,
     bad_shapes_are_typed_errors,
 );
@@ -103,6 +105,70 @@ fn every_kernel_matches_the_cpu_on_many_shapes<B: Backend>(mk: Mk<B>) {
     for kernel in all {
         for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
             run(&ctx, MatmulDims { m, n, k }, kernel, i as u64 * 10);
+        }
+    }
+}
+
+/// Shapes for every edge path of the tiled kernel (128×128 tiles, chunks of 4 along K and N,
+/// BK = 8 or 16 per step): M and N not multiples of 4 or 128, K below one step, not a multiple
+/// of 4, one past a step, tall and skinny; the first five have N and K multiples of 4 (the vec4
+/// kernel), with M, N and K ending inside a tile or a step.
+const EDGE_SHAPES: [(u32, u32, u32); 21] = [
+    (3, 4, 4),
+    (1, 4, 12),
+    (5, 12, 8),
+    (129, 132, 20),
+    (130, 260, 36),
+    (1, 1, 1),
+    (1, 1, 70),
+    (3, 5, 3),
+    (5, 3, 7),
+    (9, 6, 8),
+    (4, 4, 9),
+    (7, 130, 15),
+    (130, 7, 16),
+    (33, 131, 17),
+    (129, 129, 24),
+    (128, 128, 128),
+    (260, 259, 37),
+    (513, 2, 40),
+    (2, 515, 40),
+    (255, 257, 6),
+    (200, 300, 133),
+];
+
+fn tiled_configs_match_the_cpu_on_edge_shapes<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    for bk in [8, 16] {
+        for vec4 in [true, false] {
+            let kernel = MatmulKernel::TiledWith(TiledConfig { bk, vec4 });
+            for (i, &(m, n, k)) in EDGE_SHAPES.iter().enumerate() {
+                run(&ctx, MatmulDims { m, n, k }, kernel, 500 + i as u64);
+            }
+        }
+    }
+    let [h, g, o] = ["h", "g", "o"].map(|l| ctx.alloc(AllocDesc::new(l, 64)).expect("alloc"));
+    for bk in [0, 4, 12, 32] {
+        let kernel = MatmulKernel::TiledWith(TiledConfig { bk, vec4: true });
+        match matmul_with(&ctx, h, g, o, MatmulDims { m: 2, n: 2, k: 2 }, kernel) {
+            Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "TiledConfig::bk"),
+            other => panic!("bk = {bk}: expected InvalidParameter, got {other:?}"),
+        }
+    }
+    for x in [h, g, o] {
+        ctx.release(x).expect("release");
+    }
+}
+
+/// K past one launch's slice (32,768): the later slices add to C.
+fn k_past_one_slice_adds_the_slices<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let mut all = kernels(&ctx);
+    all.push(MatmulKernel::TiledWith(TiledConfig { bk: 8, vec4: true }));
+    // K not a multiple of 4 (scalar loads), then a multiple (vec4 loads where N is one too).
+    for (n, k) in [(5, 32_768 + 37), (8, 32_768 + 36)] {
+        for &kernel in &all {
+            run(&ctx, MatmulDims { m: 3, n, k }, kernel, 77);
         }
     }
 }

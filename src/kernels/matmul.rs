@@ -1,4 +1,51 @@
 //! `C = A·B` on f32 matrices, row-major.
+//!
+//! Kernels, picked by [`MatmulKernel::Auto`] per backend and adapter: cuBLAS where the backend
+//! has it, the register kernel on CPU adapters (no workgroup memory: on llvmpipe it is ordinary
+//! memory plus barriers), else the tiled kernel (shaders/matmul_tiled.wgsl and its CUDA twin
+//! shaders/cuda/matmul_tiled.cu, one algorithm):
+//!
+//! - A workgroup of 16×16 invocations computes a 128×128 tile of C, each invocation 8×8 values
+//!   in 16 vec4 registers: 64 FMAs per 4 vec4 reads of workgroup memory per k, enough
+//!   arithmetic per byte to run near the FMA rate, in a budget of 128 registers (CUDA:
+//!   `__launch_bounds__(256, 2)`), so two workgroups fit a streaming multiprocessor. The invocation's rows are 4·ty.. and 64+4·ty..,
+//!   its columns 4·tx.. and 64+4·tx..: the invocations of a warp read consecutive vec4 of the B
+//!   tile (no bank conflicts) and share the A values (broadcast).
+//! - Per step of `BK` along K ([`TiledConfig::bk`], 8 or 16; an override constant in WGSL, a
+//!   `-D` define in CUDA) the workgroup stages a BK×128 slice of A, transposed (a row of A
+//!   becomes a column, read as vec4 along M; the vec4 columns XOR-swizzled per k so a warp's
+//!   transposing stores hit 32 different banks, without padding) and a BK×128 slice of B. The
+//!   tiles are double buffered: the next step's global values are loaded into registers before
+//!   the current tiles are multiplied and stored into the other buffer after, with one barrier
+//!   per step. Workgroup memory: 16 KiB for BK 8 (WebGPU's minimum limit), 32 KiB for BK 16
+//!   (the array sizes are override expressions of BK).
+//! - Global loads are chunks of 4 consecutive values (of one row of A, of one row of B). When N
+//!   and K are multiples of 4 (and [`TiledConfig::vec4`]), the bindings are `vec4<f32>` arrays
+//!   (shaders/matmul_tiled_vec4.wgsl): one 16-byte load per chunk and one guard, since a chunk
+//!   is then wholly inside or past every end. Otherwise they are `f32` arrays
+//!   (matmul_tiled_scalar.wgsl), 4 guarded scalar loads per chunk: any N and K, at ~1.5 % of a
+//!   step's 1,024 FMAs per invocation. Every load is guarded (0 past M, N or the K slice),
+//!   every store checks M and N: the kernel runs without runtime bounds checks, so the bounds
+//!   are its own, for any dims.
+//! - The products are explicit `fma`, the accumulators are indexed by constants only (the
+//!   products and stores are written out) and the WGSL module has an override constant. These
+//!   guard against the 10× regression of the previous tiled kernel on the H200 (24.7 TFLOP/s at
+//!   4096³ through Vulkan after c701a9f, 2.3 from 021ad7f on): wgpu-hal builds a module
+//!   without overrides when it is created, honouring only the `bounds_checks` part of
+//!   `ShaderRuntimeChecks::unchecked()`, so naga forces a counter and an exit into each of its
+//!   loops (its SPIR-V: 9 loops, 659 → 809 instructions). The c701a9f kernel had those too;
+//!   021ad7f (K slices) added a read-add-write branch inside its 8×2×4 store loops, which index
+//!   the accumulator array by the loop counters. The likely mechanism, still to be confirmed
+//!   on the device: with the bounded loops and the larger body the driver no longer unrolls
+//!   the store loops, so the accumulator array lives in local memory for the whole kernel. A
+//!   unit test keeps an override in every matmul module.
+//!
+//! Tiles per adapter: [`TiledConfig::default`] (BK 16, vec4 where N and K allow) on every GPU;
+//! `benches/matmul.rs` sweeps the others (`VRAMKIT_MATMUL_VARIANTS`).
+//!
+//! Large matrices: A and C are bound in bands of rows when they pass the binding limit, and K
+//! is cut into launches of `K_SLICE` = 32,768 (llvmpipe cuts loops of more than 65,535 iterations
+//! short), each adding to C.
 
 use crate::backend::{Backend, SubmissionIndex};
 use crate::error::{Error, Result};
@@ -27,8 +74,32 @@ pub enum MatmulKernel {
     Vendor,
     /// No workgroup memory, 8×8 per invocation: best on lavapipe.
     Register,
-    /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
+    /// 128×128 tiles in workgroup memory, 8×8 per invocation, with the adapter's
+    /// [`TiledConfig`]: best on GPUs.
     Tiled,
+    /// [`Tiled`](Self::Tiled) with the given configuration (for sweeps).
+    TiledWith(TiledConfig),
+}
+
+/// Tile choices of the [`Tiled`](MatmulKernel::Tiled) kernel, override constants of one module
+/// (`-D` defines of its CUDA twin): one build per configuration, cached.
+///
+/// ```
+/// use vramkit::kernels::TiledConfig;
+/// assert_eq!(TiledConfig::default(), TiledConfig { bk: 16, vec4: true });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TiledConfig {
+    /// K per step (per pair of tiles staged in workgroup memory): 8 or 16.
+    pub bk: u32,
+    /// Load and store vec4 where N and K are multiples of 4 (else 4 scalars per vec4).
+    pub vec4: bool,
+}
+
+impl Default for TiledConfig {
+    fn default() -> Self {
+        Self { bk: 16, vec4: true }
+    }
 }
 
 /// Params of the matmul family, one launch: the twin of `MatmulParams` in
@@ -196,16 +267,25 @@ pub fn matmul_with<B: Backend>(
     let kernel = match kernel {
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
-        MatmulKernel::Auto => MatmulKernel::Tiled,
+        MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
         other => other,
     };
+    if let MatmulKernel::TiledWith(TiledConfig { bk, .. }) = kernel {
+        if bk != 8 && bk != 16 {
+            return Err(Error::InvalidParameter {
+                name: "TiledConfig::bk",
+                value: bk.to_string(),
+                reason: "the tiled kernel stages 8 or 16 values of K per step",
+            });
+        }
+    }
     let mut last = 0;
     let mut r0 = 0;
     while r0 < m {
         let rows = band.min(m - r0);
         let bindings = [
             Binding::range(a, r0 * k * 4, (rows * k * 4).next_multiple_of(4)),
-            b.into(),
+            Binding::range(b, 0, k * n * 4),
             Binding::range(c, r0 * n * 4, rows * n * 4),
         ];
         // The sizes were checked against the buffers and the bands against the binding limit
@@ -224,7 +304,23 @@ pub fn matmul_with<B: Backend>(
                 k: d.k,
                 k0,
             };
-            last = if kernel == MatmulKernel::Register {
+            last = if let MatmulKernel::TiledWith(cfg) = kernel {
+                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                // vec4 bindings: with N and K multiples of 4 every binding's size and offset
+                // (whole rows, bands of 128) is a multiple of 16 bytes.
+                let source = if cfg.vec4 && n % 4 == 0 && k % 4 == 0 {
+                    &shaders::MATMUL_TILED_VEC4
+                } else {
+                    &shaders::MATMUL_TILED
+                };
+                ctx.dispatch_guarded(
+                    source,
+                    &[("BK", f64::from(cfg.bk))],
+                    &bindings,
+                    bytemuck::bytes_of(&params),
+                    groups,
+                )?
+            } else {
                 let (wg_x, wg_y) = (8u64, 8u64);
                 let groups = [
                     n.div_ceil(8 * wg_x) as u32,
@@ -234,15 +330,6 @@ pub fn matmul_with<B: Backend>(
                 ctx.dispatch_guarded(
                     &shaders::MATMUL_REGISTER,
                     &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
-            } else {
-                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-                ctx.dispatch_guarded(
-                    &shaders::MATMUL_TILED,
-                    &[],
                     &bindings,
                     bytemuck::bytes_of(&params),
                     groups,
@@ -259,6 +346,27 @@ mod tests {
     use super::MatmulParams;
     use crate::kernels::params_layout::{check_cuda_fields, check_layout};
     use std::mem::{offset_of, size_of};
+
+    /// wgpu-hal 30 (Vulkan) builds a module without override constants into SPIR-V when it is
+    /// created, honouring only `bounds_checks` of its `ShaderRuntimeChecks`: such a module gets
+    /// naga's forced loop bounds (a counter and an exit on every loop) even when created
+    /// unchecked. Modules with overrides are built per pipeline with every check as asked. The
+    /// previous tiled kernel, built that way, lost 10× on the H200 (module docs), so every matmul
+    /// module keeps an override.
+    #[test]
+    fn matmul_modules_have_an_override_so_their_loops_are_not_bounded() {
+        for source in [
+            crate::shaders::MATMUL_TILED,
+            crate::shaders::MATMUL_REGISTER,
+        ] {
+            let module = naga::front::wgsl::parse_str(source.wgsl()).expect("parses");
+            assert!(
+                !module.overrides.is_empty(),
+                "`{}` has no override constant: wgpu would force loop bounds into it",
+                source.label()
+            );
+        }
+    }
 
     #[test]
     fn params_layout_matches_wgsl() {

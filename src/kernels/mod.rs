@@ -10,4 +10,4 @@ mod matmul;
 pub(crate) mod params_layout;
 
 pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
-pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
+pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
