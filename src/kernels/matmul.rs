@@ -37,8 +37,9 @@
 //!   021ad7f (K slices) added a read-add-write branch inside its 8×2×4 store loops, which index
 //!   the accumulator array by the loop counters. The likely mechanism, still to be confirmed
 //!   on the device: with the bounded loops and the larger body the driver no longer unrolls
-//!   the store loops, so the accumulator array lives in local memory for the whole kernel. A
-//!   unit test keeps an override in every matmul module.
+//!   the store loops, so the accumulator array lives in local memory for the whole kernel.
+//!   The wgpu backend now gives every guarded module an override constant
+//!   (`backend/wgpu/kernel.rs`, with a unit test), so no kernel of vramkit gets those bounds.
 //!
 //! Tiles per adapter: [`TiledConfig::default`] (BK 16, vec4 where N and K allow) on every GPU;
 //! `benches/matmul.rs` sweeps the others (`VRAMKIT_MATMUL_VARIANTS`).
@@ -346,27 +347,6 @@ mod tests {
     use super::MatmulParams;
     use crate::kernels::params_layout::{check_cuda_fields, check_layout};
     use std::mem::{offset_of, size_of};
-
-    /// wgpu-hal 30 (Vulkan) builds a module without override constants into SPIR-V when it is
-    /// created, honouring only `bounds_checks` of its `ShaderRuntimeChecks`: such a module gets
-    /// naga's forced loop bounds (a counter and an exit on every loop) even when created
-    /// unchecked. Modules with overrides are built per pipeline with every check as asked. The
-    /// previous tiled kernel, built that way, lost 10× on the H200 (module docs), so every matmul
-    /// module keeps an override.
-    #[test]
-    fn matmul_modules_have_an_override_so_their_loops_are_not_bounded() {
-        for source in [
-            crate::shaders::MATMUL_TILED,
-            crate::shaders::MATMUL_REGISTER,
-        ] {
-            let module = naga::front::wgsl::parse_str(source.wgsl()).expect("parses");
-            assert!(
-                !module.overrides.is_empty(),
-                "`{}` has no override constant: wgpu would force loop bounds into it",
-                source.label()
-            );
-        }
-    }
 
     #[test]
     fn params_layout_matches_wgsl() {
