@@ -29,6 +29,9 @@ pub enum MatmulKernel {
     Register,
     /// 128×128 tiles in workgroup memory, 8×8 per invocation: best on GPUs.
     Tiled,
+    /// Cooperative matrices (tensor cores), for [`MatmulDtype::F16`](super::MatmulDtype) on
+    /// adapters that list 16×16×16 f16→f32 ones; [`Error::Unsupported`] for f32 and elsewhere.
+    Cooperative,
 }
 
 /// Params of the matmul family, one launch: the twin of `MatmulParams` in
@@ -197,6 +200,14 @@ pub fn matmul_with<B: Backend>(
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
         MatmulKernel::Auto => MatmulKernel::Tiled,
+        MatmulKernel::Cooperative => {
+            return Err(Error::Unsupported {
+                what: "cooperative-matrix matmul on f32".into(),
+                reason: "the cooperative kernel multiplies f16 matrices: use matmul_typed \
+                         with MatmulDtype::F16, or another kernel for f32"
+                    .into(),
+            })
+        }
         other => other,
     };
     let mut last = 0;

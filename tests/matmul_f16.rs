@@ -1,0 +1,279 @@
+//! The f16 matmul (`matmul_typed` with `MatmulDtype::F16`) on the GPU against its f64 CPU twin,
+//! within the stated bound (`matmul_f16_bound`): every kernel this backend runs, awkward shapes,
+//! K slices, large values, and the choice of kernel — on an adapter that lists 16×16×16
+//! f16→f32 cooperative matrices, `Auto` must run the cooperative kernel.
+
+mod common;
+
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
+use vramkit::kernels::{
+    f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu, matmul_f16_kernel, matmul_typed, MatmulDims,
+    MatmulDtype, MatmulKernel,
+};
+use vramkit::{AllocDesc, Context, ContextDesc, Error};
+
+gpu_tests!(
+    every_f16_kernel_matches_the_cpu_on_many_shapes,
+    large_values_and_long_k_stay_within_the_bound,
+    auto_picks_the_cooperative_kernel_where_the_adapter_has_one,
+    bad_f16_input_is_a_typed_error,
+);
+
+/// The f16 kernels this backend runs: the fallback, cuBLAS where present, the cooperative
+/// kernel where the adapter lists it.
+fn kernels<B: Backend>(ctx: &Context<B>) -> Vec<MatmulKernel> {
+    let mut v = vec![MatmulKernel::Tiled];
+    for k in [MatmulKernel::Vendor, MatmulKernel::Cooperative] {
+        if matmul_f16_kernel(ctx, k).is_ok() {
+            v.push(k);
+        }
+    }
+    v
+}
+
+/// Random f16 values in (−scale, scale), as bit patterns.
+fn random_f16(len: usize, seed: u64, scale: f32) -> Vec<u16> {
+    random_bytes(len * 4, seed)
+        .chunks_exact(4)
+        .map(|c| {
+            let u = (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) >> 8) as f32 / 16_777_216.0;
+            f32_to_f16_bits((2.0 * u - 1.0) * scale)
+        })
+        .collect()
+}
+
+fn run<B: Backend>(ctx: &Context<B>, d: MatmulDims, kernel: MatmulKernel, seed: u64, scale: f32) {
+    let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+    let a = random_f16(m * k, seed, scale);
+    let b = random_f16(k * n, seed + 1, scale);
+    // A and B are allocated to their exact (possibly odd) byte sizes.
+    let ha = ctx
+        .alloc(AllocDesc::new("a", (m * k * 2) as u64))
+        .expect("alloc");
+    let hb = ctx
+        .alloc(AllocDesc::new("b", (k * n * 2) as u64))
+        .expect("alloc");
+    // C sits in a larger buffer whose tail is poisoned: the kernel must not touch it.
+    let tail = 4096;
+    let hc = ctx
+        .alloc(AllocDesc::new("c", (m * n * 4 + tail) as u64))
+        .expect("alloc");
+    let bytes = |v: &[u16]| v.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<u8>>();
+    ctx.upload(ha, &bytes(&a)).expect("upload");
+    ctx.upload(hb, &bytes(&b)).expect("upload");
+    ctx.upload(hc, &vec![0xA5; m * n * 4 + tail])
+        .expect("upload");
+    matmul_typed(ctx, ha, hb, hc, d, MatmulDtype::F16, kernel).expect("matmul");
+    let out = ctx.download(hc).expect("download");
+    assert!(
+        out[m * n * 4..].iter().all(|&x| x == 0xA5),
+        "{kernel:?} {d:?} wrote past C"
+    );
+    let got: &[f32] = bytemuck::cast_slice(&out[..m * n * 4]);
+    let want = matmul_f16_cpu(&a, &b, d);
+    let bound = matmul_f16_bound(&a, &b, d);
+    for (idx, ((&g, &w), &tol)) in got.iter().zip(&want).zip(&bound).enumerate() {
+        // The twin rounded the exact sum once to f32: half an ulp of it more.
+        let tol = tol + f64::from(w.abs()) * 2f64.powi(-24);
+        assert!(
+            (f64::from(g) - f64::from(w)).abs() <= tol,
+            "{kernel:?} {d:?}: C[{}][{}] = {g}, expected {w} (bound {tol:e})",
+            idx / n,
+            idx % n
+        );
+    }
+    for h in [ha, hb, hc] {
+        ctx.release(h).expect("release");
+    }
+}
+
+/// Not multiples of 16 or of the tiles, K = 1, odd K and N (halves that straddle words), tall
+/// and skinny, wide and short.
+const SHAPES: [(u32, u32, u32); 11] = [
+    (1, 1, 1),
+    (2, 3, 4),
+    (17, 31, 13),
+    (64, 64, 64),
+    (127, 129, 65),
+    (256, 1, 300),
+    (1, 257, 33),
+    (130, 200, 1),
+    (300, 5, 7),
+    (3, 300, 130),
+    (200, 260, 517),
+];
+
+fn every_f16_kernel_matches_the_cpu_on_many_shapes<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let mut all = kernels(&ctx);
+    all.push(MatmulKernel::Auto);
+    all.push(MatmulKernel::Register);
+    println!(
+        "f16 matmul on {}: kernels {all:?}, Auto runs {:?}",
+        ctx.adapter_info(),
+        matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("auto")
+    );
+    for kernel in all {
+        for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
+            run(&ctx, MatmulDims { m, n, k }, kernel, i as u64 * 10, 2.0);
+        }
+    }
+}
+
+/// Values up to ±60,000 (products near 2³²), and K past one slice of 32,768 (a second launch
+/// adds to C), with an odd K.
+fn large_values_and_long_k_stay_within_the_bound<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    for kernel in kernels(&ctx) {
+        run(
+            &ctx,
+            MatmulDims {
+                m: 33,
+                n: 40,
+                k: 70,
+            },
+            kernel,
+            5,
+            60_000.0,
+        );
+        run(
+            &ctx,
+            MatmulDims {
+                m: 5,
+                n: 18,
+                k: 32_771,
+            },
+            kernel,
+            6,
+            1.0,
+        );
+    }
+}
+
+/// On an adapter that lists 16×16×16 f16×f16→f32 cooperative matrices (wgpu backend, not
+/// CUDA: there cuBLAS comes first), `Auto` resolves to the cooperative kernel; the test says
+/// which kernel ran and fails if the cooperative one was expected but not chosen.
+fn auto_picks_the_cooperative_kernel_where_the_adapter_has_one<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let listed: Vec<_> = ctx
+        .backend()
+        .cooperative_matrices()
+        .iter()
+        .filter(|p| {
+            (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+                && p.ab_type == wgpu::CooperativeScalarType::F16
+                && p.cr_type == wgpu::CooperativeScalarType::F32
+        })
+        .copied()
+        .collect();
+    let auto = matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("auto");
+    println!(
+        "{}: cooperative f16 configurations {listed:?}; Auto runs {auto:?}",
+        ctx.adapter_info()
+    );
+    let expected = if ctx.backend().has_vendor_matmul() {
+        MatmulKernel::Vendor
+    } else if listed.is_empty() {
+        MatmulKernel::Tiled
+    } else {
+        MatmulKernel::Cooperative
+    };
+    assert_eq!(auto, expected);
+    if std::env::var("VRAMKIT_EXPECT_COOPERATIVE").is_ok_and(|v| v == "1") {
+        assert!(
+            !listed.is_empty(),
+            "VRAMKIT_EXPECT_COOPERATIVE=1 but `{}` was opened without cooperative matrices",
+            ctx.adapter_info()
+        );
+    }
+    if listed.is_empty() {
+        assert!(matches!(
+            matmul_f16_kernel(&ctx, MatmulKernel::Cooperative),
+            Err(Error::Unsupported { .. })
+        ));
+    } else {
+        // The kernel Auto chose runs and is right on a shape with edges on every side.
+        run(
+            &ctx,
+            MatmulDims {
+                m: 300,
+                n: 270,
+                k: 100,
+            },
+            auto,
+            77,
+            1.0,
+        );
+    }
+}
+
+fn bad_f16_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let [h, g, o] = ["h", "g", "o"].map(|l| ctx.alloc(AllocDesc::new(l, 64)).expect("alloc"));
+    let f16 = MatmulDtype::F16;
+    let auto = MatmulKernel::Auto;
+    let zero = MatmulDims { m: 0, n: 4, k: 4 };
+    assert!(matches!(
+        matmul_typed(&ctx, h, g, o, zero, f16, auto),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // 64 bytes hold 32 halves: A of 4×8 fits, 4×9 does not; C of 4×4 f32 fits, 4×5 does not.
+    let fits = MatmulDims { m: 4, n: 4, k: 8 };
+    matmul_typed(&ctx, h, g, o, fits, f16, auto).expect("A, B and C fit");
+    for (d, what) in [
+        (MatmulDims { m: 4, n: 4, k: 9 }, "A"),
+        (MatmulDims { m: 5, n: 4, k: 6 }, "C"),
+        (MatmulDims { m: 1, n: 33, k: 1 }, "B"),
+    ] {
+        match matmul_typed(&ctx, h, g, o, d, f16, auto) {
+            Err(Error::ShapeMismatch { expected, .. }) => {
+                assert!(expected.starts_with(what), "{d:?}: {expected}")
+            }
+            other => panic!("{d:?}: expected ShapeMismatch on {what}, got {other:?}"),
+        }
+    }
+    let huge = MatmulDims {
+        m: u32::MAX,
+        n: u32::MAX,
+        k: u32::MAX,
+    };
+    assert!(matches!(
+        matmul_typed(&ctx, h, g, o, huge, f16, auto),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let four = MatmulDims { m: 2, n: 2, k: 2 };
+    for (a, b, c) in [(h, g, h), (h, g, g)] {
+        assert!(matches!(
+            matmul_typed(&ctx, a, b, c, four, f16, auto),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+    // The cooperative kernel multiplies f16 only.
+    assert!(matches!(
+        matmul_typed(
+            &ctx,
+            h,
+            g,
+            o,
+            four,
+            MatmulDtype::F32,
+            MatmulKernel::Cooperative
+        ),
+        Err(Error::Unsupported { .. })
+    ));
+    if !ctx.backend().has_vendor_matmul() {
+        assert!(matches!(
+            matmul_typed(&ctx, h, g, o, four, f16, MatmulKernel::Vendor),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+    ctx.release(h).expect("release");
+    assert!(matches!(
+        matmul_typed(&ctx, h, g, o, four, f16, auto),
+        Err(Error::StaleHandle { .. })
+    ));
+    for x in [g, o] {
+        ctx.release(x).expect("release");
+    }
+}
