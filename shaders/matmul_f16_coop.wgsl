@@ -1,6 +1,7 @@
 // C = A·B with A and B in IEEE binary16 and C in f32, row-major, any M, N, K, on cooperative
 // matrices (tensor cores): 16×16×16 f16×f16→f32 `coopMultiplyAdd`, f32 accumulators.
-// src/shaders.rs puts `enable f16; enable wgpu_cooperative_matrix;` and the params first.
+// src/shaders.rs puts `enable f16; enable wgpu_cooperative_matrix;`, the params and a loader
+// first.
 //
 // A workgroup of 256 invocations — 8 subgroups of 32 (kernels::matmul_typed chooses this
 // kernel only where every subgroup is 32 wide) — computes a 128×128 block of C. Along K, in
@@ -13,14 +14,15 @@
 // which the whole workgroup writes C with guards (edges, and adding to C for K slices past the
 // first). Every cooperative operation sits in control flow uniform over the workgroup.
 //
-// Bindings: A (M×K halves), B (K×N halves), as packed u32 pairs (the lower half first), C
-// (M×N f32), then dims. Every global access is guarded by dims, which kernels::matmul_typed
-// checks against the buffers: the kernel runs without runtime bounds checks.
+// Bindings: A (M×K halves) and B (K×N halves), declared with their staging functions
+// `stage_a` and `stage_b` by a loader composed in front (matmul_f16_coop_words.wgsl: u32
+// pairs, any K and N; matmul_f16_coop_vec4.wgsl: 8 halves a load, K and N multiples of 8),
+// then C (M×N f32) and dims. Every global access is guarded by dims, which
+// kernels::matmul_typed checks against the buffers: the kernel runs without runtime bounds
+// checks.
 
 // Params: struct MatmulF16Params and K_SLICE_F16, from shaders/params/matmul_f16.wgsl.
 
-@group(0) @binding(0) var<storage, read_write> a: array<u32>;
-@group(0) @binding(1) var<storage, read_write> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 @group(0) @binding(3) var<uniform> dims: MatmulF16Params;
 
@@ -32,79 +34,6 @@ const BS: u32 = 136u;
 var<workgroup> ta: array<f16, 5120>; // 128 rows × AS
 var<workgroup> tb: array<f16, 4352>; // BK rows × BS
 var<workgroup> tc: array<f32, 2048>; // a 16×16 f32 tile per subgroup
-
-// The two halves of a word, the lower first (exact: each is an f16 value in f32).
-fn pair(w: u32) -> vec2<f16> {
-    return vec2<f16>(unpack2x16float(w));
-}
-
-fn half_a(i: u32) -> f16 {
-    return pair(a[i >> 1u])[i & 1u];
-}
-
-fn half_b(i: u32) -> f16 {
-    return pair(b[i >> 1u])[i & 1u];
-}
-
-// Stages A[row0 .. row0 + 128][kt .. kt + BK] into ta; zeros past M and k_end.
-fn stage_a(li: u32, row0: u32, kt: u32, k_end: u32) {
-    for (var t = 0u; t < 8u; t++) {
-        let p = li + 256u * t;
-        let r = p / 16u;
-        let cp = (p % 16u) * 2u;
-        let gr = row0 + r;
-        let gc = kt + cp;
-        var v = vec2<f16>(0.0h);
-        if (gr < dims.m) {
-            let i = gr * dims.k + gc;
-            if ((dims.k & 1u) == 0u) {
-                // K even: gc and k_end are even, so the pair is one word of one row.
-                if (gc < k_end) {
-                    v = pair(a[i >> 1u]);
-                }
-            } else {
-                if (gc < k_end) {
-                    v.x = half_a(i);
-                }
-                if (gc + 1u < k_end) {
-                    v.y = half_a(i + 1u);
-                }
-            }
-        }
-        ta[r * AS + cp] = v.x;
-        ta[r * AS + cp + 1u] = v.y;
-    }
-}
-
-// Stages B[kt .. kt + BK][col0 .. col0 + 128] into tb; zeros past k_end and N.
-fn stage_b(li: u32, col0: u32, kt: u32, k_end: u32) {
-    for (var t = 0u; t < 8u; t++) {
-        let p = li + 256u * t;
-        let r = p / 64u;
-        let cp = (p % 64u) * 2u;
-        let gr = kt + r;
-        let gc = col0 + cp;
-        var v = vec2<f16>(0.0h);
-        if (gr < k_end) {
-            let i = gr * dims.n + gc;
-            if ((dims.n & 1u) == 0u) {
-                // N even: gc is even, so the pair is one word of one row.
-                if (gc < dims.n) {
-                    v = pair(b[i >> 1u]);
-                }
-            } else {
-                if (gc < dims.n) {
-                    v.x = half_b(i);
-                }
-                if (gc + 1u < dims.n) {
-                    v.y = half_b(i + 1u);
-                }
-            }
-        }
-        tb[r * BS + cp] = v.x;
-        tb[r * BS + cp + 1u] = v.y;
-    }
-}
 
 // Writes accumulator tile `acc` of subgroup `sg` (rows r0.., columns c0.. of C) through the
 // scratch tile; called by every invocation, with every subgroup passing its own tile.

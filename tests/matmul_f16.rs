@@ -89,8 +89,9 @@ fn run<B: Backend>(ctx: &Context<B>, d: MatmulDims, kernel: MatmulKernel, seed: 
 }
 
 /// Not multiples of 16 or of the tiles, K = 1, odd K and N (halves that straddle words), tall
-/// and skinny, wide and short.
-const SHAPES: [(u32, u32, u32); 11] = [
+/// and skinny, wide and short; K and N multiples of 8 with edges elsewhere (the cooperative
+/// kernel's 16-byte loader).
+const SHAPES: [(u32, u32, u32); 12] = [
     (1, 1, 1),
     (2, 3, 4),
     (17, 31, 13),
@@ -102,6 +103,7 @@ const SHAPES: [(u32, u32, u32); 11] = [
     (300, 5, 7),
     (3, 300, 130),
     (200, 260, 517),
+    (136, 264, 40),
 ];
 
 fn every_f16_kernel_matches_the_cpu_on_many_shapes<B: Backend>(mk: Mk<B>) {

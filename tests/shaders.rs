@@ -103,7 +103,12 @@ fn every_shader_file_is_used() {
 /// cooperative matrix types, loads, stores and multiply-adds all pass naga's SPIR-V backend.
 #[test]
 fn the_cooperative_matmul_validates_with_its_features_and_writes_spirv() {
-    let k = &vramkit::shaders::MATMUL_F16_COOP;
+    for k in vramkit::shaders::FEATURE_KERNELS {
+        cooperative_kernel_validates_and_writes_spirv(k);
+    }
+}
+
+fn cooperative_kernel_validates_and_writes_spirv(k: &vramkit::backend::KernelSource) {
     let module = naga::front::wgsl::parse_str(k.wgsl())
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(k.wgsl())));
     // SHADER_FLOAT16_IN_FLOAT32 (unpack2x16float) comes with every Vulkan device.

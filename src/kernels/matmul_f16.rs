@@ -290,13 +290,14 @@ fn matmul_f16<B: Backend>(
             };
             last = if kernel == MatmulKernel::Cooperative {
                 let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
-                ctx.dispatch_guarded(
-                    &shaders::MATMUL_F16_COOP,
-                    &[],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
+                // 16-byte loads where every row of A and B starts at a multiple of 8 halves
+                // (the bands' and slices' starts are multiples of 8 too).
+                let source = if k % 8 == 0 && n % 8 == 0 {
+                    &shaders::MATMUL_F16_COOP_VEC4
+                } else {
+                    &shaders::MATMUL_F16_COOP
+                };
+                ctx.dispatch_guarded(source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
             } else {
                 let groups = [n.div_ceil(64) as u32, rows.div_ceil(64) as u32, 1];
                 ctx.dispatch_guarded(

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use cudarc::cublas::{result as blas, sys};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::BlockRange;
+use crate::backend::{BlockRange, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -160,6 +160,29 @@ impl Blas {
             message: format!("cublasGemmEx (f16) failed: {e:?}"),
         })
     }
+}
+
+/// Records `C = A·B` on cuBLAS (f32 A and B, or f16 ones with `f16`) in the backend's order.
+pub(super) fn record(
+    backend: &CudaBackend,
+    bindings: &[BlockRange<'_, CudaBlock>],
+    dims: [u32; 3],
+    f16: bool,
+) -> Result<SubmissionIndex> {
+    backend.enter()?;
+    let blas = backend.blas().ok_or_else(|| Error::Unsupported {
+        what: "cuBLAS matmul".into(),
+        reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
+    })?;
+    for b in bindings {
+        backend.prefetch(b.block, b.offset, b.size, false)?;
+    }
+    if f16 {
+        blas.gemm_f16(backend, bindings, dims)?;
+    } else {
+        blas.sgemm(backend, bindings, dims)?;
+    }
+    Ok(lock(&backend.subs).record())
 }
 
 impl Drop for Blas {

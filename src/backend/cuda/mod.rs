@@ -505,16 +505,7 @@ unsafe impl Compute for CudaBackend {
         bindings: &[BlockRange<'_, CudaBlock>],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        let blas = self.blas().ok_or_else(|| Error::Unsupported {
-            what: "cuBLAS matmul".into(),
-            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
-        })?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        blas.sgemm(self, bindings, dims)?;
-        Ok(lock(&self.subs).record())
+        blas::record(self, bindings, dims, false)
     }
 
     unsafe fn vendor_matmul_f16(
@@ -522,15 +513,6 @@ unsafe impl Compute for CudaBackend {
         bindings: &[BlockRange<'_, CudaBlock>],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        let blas = self.blas().ok_or_else(|| Error::Unsupported {
-            what: "cuBLAS matmul".into(),
-            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
-        })?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        blas.gemm_f16(self, bindings, dims)?;
-        Ok(lock(&self.subs).record())
+        blas::record(self, bindings, dims, true)
     }
 }
