@@ -153,9 +153,10 @@ fn large_values_and_long_k_stay_within_the_bound<B: Backend>(mk: Mk<B>) {
     }
 }
 
-/// On an adapter that lists 16×16×16 f16×f16→f32 cooperative matrices (wgpu backend, not
-/// CUDA: there cuBLAS comes first), `Auto` resolves to the cooperative kernel; the test says
-/// which kernel ran and fails if the cooperative one was expected but not chosen.
+/// Where the backend was opened with 16×16×16 f16×f16→f32 cooperative matrices (wgpu, not
+/// CUDA: there cuBLAS comes first), `Auto` resolves to the cooperative kernel, which runs
+/// right; the test says which kernel ran. (That the wgpu backend opens them wherever the
+/// adapter offers them is `a_wgpu_adapter_listing_f16_cooperative_matrices_runs_them`.)
 fn auto_picks_the_cooperative_kernel_where_the_adapter_has_one<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let listed: Vec<_> = ctx
@@ -182,13 +183,6 @@ fn auto_picks_the_cooperative_kernel_where_the_adapter_has_one<B: Backend>(mk: M
         MatmulKernel::Cooperative
     };
     assert_eq!(auto, expected);
-    if std::env::var("VRAMKIT_EXPECT_COOPERATIVE").is_ok_and(|v| v == "1") {
-        assert!(
-            !listed.is_empty(),
-            "VRAMKIT_EXPECT_COOPERATIVE=1 but `{}` was opened without cooperative matrices",
-            ctx.adapter_info()
-        );
-    }
     if listed.is_empty() {
         assert!(matches!(
             matmul_f16_kernel(&ctx, MatmulKernel::Cooperative),
@@ -208,6 +202,54 @@ fn auto_picks_the_cooperative_kernel_where_the_adapter_has_one<B: Backend>(mk: M
             1.0,
         );
     }
+}
+
+/// On wgpu, from the adapter's own lists (not vramkit's): where it offers the features the
+/// cooperative kernel needs, subgroups of exactly 32 and a 16×16×16 f16×f16→f32 cooperative
+/// matrix, `Auto` must run the cooperative kernel. `VRAMKIT_EXPECT_COOPERATIVE=1` (set on the
+/// H200) fails the test where the adapter does not list one, so it cannot pass silently there.
+#[test]
+fn a_wgpu_adapter_listing_f16_cooperative_matrices_runs_them() {
+    let Some(ctx) = common::try_gpu("a_wgpu_adapter_listing_f16", ContextDesc::default()) else {
+        return;
+    };
+    let adapter = ctx.backend().adapter();
+    let info = adapter.get_info();
+    let listed = adapter.cooperative_matrix_properties();
+    let needed = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP;
+    let f16 = listed.iter().any(|p| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && p.ab_type == wgpu::CooperativeScalarType::F16
+            && p.cr_type == wgpu::CooperativeScalarType::F32
+    });
+    let usable = f16
+        && adapter.features().contains(needed)
+        && (info.subgroup_min_size, info.subgroup_max_size) == (32, 32)
+        && !std::env::var("VRAMKIT_NO_COOPERATIVE_MATRIX").is_ok_and(|v| v == "1");
+    let auto = matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("auto");
+    println!(
+        "{}: lists {listed:?}; features {:?}; subgroups {}..{}; Auto runs {auto:?}",
+        info.name,
+        adapter.features() & needed,
+        info.subgroup_min_size,
+        info.subgroup_max_size
+    );
+    if std::env::var("VRAMKIT_EXPECT_COOPERATIVE").is_ok_and(|v| v == "1") {
+        assert!(
+            usable,
+            "VRAMKIT_EXPECT_COOPERATIVE=1 but `{}` offers no usable 16×16×16 f16→f32 \
+             cooperative matrix",
+            info.name
+        );
+    }
+    let expected = if usable {
+        MatmulKernel::Cooperative
+    } else {
+        MatmulKernel::Tiled
+    };
+    assert_eq!(auto, expected, "{}", info.name);
 }
 
 fn bad_f16_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {

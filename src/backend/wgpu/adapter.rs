@@ -147,7 +147,7 @@ fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProper
         return Vec::new();
     }
     let all = adapter.cooperative_matrix_properties();
-    log::debug!("vramkit: the adapter's cooperative matrices: {all:?}");
+    log::info!("vramkit: the adapter's cooperative matrices: {all:?}");
     all.into_iter().filter(is_f16_16x16).collect()
 }
 

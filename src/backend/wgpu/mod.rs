@@ -135,6 +135,11 @@ impl WgpuBackend {
         &self.queue
     }
 
+    /// The wgpu adapter (its features, limits and cooperative-matrix configurations).
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
     /// The wgpu adapter's own description.
     pub fn adapter_info(&self) -> wgpu::AdapterInfo {
         self.adapter.get_info()
