@@ -8,18 +8,20 @@
 // steps of BK = 32, it stages a 128×32 tile of A and a 32×128 tile of B in workgroup memory as
 // f16, zero-padded past M, N and the K slice (so the tensor cores see whole 16×16 tiles and
 // the padding adds zeros), then each subgroup multiplies its 32×64 part of the block: 2×4
-// accumulator tiles, from 2 A and 4 B tiles per 16 of K. Rows of the staged tiles are padded
-// by 8 halves (against bank conflicts), keeping every tile's start and stride a multiple of 16
-// bytes. At the end each accumulator goes through a 16×16 f32 scratch tile per subgroup, from
-// which the whole workgroup writes C with guards (edges, and adding to C for K slices past the
-// first). Every cooperative operation sits in control flow uniform over the workgroup.
+// accumulator tiles, from 2 A and 4 B tiles per 16 of K. Each invocation loads its share of
+// the next step's tiles into registers (`fetch`) before the multiplications of this one, and
+// stores them (`put`) after the barrier that ends them, so global loads overlap the tensor
+// cores. Rows of the staged tiles are padded by 8 halves (against bank conflicts), keeping
+// every tile's start and stride a multiple of 16 bytes. At the end each accumulator goes
+// through a 16×16 f32 scratch tile per subgroup, from which the whole workgroup writes C with
+// guards (edges, and adding to C for K slices past the first). Every cooperative operation
+// and barrier sits in control flow uniform over the workgroup.
 //
-// Bindings: A (M×K halves) and B (K×N halves), declared with their staging functions
-// `stage_a` and `stage_b` by a loader composed in front (matmul_f16_coop_words.wgsl: u32
-// pairs, any K and N; matmul_f16_coop_vec4.wgsl: 8 halves a load, K and N multiples of 8),
-// then C (M×N f32) and dims. Every global access is guarded by dims, which
-// kernels::matmul_typed checks against the buffers: the kernel runs without runtime bounds
-// checks.
+// Bindings: A (M×K halves) and B (K×N halves), declared with `Staged`, `fetch` and `put` by a
+// loader composed in front (matmul_f16_coop_words.wgsl: u32 pairs, any K and N;
+// matmul_f16_coop_vec4.wgsl: 8 halves a load, K and N multiples of 8), then C (M×N f32) and
+// dims. Every global access is guarded by dims, which kernels::matmul_typed checks against the
+// buffers: the kernel runs without runtime bounds checks.
 
 // Params: struct MatmulF16Params and K_SLICE_F16, from shaders/params/matmul_f16.wgsl.
 
@@ -78,10 +80,16 @@ fn matmul(
     var c12 = coop_mat16x16<f32, C>();
     var c13 = coop_mat16x16<f32, C>();
     let k_end = min(dims.k, dims.k0 + K_SLICE_F16);
+    var staged = fetch(li, row0, col0, dims.k0, k_end);
     for (var kt = dims.k0; kt < k_end; kt += BK) {
-        stage_a(li, row0, kt, k_end);
-        stage_b(li, col0, kt, k_end);
+        // The last step's multiplications are done with ta and tb.
         workgroupBarrier();
+        put(li, staged);
+        workgroupBarrier();
+        // The next step's tiles load while this one multiplies (K < 2³⁰: no overflow).
+        if (kt + BK < k_end) {
+            staged = fetch(li, row0, col0, kt + BK, k_end);
+        }
         for (var kk = 0u; kk < BK; kk += 16u) {
             let a0 = coopLoadT<coop_mat16x16<f16, A>>(&ta[sr * AS + kk], AS);
             let a1 = coopLoadT<coop_mat16x16<f16, A>>(&ta[(sr + 16u) * AS + kk], AS);
@@ -98,7 +106,6 @@ fn matmul(
             c12 = coopMultiplyAdd(a1, b2, c12);
             c13 = coopMultiplyAdd(a1, b3, c13);
         }
-        workgroupBarrier();
     }
     write_tile(c00, sg, li, row0, col0);
     write_tile(c01, sg, li, row0, col0 + 16u);

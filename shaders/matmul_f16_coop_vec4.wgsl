@@ -1,7 +1,7 @@
 // The loader of matmul_f16_coop.wgsl where K and N are multiples of 8: A and B as vec4<u32>,
 // 8 halves (16 bytes) a load, each group of 8 within one row (rows start at multiples of 8
-// halves), staged whole or as zeros (k_end is a multiple of 8 too). Uses BK, AS, BS, ta and
-// tb from the body, which follows.
+// halves), loaded whole or as zeros (k_end is a multiple of 8 too). Uses AS, BS, ta and tb
+// from the body, which follows.
 
 @group(0) @binding(0) var<storage, read_write> a: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> b: array<vec4<u32>>;
@@ -37,34 +37,44 @@ fn put_b(at: u32, w: vec4<u32>) {
     tb[at + 7u] = v.y;
 }
 
-// Stages A[row0 .. row0 + 128][kt .. kt + BK] into ta; zeros past M and k_end.
-fn stage_a(li: u32, row0: u32, kt: u32, k_end: u32) {
+// One step's share of an invocation, in registers: 2 groups of 8 halves of A, 2 of B.
+struct Staged {
+    a: array<vec4<u32>, 2>,
+    b: array<vec4<u32>, 2>,
+}
+
+// Loads this invocation's groups of A[row0 .. row0 + 128][kt .. kt + BK] and
+// B[kt .. kt + BK][col0 .. col0 + 128]; zeros past M, N and k_end.
+fn fetch(li: u32, row0: u32, col0: u32, kt: u32, k_end: u32) -> Staged {
+    var s: Staged;
     for (var t = 0u; t < 2u; t++) {
         let p = li + 256u * t;
-        let r = p / 4u;
-        let cv = (p % 4u) * 8u;
-        let gr = row0 + r;
-        let gc = kt + cv;
+        let gr = row0 + p / 4u;
+        let gc = kt + (p % 4u) * 8u;
         var w = vec4<u32>(0u);
         if (gr < dims.m && gc < k_end) {
             w = a[(gr * dims.k + gc) >> 3u];
         }
-        put_a(r * AS + cv, w);
+        s.a[t] = w;
     }
-}
-
-// Stages B[kt .. kt + BK][col0 .. col0 + 128] into tb; zeros past k_end and N.
-fn stage_b(li: u32, col0: u32, kt: u32, k_end: u32) {
     for (var t = 0u; t < 2u; t++) {
         let p = li + 256u * t;
-        let r = p / 16u;
-        let cv = (p % 16u) * 8u;
-        let gr = kt + r;
-        let gc = col0 + cv;
+        let gr = kt + p / 16u;
+        let gc = col0 + (p % 16u) * 8u;
         var w = vec4<u32>(0u);
         if (gr < k_end && gc < dims.n) {
             w = b[(gr * dims.n + gc) >> 3u];
         }
-        put_b(r * BS + cv, w);
+        s.b[t] = w;
+    }
+    return s;
+}
+
+// Stores what `fetch` loaded into ta and tb.
+fn put(li: u32, s: Staged) {
+    for (var t = 0u; t < 2u; t++) {
+        let p = li + 256u * t;
+        put_a((p / 4u) * AS + (p % 4u) * 8u, s.a[t]);
+        put_b((p / 16u) * BS + (p % 16u) * 8u, s.b[t]);
     }
 }

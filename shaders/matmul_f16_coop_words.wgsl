@@ -1,6 +1,6 @@
 // The loader of matmul_f16_coop.wgsl for any K and N: A and B as packed u32 pairs of halves
-// (the lower half first), staged a pair at a time (a word where the pair lies in one row,
-// else half by half). Uses BK, AS, BS, ta and tb from the body, which follows.
+// (the lower half first), loaded a pair at a time (a word where the pair lies in one row,
+// else half by half). Uses AS, BS, ta and tb from the body, which follows.
 
 @group(0) @binding(0) var<storage, read_write> a: array<u32>;
 @group(0) @binding(1) var<storage, read_write> b: array<u32>;
@@ -18,14 +18,20 @@ fn half_b(i: u32) -> f16 {
     return pair(b[i >> 1u])[i & 1u];
 }
 
-// Stages A[row0 .. row0 + 128][kt .. kt + BK] into ta; zeros past M and k_end.
-fn stage_a(li: u32, row0: u32, kt: u32, k_end: u32) {
+// One step's share of an invocation, in registers: 8 pairs of A, 8 of B.
+struct Staged {
+    a: array<vec2<f16>, 8>,
+    b: array<vec2<f16>, 8>,
+}
+
+// Loads this invocation's pairs of A[row0 .. row0 + 128][kt .. kt + BK] and
+// B[kt .. kt + BK][col0 .. col0 + 128]; zeros past M, N and k_end.
+fn fetch(li: u32, row0: u32, col0: u32, kt: u32, k_end: u32) -> Staged {
+    var s: Staged;
     for (var t = 0u; t < 8u; t++) {
         let p = li + 256u * t;
-        let r = p / 16u;
-        let cp = (p % 16u) * 2u;
-        let gr = row0 + r;
-        let gc = kt + cp;
+        let gr = row0 + p / 16u;
+        let gc = kt + (p % 16u) * 2u;
         var v = vec2<f16>(0.0h);
         if (gr < dims.m) {
             let i = gr * dims.k + gc;
@@ -43,19 +49,12 @@ fn stage_a(li: u32, row0: u32, kt: u32, k_end: u32) {
                 }
             }
         }
-        ta[r * AS + cp] = v.x;
-        ta[r * AS + cp + 1u] = v.y;
+        s.a[t] = v;
     }
-}
-
-// Stages B[kt .. kt + BK][col0 .. col0 + 128] into tb; zeros past k_end and N.
-fn stage_b(li: u32, col0: u32, kt: u32, k_end: u32) {
     for (var t = 0u; t < 8u; t++) {
         let p = li + 256u * t;
-        let r = p / 64u;
-        let cp = (p % 64u) * 2u;
-        let gr = kt + r;
-        let gc = col0 + cp;
+        let gr = kt + p / 64u;
+        let gc = col0 + (p % 64u) * 2u;
         var v = vec2<f16>(0.0h);
         if (gr < k_end) {
             let i = gr * dims.n + gc;
@@ -73,8 +72,23 @@ fn stage_b(li: u32, col0: u32, kt: u32, k_end: u32) {
                 }
             }
         }
-        tb[r * BS + cp] = v.x;
-        tb[r * BS + cp + 1u] = v.y;
+        s.b[t] = v;
     }
+    return s;
 }
 
+// Stores what `fetch` loaded into ta and tb.
+fn put(li: u32, s: Staged) {
+    for (var t = 0u; t < 8u; t++) {
+        let p = li + 256u * t;
+        let at = (p / 16u) * AS + (p % 16u) * 2u;
+        ta[at] = s.a[t].x;
+        ta[at + 1u] = s.a[t].y;
+    }
+    for (var t = 0u; t < 8u; t++) {
+        let p = li + 256u * t;
+        let at = (p / 64u) * BS + (p % 64u) * 2u;
+        tb[at] = s.b[t].x;
+        tb[at + 1u] = s.b[t].y;
+    }
+}
