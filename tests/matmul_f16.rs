@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{random_bytes, Mk};
+use common::Mk;
 use vramkit::backend::Backend;
 use vramkit::kernels::{
     f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu, matmul_f16_kernel, matmul_typed, MatmulDims,
@@ -16,6 +16,7 @@ use vramkit::{AllocDesc, Context, ContextDesc, Error};
 gpu_tests!(
     every_f16_kernel_matches_the_cpu_on_many_shapes,
     large_values_and_long_k_stay_within_the_bound,
+    an_a_larger_than_one_binding_runs_in_bands,
     auto_picks_the_cooperative_kernel_where_the_adapter_has_one,
     bad_f16_input_is_a_typed_error,
 );
@@ -32,12 +33,17 @@ fn kernels<B: Backend>(ctx: &Context<B>) -> Vec<MatmulKernel> {
     v
 }
 
-/// Random f16 values in (−scale, scale), as bit patterns.
+/// Random f16 values in (−scale, scale), as bit patterns, from SplitMix64 (cheap enough for
+/// the 67-million-value band test in a debug build).
 fn random_f16(len: usize, seed: u64, scale: f32) -> Vec<u16> {
-    random_bytes(len * 4, seed)
-        .chunks_exact(4)
-        .map(|c| {
-            let u = (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) >> 8) as f32 / 16_777_216.0;
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let u = ((z ^ (z >> 31)) >> 40) as f32 / 16_777_216.0;
             f32_to_f16_bits((2.0 * u - 1.0) * scale)
         })
         .collect()
@@ -150,6 +156,18 @@ fn large_values_and_long_k_stay_within_the_bound<B: Backend>(mk: Mk<B>) {
             6,
             1.0,
         );
+    }
+}
+
+/// A of m×k halves just past the largest binding (or 2³¹ bytes, the f16 kernels' own limit):
+/// A and C go in bands of rows.
+fn an_a_larger_than_one_binding_runs_in_bands<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let max = ctx.backend().limits().max_binding_size.min(1 << 31);
+    let k = 4100u32;
+    let m = (max / (2 * u64::from(k)) + 70) as u32;
+    for kernel in kernels(&ctx) {
+        run(&ctx, MatmulDims { m, n: 1, k }, kernel, 99, 1.0);
     }
 }
 

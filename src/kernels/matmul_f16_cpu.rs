@@ -24,14 +24,16 @@ use super::MatmulDims;
 /// assert_eq!(f16_bits_to_f32(0x0001), 2f32.powi(-24));
 /// ```
 pub fn f16_bits_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1F);
-    let frac = f32::from(h & 0x3FF);
+    let sign = u32::from(h & 0x8000) << 16;
+    let exp = u32::from(h >> 10) & 0x1F;
+    let frac = u32::from(h & 0x3FF);
     match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 if frac == 0.0 => sign * f32::INFINITY,
+        // frac·2⁻²⁴, exact (frac < 2¹⁰).
+        0 => f32::from_bits(sign | (frac as f32 * f32::from_bits(0x3380_0000)).to_bits()),
+        31 if frac == 0 => f32::from_bits(sign | 0x7F80_0000),
         31 => f32::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
+        // Rebias the exponent (15 to 127) and widen the significand.
+        e => f32::from_bits(sign | (e + 112) << 23 | frac << 13),
     }
 }
 
@@ -45,30 +47,32 @@ pub fn f16_bits_to_f32(h: u16) -> f32 {
 /// assert_eq!(f32_to_f16_bits(1e6), 0x7C00);
 /// ```
 pub fn f32_to_f16_bits(x: f32) -> u16 {
-    let sign = ((x.to_bits() >> 16) & 0x8000) as u16;
-    if x.is_nan() {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let abs = bits & 0x7FFF_FFFF;
+    if abs > 0x7F80_0000 {
         return sign | 0x7E00;
     }
-    let a = f64::from(x.abs());
-    if a >= 65520.0 {
-        // Halfway between 65504 and 2¹⁶ and above: ties to even round to infinity.
+    if abs >= 0x477F_F000 {
+        // 65520 (halfway between 65504 and 2¹⁶) and above: ties to even give infinity.
         return sign | 0x7C00;
     }
-    // The f16 spacing at `a`: 2^(e−10) in the binade [2^e, 2^(e+1)), e ≥ −14, and 2⁻²⁴ among
-    // the subnormals. `a / ulp` is exact in f64; rounding it gives the f16 significand.
-    let e = if a < 2f64.powi(-14) {
-        -14
-    } else {
-        ((a.to_bits() >> 52) & 0x7FF) as i32 - 1023
-    };
-    let q = (a / 2f64.powi(e - 10)).round_ties_even() as u16;
-    sign | match q {
-        // A subnormal (or zero).
-        0..1024 => q,
-        // Rounded up into the next binade.
-        2048 => ((e + 16) as u16) << 10,
-        _ => ((e + 15) as u16) << 10 | (q - 1024),
+    if abs < 0x3880_0000 {
+        // Below 2⁻¹⁴: a multiple of 2⁻²⁴ in f16. Scaling by 2²⁴ is exact, and so is rounding
+        // the result (below 2¹⁰) to an integer; 1024 is the smallest normal's pattern.
+        let q = (f32::from_bits(abs) * 16_777_216.0).round_ties_even();
+        return sign | q as u16;
     }
+    // Normal: rebias the exponent (127 to 15) and round the significand from 23 bits to 10,
+    // ties to even; a carry out of the significand correctly bumps the exponent.
+    let h = ((abs >> 23) - 112) << 10 | (abs & 0x7F_FFFF) >> 13;
+    let rest = abs & 0x1FFF;
+    let h = if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
+        h + 1
+    } else {
+        h
+    };
+    sign | h as u16
 }
 
 /// The CPU twin of the f16 matmul: `C = A·B` on row-major matrices of f16 bit patterns, the
@@ -130,6 +134,26 @@ pub fn matmul_f16_bound(a: &[u16], b: &[u16], d: MatmulDims) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::{f16_bits_to_f32, f32_to_f16_bits};
+
+    /// Every finite pattern against the definition: (−1)ˢ·2^(e−15)·(1 + f/2¹⁰), subnormals
+    /// (−1)ˢ·2⁻²⁴·f; infinities and NaN by their patterns.
+    #[test]
+    fn every_f16_decodes_to_its_value() {
+        for h in 0..=u16::MAX {
+            let (e, f) = (i32::from((h >> 10) & 0x1F), f64::from(h & 0x3FF));
+            let magnitude = match e {
+                0 => f * 2f64.powi(-24),
+                31 if f == 0.0 => f64::INFINITY,
+                31 => {
+                    assert!(f16_bits_to_f32(h).is_nan(), "{h:#06x}");
+                    continue;
+                }
+                e => (1.0 + f / 1024.0) * 2f64.powi(e - 15),
+            };
+            let want = if h >> 15 == 1 { -magnitude } else { magnitude };
+            assert_eq!(f64::from(f16_bits_to_f32(h)), want, "{h:#06x}");
+        }
+    }
 
     #[test]
     fn every_f16_round_trips_through_f32() {
