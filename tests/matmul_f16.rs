@@ -311,6 +311,20 @@ fn bad_f16_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
             Err(Error::InvalidParameter { .. })
         ));
     }
+    // A caller's kernel may not use cooperative matrices (bounds checks miss their tiles):
+    // vramkit's own one, dispatched by a caller, is compiled checked and refused.
+    if ctx.adapter_info().api != "CUDA" {
+        let params = [4u32, 4, 8, 0];
+        assert!(matches!(
+            ctx.dispatch(
+                &vramkit::shaders::MATMUL_F16_COOP,
+                &[h, g, o],
+                bytemuck::cast_slice(&params),
+                [1, 1, 1]
+            ),
+            Err(Error::Unsupported { .. })
+        ));
+    }
     // The cooperative kernel multiplies f16 only.
     assert!(matches!(
         matmul_typed(

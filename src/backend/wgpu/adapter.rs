@@ -113,9 +113,13 @@ pub(super) fn open() -> Result<(
             // was written for), uniform control flow around every cooperative operation, and
             // workgroup-memory pointers 16-byte aligned with 16-byte-multiple strides. No
             // other kernel's SPIR-V changes (naga adds the capability only to modules that use
-            // cooperative types), and callers cannot reach the feature with their own kernels:
-            // `Context::dispatch` compiles with bounds checks, and the tests run the kernel
-            // against the f64 twin on the device that enables it.
+            // cooperative types), and callers' kernels cannot use the feature: the backend
+            // refuses any kernel that enables `wgpu_cooperative_matrix` unless it is one of
+            // vramkit's guarded ones (`kernel::compile`; naga's bounds checks would not cover
+            // a whole tile). The tests run the kernel against the f64 twin on the device that
+            // enables it. Code that takes the wgpu device (`WgpuBackend::device`) and builds
+            // its own cooperative kernels is on wgpu's terms; VRAMKIT_NO_COOPERATIVE_MATRIX=1
+            // opens the device without the feature.
             unsafe { wgpu::ExperimentalFeatures::enabled() }
         },
         ..Default::default()
