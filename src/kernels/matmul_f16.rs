@@ -15,7 +15,10 @@
 //!    f16×f16→f32 cooperative matrices (tensor cores) through wgpu's experimental
 //!    `EXPERIMENTAL_COOPERATIVE_MATRIX`, where the adapter lists that configuration with
 //!    subgroups of exactly 32 (NVIDIA through Vulkan); 128×128 blocks of C per workgroup, tiles
-//!    of A and B staged in workgroup memory as f16, zero-padded at the edges.
+//!    of A and B staged in workgroup memory as f16, zero-padded at the edges, the next step's
+//!    loaded into registers while this one multiplies; 16-byte loads where K and N are
+//!    multiples of 8 (`MATMUL_F16_COOP_VEC4`), u32 pairs otherwise. Callers' own kernels may
+//!    not use cooperative matrices (bounds checks do not cover their tiles).
 //! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
 //!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
 //!    matrices): the halves read as packed u32 pairs with `unpack2x16float`, so it needs no
@@ -26,7 +29,7 @@
 //! against the buffers, and no index passes 2³¹ (bands keep each binding under 2³¹ bytes). As
 //! the f32 matmul, large A and C go in bands of rows and K in slices of 32,768 (a launch per
 //! slice adds to C). The CPU twin and the error bound the tests hold the kernels to are in
-//! [`matmul_f16_cpu`](super::matmul_f16_cpu).
+//! [`matmul_f16_cpu`](mod@super::matmul_f16_cpu).
 
 use crate::backend::{Backend, SubmissionIndex};
 use crate::error::{Error, Result};

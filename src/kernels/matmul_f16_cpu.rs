@@ -110,7 +110,7 @@ pub fn matmul_f16_cpu(a: &[u16], b: &[u16], d: MatmulDims) -> Vec<f32> {
 }
 
 /// The bound a device f16 matmul (f32 accumulation) keeps to, per element of C:
-/// K·2⁻²²·Σₚ|A[i][p]·B[p][j]| (see the [module docs](self): valid for K ≤ 2²²).
+/// K·2⁻²²·Σₚ|A\[i\]\[p\]·B\[p\]\[j\]| (see the [module docs](self): valid for K ≤ 2²²).
 pub fn matmul_f16_bound(a: &[u16], b: &[u16], d: MatmulDims) -> Vec<f64> {
     let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
     let abs = |h: u16| f64::from(f16_bits_to_f32(h)).abs();

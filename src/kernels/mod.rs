@@ -6,7 +6,7 @@ mod elementwise;
 pub mod image;
 pub mod image_cpu;
 mod matmul;
-mod matmul_f16;
+pub mod matmul_f16;
 pub mod matmul_f16_cpu;
 #[cfg(test)]
 pub(crate) mod params_layout;
