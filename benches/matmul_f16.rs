@@ -2,7 +2,8 @@
 //! f32 C), square sizes, operands resident: on the wgpu adapter the cooperative-matrix kernel
 //! (where the adapter lists 16×16×16 f16→f32) and the packed-u32 fallback; with
 //! `--features cuda`, on CUDA device 0 cuBLAS `cublasGemmEx` through vramkit and the NVRTC
-//! twin of the fallback. The PyTorch fp16 figure to compare with comes from
+//! twin of the fallback, and `cublasGemmEx` called directly with an f16 C (PyTorch's fp16
+//! path) and an f32 C. The PyTorch fp16 figure to compare with comes from
 //! benches/reference/matmul_torch.py on the same GPU.
 //!
 //! `VRAMKIT_MATMUL_F16_SIZES=4096,8192` (the default; 1024 with `VRAMKIT_BENCH_QUICK=1`),
@@ -143,10 +144,83 @@ fn bench(c: &mut Criterion) {
     #[cfg(feature = "cuda")]
     if backends.iter().any(|b| b == "cuda") {
         match Context::cuda(0, ContextDesc::default()) {
-            Ok(ctx) => run(c, &ctx, "cuda"),
+            Ok(ctx) => {
+                run(c, &ctx, "cuda");
+                if ctx.backend().has_cublas() {
+                    cublas_direct(c);
+                }
+            }
             Err(e) => eprintln!("skipping the CUDA f16 matmul: {e}"),
         }
     }
+}
+
+/// `cublasGemmEx` called directly on raw buffers, f16 A and B, `CUBLAS_COMPUTE_32F`, with an
+/// f16 C (PyTorch's fp16 `mm`) and with an f32 C (what vramkit's vendor path computes): how
+/// much of a gap to PyTorch is vramkit's and how much the wider C's.
+#[cfg(feature = "cuda")]
+fn cublas_direct(c: &mut Criterion) {
+    use vramkit::backend::cuda::cudarc::cublas::{result as blas, sys};
+    use vramkit::backend::cuda::cudarc::driver::result as cu;
+    let mut g = c.benchmark_group("matmul_f16_cublas_direct");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(if common::quick() { 1 } else { 5 }));
+    let handle = blas::create_handle().expect("cublasCreate");
+    for n in sizes() {
+        let len = n as usize * n as usize;
+        // SAFETY: plain device allocations, freed below; their contents do not matter for the
+        // timing (cuBLAS reads whatever is there).
+        let [ra, rb, rc] = [2, 2, 4].map(|e| unsafe { cu::malloc_sync(len * e) }.expect("alloc"));
+        g.throughput(Throughput::Elements(2 * u64::from(n).pow(3)));
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let ni = n as i32;
+        for (name, c_type) in [
+            ("f16_out", sys::cudaDataType::CUDA_R_16F),
+            ("f32_out", sys::cudaDataType::CUDA_R_32F),
+        ] {
+            g.bench_with_input(BenchmarkId::new(name, n), &n, |bch, _| {
+                bch.iter(|| {
+                    // SAFETY: the buffers hold n×n values of their types (C's buffer fits f32);
+                    // alpha and beta are f32 as CUBLAS_COMPUTE_32F asks; the context is
+                    // synchronised before the next call.
+                    unsafe {
+                        blas::gemm_ex(
+                            handle,
+                            sys::cublasOperation_t::CUBLAS_OP_N,
+                            sys::cublasOperation_t::CUBLAS_OP_N,
+                            ni,
+                            ni,
+                            ni,
+                            (&alpha as *const f32).cast(),
+                            rb as *const std::ffi::c_void,
+                            sys::cudaDataType::CUDA_R_16F,
+                            ni,
+                            ra as *const std::ffi::c_void,
+                            sys::cudaDataType::CUDA_R_16F,
+                            ni,
+                            (&beta as *const f32).cast(),
+                            rc as *mut std::ffi::c_void,
+                            c_type,
+                            ni,
+                            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                            sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+                        )
+                        .expect("gemm_ex");
+                    }
+                    cu::ctx::synchronize().expect("sync");
+                })
+            });
+        }
+        // SAFETY: no work pending; each freed once.
+        unsafe {
+            for p in [ra, rb, rc] {
+                cu::free_sync(p).expect("free");
+            }
+        }
+    }
+    // SAFETY: made above, no work pending.
+    unsafe { blas::destroy_handle(handle) }.expect("destroy");
+    g.finish();
 }
 
 criterion_group!(benches, bench);
