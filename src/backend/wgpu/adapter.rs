@@ -111,8 +111,11 @@ pub(super) fn open() -> Result<(
             // checked every size, with the 16×16×16 f16×f16→f32 subgroup-scope configuration
             // the driver lists, a subgroup size of exactly 32 (its subgroups are the ones it
             // was written for), uniform control flow around every cooperative operation, and
-            // workgroup-memory pointers 16-byte aligned with 16-byte-multiple strides. No
-            // other kernel's SPIR-V changes (naga adds the capability only to modules that use
+            // workgroup-memory pointers 16-byte aligned with 16-byte-multiple strides; none of
+            // its indices depends on data it loads, so a wgpu or driver bug in the experimental
+            // path (e.g. workgroup-memory ordering under the Vulkan memory model, which naga
+            // switches such modules to) could give wrong values, which the tests would catch,
+            // but not an access outside its bindings. No other kernel's SPIR-V changes (naga adds the capability only to modules that use
             // cooperative types), and callers' kernels cannot use the feature: the backend
             // refuses any kernel that enables `wgpu_cooperative_matrix` unless it is one of
             // vramkit's guarded ones (`kernel::compile`; naga's bounds checks would not cover
