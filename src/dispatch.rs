@@ -166,6 +166,21 @@ impl<B: Backend> Context<B> {
         })
     }
 
+    /// Records `C = A·B` on f16 `A` and `B` into an f32 `C` with the backend's vendor BLAS
+    /// (cuBLAS on CUDA); `dims` = `[m, n, k]`. The bindings are checked as for a kernel.
+    pub(crate) fn vendor_matmul_f16(
+        &self,
+        bindings: &[Binding; 3],
+        dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        self.with_ranges(bindings, |ranges| {
+            // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
+            // checked that they hold the matrices `dims` describe (2 bytes per f16 value) and
+            // that C overlaps neither A nor B.
+            unsafe { self.backend.vendor_matmul_f16(ranges, dims) }
+        })
+    }
+
     /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
     /// and marks the allocations as used by the submission it returns.
     fn with_ranges(

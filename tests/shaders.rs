@@ -31,6 +31,7 @@ fn every_kernel_validates() {
     for k in vramkit::shaders::ALL
         .iter()
         .chain(vramkit::shaders::TEXTURE_KERNELS)
+        .chain(vramkit::shaders::FEATURE_KERNELS)
     {
         let module = match naga::front::wgsl::parse_str(k.wgsl()) {
             Ok(m) => m,
@@ -79,8 +80,9 @@ fn every_shader_file_is_used() {
             vramkit::shaders::ALL
                 .iter()
                 .chain(vramkit::shaders::TEXTURE_KERNELS)
+                .chain(vramkit::shaders::FEATURE_KERNELS)
                 .any(|k| k.wgsl().contains(src.as_str())),
-            "{path} is in no kernel of vramkit::shaders::ALL or TEXTURE_KERNELS"
+            "{path} is in no kernel of vramkit::shaders::ALL, TEXTURE_KERNELS or FEATURE_KERNELS"
         );
     }
     let mut twins = Vec::new();
@@ -94,6 +96,41 @@ fn every_shader_file_is_used() {
             "{path} is in no CUDA twin of vramkit::shaders::ALL"
         );
     }
+}
+
+/// The cooperative f16 matmul validates with exactly the capabilities the wgpu backend enables
+/// for it (not all of naga's), and naga writes it as SPIR-V, as wgpu does on Vulkan: the
+/// cooperative matrix types, loads, stores and multiply-adds all pass naga's SPIR-V backend.
+#[test]
+fn the_cooperative_matmul_validates_with_its_features_and_writes_spirv() {
+    for k in vramkit::shaders::FEATURE_KERNELS {
+        cooperative_kernel_validates_and_writes_spirv(k);
+    }
+}
+
+fn cooperative_kernel_validates_and_writes_spirv(k: &vramkit::backend::KernelSource) {
+    let module = naga::front::wgsl::parse_str(k.wgsl())
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(k.wgsl())));
+    // SHADER_FLOAT16_IN_FLOAT32 (unpack2x16float) comes with every Vulkan device.
+    let base = Capabilities::SHADER_FLOAT16
+        | Capabilities::SUBGROUP
+        | Capabilities::SHADER_FLOAT16_IN_FLOAT32;
+    let caps = base | Capabilities::COOPERATIVE_MATRIX;
+    let info = Validator::new(ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(k.wgsl())));
+    // Without cooperative matrices it is refused (so the feature is really what it needs).
+    assert!(Validator::new(ValidationFlags::all(), base)
+        .validate(&module)
+        .is_err());
+    let options = naga::back::spv::Options {
+        lang_version: (1, 6),
+        capabilities: None,
+        ..Default::default()
+    };
+    let words = naga::back::spv::write_vec(&module, &info, &options, None)
+        .unwrap_or_else(|e| panic!("SPIR-V: {e}"));
+    assert_eq!(words[0], 0x0723_0203, "SPIR-V magic");
 }
 
 /// The CUDA backend launches `entry` with one pointer per storage binding, then the params

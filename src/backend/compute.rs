@@ -171,6 +171,32 @@ pub unsafe trait Compute: Storage {
         })
     }
 
+    /// Records `C = A·B` with the vendor's BLAS on row-major matrices whose `A` and `B` hold
+    /// IEEE binary16 values (`dims` = `[m, n, k]`), accumulated in f32 into an f32 `C`. The
+    /// bindings are `A`, `B`, `C`.
+    ///
+    /// # Safety
+    /// As [`vendor_matmul`](Compute::vendor_matmul), with `A` holding at least `m·k` f16
+    /// values and `B` `k·n` (2 bytes each), `C` `m·n` f32 values.
+    unsafe fn vendor_matmul_f16(
+        &self,
+        _bindings: &[BlockRange<'_, Self::Block>],
+        _dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        Err(Error::Unsupported {
+            what: "vendor f16 matmul".into(),
+            reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
+        })
+    }
+
+    /// The cooperative-matrix (tensor core) configurations the device was opened with: those
+    /// the adapter reports (`wgpu::Adapter::cooperative_matrix_properties`) where the wgpu
+    /// backend enabled `EXPERIMENTAL_COOPERATIVE_MATRIX`, none elsewhere. Kernels that use
+    /// them (the f16 matmul's cooperative variant) run only when a matching one is listed.
+    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+        &[]
+    }
+
     /// Records a kernel launch whose bindings include textures: `bindings[i]` is binding `i`
     /// of group 0 (a buffer range, a texture's mip level bound as the entry point declares it,
     /// sampled or stored, or a linear clamp-to-edge sampler), `params` (if not empty) a

@@ -80,6 +80,9 @@ pub enum MatmulKernel {
     Tiled,
     /// [`Tiled`](Self::Tiled) with the given configuration (for sweeps).
     TiledWith(TiledConfig),
+    /// Cooperative matrices (tensor cores), for [`MatmulDtype::F16`](super::MatmulDtype) on
+    /// adapters that list 16×16×16 f16→f32 ones; [`Error::Unsupported`] for f32 and elsewhere.
+    Cooperative,
 }
 
 /// Tile choices of the [`Tiled`](MatmulKernel::Tiled) kernel, override constants of one module
@@ -269,6 +272,14 @@ pub fn matmul_with<B: Backend>(
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
         MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
+        MatmulKernel::Cooperative => {
+            return Err(Error::Unsupported {
+                what: "cooperative-matrix matmul on f32".into(),
+                reason: "the cooperative kernel multiplies f16 matrices: use matmul_typed \
+                         with MatmulDtype::F16, or another kernel for f32"
+                    .into(),
+            })
+        }
         other => other,
     };
     if let MatmulKernel::TiledWith(TiledConfig { bk, .. }) = kernel {

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use cudarc::cublas::{result as blas, sys};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::BlockRange;
+use crate::backend::{BlockRange, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -99,6 +99,90 @@ impl Blas {
             message: format!("cublasSgemm failed: {e:?}"),
         })
     }
+}
+
+impl Blas {
+    /// Row-major `C = A·B` with f16 `A` and `B` and an f32 `C`, accumulated in f32
+    /// (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`: tensor cores on GPUs that have them); in
+    /// column-major terms `Cᵀ = Bᵀ·Aᵀ`, as [`sgemm`](Self::sgemm).
+    pub(super) fn gemm_f16(
+        &self,
+        backend: &CudaBackend,
+        b: &[BlockRange<'_, CudaBlock>],
+        [m, n, k]: [u32; 3],
+    ) -> Result<()> {
+        let [a, bm, c] = b else {
+            return Err(Error::ShapeMismatch {
+                expected: "three bindings: A, B, C".into(),
+                actual: format!("{} bindings", b.len()),
+            });
+        };
+        let int = |v: u32| {
+            i32::try_from(v).map_err(|_| Error::InvalidParameter {
+                name: "matmul dimension",
+                value: v.to_string(),
+                reason: "cuBLAS takes dimensions below 2^31",
+            })
+        };
+        let (m, n, k) = (int(m)?, int(n)?, int(k)?);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let ptr = |r: &BlockRange<'_, CudaBlock>| (r.block.ptr + r.offset) as *mut std::ffi::c_void;
+        backend.device.bind()?;
+        let handle = lock(&self.0);
+        let f16 = sys::cudaDataType::CUDA_R_16F;
+        // SAFETY: the ranges were checked to hold m×k and k×n f16 values and m×n floats; alpha
+        // and beta are f32 as CUBLAS_COMPUTE_32F asks; the handle runs on the backend's stream,
+        // so the product is ordered with the rest of the recorded work.
+        unsafe {
+            blas::gemm_ex(
+                *handle,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                (&alpha as *const f32).cast(),
+                ptr(bm),
+                f16,
+                n,
+                ptr(a),
+                f16,
+                k,
+                (&beta as *const f32).cast(),
+                ptr(c),
+                sys::cudaDataType::CUDA_R_32F,
+                n,
+                sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+            )
+        }
+        .map_err(|e| Error::Backend {
+            message: format!("cublasGemmEx (f16) failed: {e:?}"),
+        })
+    }
+}
+
+/// Records `C = A·B` on cuBLAS (f32 A and B, or f16 ones with `f16`) in the backend's order.
+pub(super) fn record(
+    backend: &CudaBackend,
+    bindings: &[BlockRange<'_, CudaBlock>],
+    dims: [u32; 3],
+    f16: bool,
+) -> Result<SubmissionIndex> {
+    backend.enter()?;
+    let blas = backend.blas().ok_or_else(|| Error::Unsupported {
+        what: "cuBLAS matmul".into(),
+        reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
+    })?;
+    for b in bindings {
+        backend.prefetch(b.block, b.offset, b.size, false)?;
+    }
+    if f16 {
+        blas.gemm_f16(backend, bindings, dims)?;
+    } else {
+        blas.sgemm(backend, bindings, dims)?;
+    }
+    Ok(lock(&backend.subs).record())
 }
 
 impl Drop for Blas {

@@ -505,15 +505,14 @@ unsafe impl Compute for CudaBackend {
         bindings: &[BlockRange<'_, CudaBlock>],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        let blas = self.blas().ok_or_else(|| Error::Unsupported {
-            what: "cuBLAS matmul".into(),
-            reason: "cuBLAS (libcublas.so) was not found; use MatmulKernel::Tiled".into(),
-        })?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        blas.sgemm(self, bindings, dims)?;
-        Ok(lock(&self.subs).record())
+        blas::record(self, bindings, dims, false)
+    }
+
+    unsafe fn vendor_matmul_f16(
+        &self,
+        bindings: &[BlockRange<'_, CudaBlock>],
+        dims: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        blas::record(self, bindings, dims, true)
     }
 }

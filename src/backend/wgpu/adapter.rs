@@ -3,11 +3,22 @@
 //! `WGPU_BACKEND` (e.g. `vulkan`) restricts the APIs tried, `WGPU_ADAPTER_NAME` picks an adapter
 //! by a part of its name (e.g. `llvmpipe`), `WGPU_POWER_PREF` chooses between several. The chosen
 //! adapter is checked against the asked-for backend: wgpu would otherwise fall back silently.
+//!
+//! Where the adapter lists a 16×16×16 f16×f16→f32 cooperative matrix (NVIDIA's tensor cores
+//! through `VK_KHR_cooperative_matrix`), the device is opened with wgpu's experimental
+//! `EXPERIMENTAL_COOPERATIVE_MATRIX` (plus `SHADER_F16` and `SUBGROUP`) for the f16 matmul; see
+//! the safety argument in [`open`].
 
 use crate::error::{Error, Result};
 
 /// Opens the adapter and device named by the environment (or the default one).
-pub(super) fn open() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+#[allow(clippy::type_complexity)]
+pub(super) fn open() -> Result<(
+    wgpu::Adapter,
+    wgpu::Device,
+    wgpu::Queue,
+    Vec<wgpu::CooperativeMatrixProperties>,
+)> {
     let wanted = wgpu::Backends::from_env();
     let backends = wanted.unwrap_or(wgpu::Backends::all());
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
@@ -78,19 +89,80 @@ pub(super) fn open() -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
         info.driver_info
     );
 
-    let required_features = adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
+    let mut required_features = adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
+    let coop = cooperative_f16(&adapter);
+    if !coop.is_empty() {
+        required_features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+            | wgpu::Features::SHADER_F16
+            | wgpu::Features::SUBGROUP;
+    }
     let desc = wgpu::DeviceDescriptor {
         label: Some("vramkit"),
         required_features,
         required_limits: adapter.limits(),
         memory_hints: wgpu::MemoryHints::Performance,
+        experimental_features: if coop.is_empty() {
+            wgpu::ExperimentalFeatures::disabled()
+        } else {
+            // SAFETY: the token is wgpu's way of saying that its experimental features may
+            // have bugs that safe calls reach. Only EXPERIMENTAL_COOPERATIVE_MATRIX is asked
+            // for, and only one kernel uses it: vramkit's own f16 matmul (shaders/
+            // matmul_f16_coop.wgsl), launched solely by `kernels::matmul_typed` after it has
+            // checked every size, with the 16×16×16 f16×f16→f32 subgroup-scope configuration
+            // the driver lists, a subgroup size of exactly 32 (its subgroups are the ones it
+            // was written for), uniform control flow around every cooperative operation, and
+            // workgroup-memory pointers 16-byte aligned with 16-byte-multiple strides; none of
+            // its indices depends on data it loads, so a wgpu or driver bug in the experimental
+            // path (e.g. workgroup-memory ordering under the Vulkan memory model, which naga
+            // switches such modules to) could give wrong values, which the tests would catch,
+            // but not an access outside its bindings. No other kernel's SPIR-V changes (naga adds the capability only to modules that use
+            // cooperative types), and callers' kernels cannot use the feature: the backend
+            // refuses any kernel that enables `wgpu_cooperative_matrix` unless it is one of
+            // vramkit's guarded ones (`kernel::compile`; naga's bounds checks would not cover
+            // a whole tile). The tests run the kernel against the f64 twin on the device that
+            // enables it. Code that takes the wgpu device (`WgpuBackend::device`) and builds
+            // its own cooperative kernels is on wgpu's terms; VRAMKIT_NO_COOPERATIVE_MATRIX=1
+            // opens the device without the feature.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        },
         ..Default::default()
     };
     let (device, queue) =
         pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::NoAdapter {
             reason: format!("adapter `{}` refused to open a device: {e}", info.name),
         })?;
-    Ok((adapter, device, queue))
+    if !coop.is_empty() {
+        log::info!("vramkit: cooperative matrices enabled for f16 matmul: {coop:?}");
+    }
+    Ok((adapter, device, queue, coop))
+}
+
+/// The cooperative-matrix configurations vramkit's f16 matmul can use on `adapter`: 16×16×16,
+/// f16 A and B, f32 C, where the adapter offers `EXPERIMENTAL_COOPERATIVE_MATRIX`,
+/// `SHADER_F16` and `SUBGROUP` and its subgroups are exactly 32 wide; empty otherwise (lavapipe
+/// has none), or when `VRAMKIT_NO_COOPERATIVE_MATRIX=1` asks for the device without them.
+fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProperties> {
+    let needed = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP;
+    let info = adapter.get_info();
+    if !adapter.features().contains(needed)
+        || info.subgroup_min_size != 32
+        || info.subgroup_max_size != 32
+        || std::env::var("VRAMKIT_NO_COOPERATIVE_MATRIX").is_ok_and(|v| v == "1")
+    {
+        return Vec::new();
+    }
+    let all = adapter.cooperative_matrix_properties();
+    log::info!("vramkit: the adapter's cooperative matrices: {all:?}");
+    all.into_iter().filter(is_f16_16x16).collect()
+}
+
+/// Whether `p` is the configuration of shaders/matmul_f16_coop.wgsl.
+fn is_f16_16x16(p: &wgpu::CooperativeMatrixProperties) -> bool {
+    (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+        && p.ab_type == wgpu::CooperativeScalarType::F16
+        && p.cr_type == wgpu::CooperativeScalarType::F32
 }
 
 /// The words vramkit uses for a wgpu device type.

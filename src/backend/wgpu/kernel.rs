@@ -25,6 +25,19 @@ pub(super) fn compile(
         "vramkit: building pipeline `{}` {constants:?}",
         source.label()
     );
+    // naga's bounds checks cover a cooperative load's or store's first element, not its whole
+    // tile: a caller's kernel could reach past its bindings through one. Only vramkit's own
+    // guarded kernels, whose launchers check every tile, may use cooperative matrices (naga
+    // accepts `coop_mat` types only after `enable wgpu_cooperative_matrix;`).
+    if !source.is_guarded() && source.wgsl().contains("wgpu_cooperative_matrix") {
+        return Err(Error::Unsupported {
+            what: format!("cooperative matrices in kernel `{}`", source.label()),
+            reason: "runtime bounds checks do not cover cooperative loads and stores, so \
+                     kernels run by Context::dispatch may not use them; kernels::matmul_typed \
+                     runs vramkit's own"
+                .into(),
+        });
+    }
     let guarded = source.is_guarded();
     let wgsl = if guarded {
         guarded_wgsl(source.wgsl()).into()

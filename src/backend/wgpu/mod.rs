@@ -48,6 +48,8 @@ pub struct WgpuBackend {
     copy_kernel: OnceLock<WgpuKernel>,
     /// The linear clamp-to-edge sampler of texture kernels, made on first use.
     sampler: OnceLock<wgpu::Sampler>,
+    /// The cooperative-matrix configurations the device was opened with (see `adapter`).
+    cooperative: Vec<wgpu::CooperativeMatrixProperties>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -70,7 +72,7 @@ impl WgpuBackend {
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter (driver) is present or none matches the environment.
     pub fn new() -> Result<Self> {
-        let (adapter, device, queue) = adapter::open()?;
+        let (adapter, device, queue, cooperative) = adapter::open()?;
         let l = device.limits();
         let limits = BackendLimits {
             max_block_size: l.max_buffer_size,
@@ -119,6 +121,7 @@ impl WgpuBackend {
             uncaptured,
             copy_kernel: OnceLock::new(),
             sampler: OnceLock::new(),
+            cooperative,
         })
     }
 
@@ -130,6 +133,11 @@ impl WgpuBackend {
     /// The wgpu queue.
     pub fn queue(&self) -> &wgpu::Queue {
         &self.queue
+    }
+
+    /// The wgpu adapter (its features, limits and cooperative-matrix configurations).
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
     }
 
     /// The wgpu adapter's own description.
@@ -519,6 +527,10 @@ unsafe impl Compute for WgpuBackend {
         }
         let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
         self.launch(kernel, &bind_group, workgroups)
+    }
+
+    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+        &self.cooperative
     }
 
     unsafe fn dispatch_textures(

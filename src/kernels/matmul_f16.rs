@@ -1,0 +1,349 @@
+//! `C = A·B` with a choice of element type: [`MatmulDtype::F16`] multiplies IEEE binary16
+//! matrices, accumulating in f32 into an f32 C (mixed precision).
+//!
+//! # Design
+//! A and B hold f16 values (2 bytes each, row-major, any M, N, K); C holds f32. C stays f32
+//! because the accumulation is f32: rounding C to f16 would keep 11 of its 24 bits and
+//! overflow past 65504, and a caller who wants f16 can convert. Sizes are checked with 2 bytes
+//! per element of A and B ([`MatmulDtype::size`]); buffers whose byte size is odd are bound to
+//! their last whole 4-byte word, as every binding is.
+//!
+//! Three kernels, chosen by [`MatmulKernel::Auto`] in this order:
+//! 1. [`Vendor`](MatmulKernel::Vendor): cuBLAS `cublasGemmEx` (f16 inputs, f32 output,
+//!    `CUBLAS_COMPUTE_32F`) on the CUDA backend where cuBLAS loads.
+//! 2. [`Cooperative`](MatmulKernel::Cooperative): shaders/matmul_f16_coop.wgsl, 16×16×16
+//!    f16×f16→f32 cooperative matrices (tensor cores) through wgpu's experimental
+//!    `EXPERIMENTAL_COOPERATIVE_MATRIX`, where the adapter lists that configuration with
+//!    subgroups of exactly 32 (NVIDIA through Vulkan); 128×128 blocks of C per workgroup, tiles
+//!    of A and B staged in workgroup memory as f16, zero-padded at the edges, the next step's
+//!    loaded into registers while this one multiplies; 16-byte loads where K and N are
+//!    multiples of 8 (`MATMUL_F16_COOP_VEC4`), u32 pairs otherwise. Callers' own kernels may
+//!    not use cooperative matrices (bounds checks do not cover their tiles).
+//! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
+//!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
+//!    matrices): the halves read as packed u32 pairs with `unpack2x16float`, so it needs no
+//!    `SHADER_F16`, f32 math, 8×8 of C per invocation; its CUDA twin runs on CUDA.
+//!
+//! [`matmul_f16_kernel`] tells which one runs. Both WGSL kernels run without runtime bounds
+//! checks: every global access is guarded by the dimensions, which [`matmul_typed`] checks
+//! against the buffers, and no index passes 2³¹ (bands keep each binding under 2³¹ bytes). As
+//! the f32 matmul, large A and C go in bands of rows and K in slices of 32,768 (a launch per
+//! slice adds to C). The CPU twin and the error bound the tests hold the kernels to are in
+//! [`matmul_f16_cpu`](mod@super::matmul_f16_cpu).
+
+use crate::backend::{Backend, SubmissionIndex};
+use crate::error::{Error, Result};
+use crate::{shaders, Binding, BufferHandle, Context};
+
+use super::{matmul_with, MatmulDims, MatmulKernel};
+
+/// The element type of A and B in [`matmul_typed`]; C is f32 for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum MatmulDtype {
+    /// f32 A, B and C: [`matmul_with`].
+    #[default]
+    F32,
+    /// IEEE binary16 A and B (stored as their 16-bit patterns, row-major), f32 accumulation,
+    /// f32 C.
+    F16,
+}
+
+impl MatmulDtype {
+    /// Bytes per element of A and B: 4 or 2 (C holds 4-byte f32 values either way).
+    pub const fn size(self) -> u64 {
+        match self {
+            Self::F32 => 4,
+            Self::F16 => 2,
+        }
+    }
+
+    /// Bytes of a `rows × cols` matrix of this type (the size to allocate for A or B), `None`
+    /// past 2⁶⁴. With [`Context::max_batch`] it answers how many matrices of f16 fit:
+    ///
+    /// ```
+    /// use vramkit::kernels::MatmulDtype;
+    /// let desc = vramkit::ContextDesc { budget: Some(264 << 20), ..Default::default() };
+    /// let ctx = vramkit::Context::host(desc);
+    /// let f16 = MatmulDtype::F16.bytes(4096, 4096).unwrap(); // 32 MiB
+    /// let f32 = MatmulDtype::F32.bytes(4096, 4096).unwrap(); // 64 MiB
+    /// // 256 MiB after the two 4 MiB staging buffers of a first transfer:
+    /// assert_eq!(ctx.max_batch(f16)?, 8);
+    /// assert_eq!(ctx.max_batch(f32)?, 4);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn bytes(self, rows: u64, cols: u64) -> Option<u64> {
+        rows.checked_mul(cols)?.checked_mul(self.size())
+    }
+}
+
+/// Params of the f16 kernels, one launch: the twin of `MatmulF16Params` in
+/// shaders/params/matmul_f16.wgsl and shaders/cuda/params/matmul_f16.cuh (a unit test checks
+/// the layouts against naga's).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+struct MatmulF16Params {
+    /// Rows of A and C in this band.
+    m: u32,
+    /// Columns of B and C.
+    n: u32,
+    /// Columns of A, rows of B.
+    k: u32,
+    /// This launch covers `k0 .. min(k0 + K_SLICE, k)` and adds to C unless `k0` is 0.
+    k0: u32,
+}
+
+/// K per launch (`K_SLICE_F16` in the kernels' sources).
+const K_SLICE: u32 = 32768;
+
+/// Rows per band are a multiple of this: the cooperative kernel's block height, and enough to
+/// keep every band's byte offset in A (2·K bytes a row) a multiple of 256.
+const BAND_ROWS: u64 = 128;
+
+/// Largest binding the f16 kernels use, so that their u32 indices stay below 2³¹.
+const MAX_BINDING: u64 = 1 << 31;
+
+/// Whether the backend lists the cooperative-matrix configuration of the cooperative kernel.
+fn has_cooperative<B: Backend>(ctx: &Context<B>) -> bool {
+    ctx.backend().cooperative_matrices().iter().any(|p| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && p.ab_type == wgpu::CooperativeScalarType::F16
+            && p.cr_type == wgpu::CooperativeScalarType::F32
+    })
+}
+
+/// The kernel [`matmul_typed`] runs for [`MatmulDtype::F16`] when asked for `kernel`:
+/// [`MatmulKernel::Auto`] resolved (see the [module docs](self)), [`Register`] as [`Tiled`]
+/// (one fallback kernel).
+///
+/// # Errors
+/// [`Error::Unsupported`] for [`Vendor`] without a vendor BLAS, [`Cooperative`] where the
+/// adapter lists no 16×16×16 f16→f32 cooperative matrix.
+///
+/// [`Register`]: MatmulKernel::Register
+/// [`Tiled`]: MatmulKernel::Tiled
+/// [`Vendor`]: MatmulKernel::Vendor
+/// [`Cooperative`]: MatmulKernel::Cooperative
+pub fn matmul_f16_kernel<B: Backend>(
+    ctx: &Context<B>,
+    kernel: MatmulKernel,
+) -> Result<MatmulKernel> {
+    let vendor = ctx.backend().has_vendor_matmul();
+    let coop = has_cooperative(ctx);
+    Ok(match kernel {
+        MatmulKernel::Auto if vendor => MatmulKernel::Vendor,
+        MatmulKernel::Auto if coop => MatmulKernel::Cooperative,
+        MatmulKernel::Auto
+        | MatmulKernel::Register
+        | MatmulKernel::Tiled
+        | MatmulKernel::TiledWith(_) => MatmulKernel::Tiled,
+        MatmulKernel::Vendor if !vendor => {
+            return Err(Error::Unsupported {
+                what: "vendor f16 matmul".into(),
+                reason: "this backend has no vendor BLAS (cuBLAS); use MatmulKernel::Auto".into(),
+            })
+        }
+        MatmulKernel::Cooperative if !coop => {
+            return Err(Error::Unsupported {
+                what: "cooperative-matrix f16 matmul".into(),
+                reason: format!(
+                    "`{}` lists no 16×16×16 f16×f16→f32 cooperative matrix with subgroups of 32 \
+                     (needs wgpu's EXPERIMENTAL_COOPERATIVE_MATRIX); use MatmulKernel::Auto",
+                    ctx.adapter_info().name
+                ),
+            })
+        }
+        other => other,
+    })
+}
+
+/// Checks that `h` holds a `rows × cols` matrix of `size`-byte elements.
+fn check_size<B: Backend>(
+    ctx: &Context<B>,
+    h: BufferHandle,
+    what: &str,
+    [rows, cols, size]: [u64; 3],
+) -> Result<()> {
+    let have = ctx.size_of(h)?;
+    // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
+    let elems = rows * cols;
+    let ty = if size == 2 { "f16" } else { "f32" };
+    match elems.checked_mul(size) {
+        Some(need) if have >= need => Ok(()),
+        need => Err(Error::ShapeMismatch {
+            expected: format!(
+                "{what} ({rows}×{cols}) of at least {elems} {ty} values ({} bytes)",
+                need.map_or_else(|| "more than 2⁶⁴".into(), |n| n.to_string())
+            ),
+            actual: format!("a buffer of {have} bytes"),
+        }),
+    }
+}
+
+/// Records `C = A·B` with A and B of type `dtype` and an f32 C: for [`MatmulDtype::F32`],
+/// [`matmul_with`]; for [`MatmulDtype::F16`], the kernel [`matmul_f16_kernel`] names (see
+/// the [module docs](self)).
+///
+/// # Errors
+/// As [`matmul_with`], with sizes counted in elements of `dtype`; [`Error::Unsupported`] as
+/// [`matmul_f16_kernel`], and for [`MatmulKernel::Cooperative`] with f32.
+///
+/// ```no_run
+/// use vramkit::kernels::{f32_to_f16_bits, matmul_typed, MatmulDims, MatmulDtype, MatmulKernel};
+/// use vramkit::{AllocDesc, Context};
+/// let ctx = Context::new(Default::default())?;
+/// let half = |v: [f32; 4]| v.map(f32_to_f16_bits);
+/// let a = ctx.alloc(AllocDesc::new("a", 8))?;
+/// let b = ctx.alloc(AllocDesc::new("b", 8))?;
+/// let c = ctx.alloc(AllocDesc::new("c", 16))?;
+/// ctx.upload(a, bytemuck::cast_slice(&half([1.0, 2.0, 3.0, 4.0])))?;
+/// ctx.upload(b, bytemuck::cast_slice(&half([5.0, 6.0, 7.0, 8.0])))?;
+/// let d = MatmulDims { m: 2, n: 2, k: 2 };
+/// matmul_typed(&ctx, a, b, c, d, MatmulDtype::F16, MatmulKernel::Auto)?;
+/// assert_eq!(ctx.download(c)?, bytemuck::cast_slice::<f32, u8>(&[19.0, 22.0, 43.0, 50.0]));
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+pub fn matmul_typed<B: Backend>(
+    ctx: &Context<B>,
+    a: BufferHandle,
+    b: BufferHandle,
+    c: BufferHandle,
+    d: MatmulDims,
+    dtype: MatmulDtype,
+    kernel: MatmulKernel,
+) -> Result<SubmissionIndex> {
+    match dtype {
+        MatmulDtype::F32 => matmul_with(ctx, a, b, c, d, kernel),
+        MatmulDtype::F16 => matmul_f16(ctx, [a, b, c], d, kernel),
+    }
+}
+
+/// The f16 path of [`matmul_typed`].
+fn matmul_f16<B: Backend>(
+    ctx: &Context<B>,
+    [a, b, c]: [BufferHandle; 3],
+    d: MatmulDims,
+    kernel: MatmulKernel,
+) -> Result<SubmissionIndex> {
+    if d.m == 0 || d.n == 0 || d.k == 0 {
+        return Err(Error::ShapeMismatch {
+            expected: "dimensions of at least 1".into(),
+            actual: format!("{d:?}"),
+        });
+    }
+    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
+    check_size(ctx, a, "A", [m, k, 2])?;
+    check_size(ctx, b, "B", [k, n, 2])?;
+    check_size(ctx, c, "C", [m, n, 4])?;
+    for (what, operand) in [("A", a), ("B", b)] {
+        if operand == c {
+            return Err(Error::InvalidParameter {
+                name: "matmul output",
+                value: format!("C is the same allocation as {what}"),
+                reason: "matmul cannot run in place (C is written while A and B are still \
+                         read): give C an allocation of its own",
+            });
+        }
+    }
+    let kernel = matmul_f16_kernel(ctx, kernel)?;
+    let max = ctx.backend().limits().max_binding_size.min(MAX_BINDING);
+    // Checked above: k·n·2 ≤ the size of B, which is below 2⁶⁴.
+    let b_bytes = (k * n * 2).next_multiple_of(4);
+    if b_bytes > max {
+        return Err(Error::TooLarge {
+            label: "matmul B".into(),
+            requested: b_bytes,
+            max,
+            what: "largest range one f16 matmul binding may cover (B is bound whole)",
+        });
+    }
+    // Rows per band: all of them when they fit one binding, else a multiple of BAND_ROWS.
+    let per_row = (2 * k).max(4 * n);
+    let band = if m * per_row <= max {
+        m
+    } else {
+        (max / per_row / BAND_ROWS * BAND_ROWS).max(BAND_ROWS)
+    };
+    if band * per_row > max {
+        return Err(Error::TooLarge {
+            label: "matmul A/C band".into(),
+            requested: band * per_row,
+            max,
+            what: "largest range one f16 matmul binding may cover (128 rows of A or C)",
+        });
+    }
+    let mut last = 0;
+    let mut r0 = 0;
+    while r0 < m {
+        let rows = band.min(m - r0);
+        let bindings = [
+            Binding::range(a, r0 * k * 2, (rows * k * 2).next_multiple_of(4)),
+            Binding::range(b, 0, b_bytes),
+            Binding::range(c, r0 * n * 4, rows * n * 4),
+        ];
+        // The sizes were checked against the buffers (A and B to their last whole word) and
+        // the bands against the binding limit and 2³¹ bytes, and C is neither A nor B.
+        if kernel == MatmulKernel::Vendor {
+            last = ctx.vendor_matmul_f16(&bindings, [rows as u32, d.n, d.k])?;
+            r0 += rows;
+            continue;
+        }
+        for k0 in (0..d.k).step_by(K_SLICE as usize) {
+            let params = MatmulF16Params {
+                m: rows as u32,
+                n: d.n,
+                k: d.k,
+                k0,
+            };
+            last = if kernel == MatmulKernel::Cooperative {
+                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+                // 16-byte loads where every row of A and B starts at a multiple of 8 halves
+                // (the bands' and slices' starts are multiples of 8 too).
+                let source = if k % 8 == 0 && n % 8 == 0 {
+                    &shaders::MATMUL_F16_COOP_VEC4
+                } else {
+                    &shaders::MATMUL_F16_COOP
+                };
+                ctx.dispatch_guarded(source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
+            } else {
+                let groups = [n.div_ceil(64) as u32, rows.div_ceil(64) as u32, 1];
+                ctx.dispatch_guarded(
+                    &shaders::MATMUL_F16,
+                    &[("WG_X", 8.0), ("WG_Y", 8.0)],
+                    &bindings,
+                    bytemuck::bytes_of(&params),
+                    groups,
+                )?
+            };
+        }
+        r0 += rows;
+    }
+    Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MatmulF16Params;
+    use crate::kernels::params_layout::{check_cuda_fields, check_layout};
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn params_layout_matches_wgsl() {
+        let fields = [
+            ("m", offset_of!(MatmulF16Params, m)),
+            ("n", offset_of!(MatmulF16Params, n)),
+            ("k", offset_of!(MatmulF16Params, k)),
+            ("k0", offset_of!(MatmulF16Params, k0)),
+        ];
+        check_layout(
+            crate::shaders::MATMUL_F16_PARAMS_WGSL,
+            "MatmulF16Params",
+            size_of::<MatmulF16Params>(),
+            &fields,
+        );
+        check_cuda_fields(
+            include_str!("../../shaders/cuda/params/matmul_f16.cuh"),
+            "MatmulF16Params",
+            &fields,
+        );
+    }
+}
