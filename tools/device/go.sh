@@ -1,7 +1,9 @@
 #!/bin/sh
 # One device call (issue 13): the GPU tests on CUDA and NVIDIA Vulkan, then the benches, the
 # Python references and an Nsight Compute look at the blur passes. Logs under $OUT; the test
-# summary is printed again at the end.
+# summary is printed again at the end. Per target: .device/env_test_NAME, .device/env_bench_NAME
+# (environment), .device/args_bench_NAME (arguments); .device/refs names the references to run;
+# .device/quick skips the references and Nsight Compute.
 cd "$(dirname "$0")/.." && tar xzf .device/dev.tgz -C .device
 export VRAMKIT_REQUIRE_GPU=1 VRAMKIT_REQUIRE_CUDA=1 WGPU_BACKEND=vulkan
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -10,7 +12,7 @@ nvidia-smi -L
 for t in $(ls .device/bin); do
   case $t in bench_*) continue;; esac
   start=$(date +%s)
-  timeout 150 .device/run $t --test-threads=1 > $OUT/test_$t.log 2>&1
+  env $(cat .device/env_test_$t 2>/dev/null) timeout 150 .device/run $t --test-threads=1 > $OUT/test_$t.log 2>&1
   echo "== $t rc=$? $(( $(date +%s) - start ))s $(grep -h 'test result' $OUT/test_$t.log | tr '\n' ' ')" | tee -a $OUT/summary.txt
   grep -h "FAILED\|panicked" $OUT/test_$t.log | head -5 | tee -a $OUT/summary.txt
 done
@@ -21,7 +23,7 @@ for b in $(ls .device/bin | grep '^bench_'); do
   echo "== $b rc=$? $(( $(date +%s) - start ))s"
   grep -v "XDG\|^\s*$\|Warming\|Collecting\|Analyzing\|change:\|No change\|Performance has\|within noise\|Found .* outliers\|high mild\|high severe\|low mild\|low severe\|^Benchmarking\|Warning: Unable" $OUT/$b.txt | head -120
 done
-[ -e .device/quick ] || for p in image_cupy matmul_torch; do
+[ -e .device/quick ] || for p in $(cat .device/refs 2>/dev/null || echo image_cupy matmul_torch); do
   [ -f .device/ref/$p.py ] && { echo "== $p"; timeout 120 python3 .device/ref/$p.py 2>&1 | tail -20; }
 done
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)

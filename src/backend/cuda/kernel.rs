@@ -33,9 +33,13 @@ fn shader_error(source: &KernelSource, message: String) -> Error {
     }
 }
 
+/// Override constants that took their WGSL defaults, by name.
+type Defaults = Vec<(String, f64)>;
+
 /// The workgroup size of the WGSL entry point, which the CUDA twin runs as its block size (the
-/// dispatch functions count workgroups in those units).
-fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<[u32; 3]> {
+/// dispatch functions count workgroups in those units), and the overrides sizing it that took
+/// their WGSL defaults (the twin gets them as `-D` flags too, as it gets the given ones).
+fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<([u32; 3], Defaults)> {
     let module = naga::front::wgsl::parse_str(source.wgsl())
         .map_err(|e| shader_error(source, e.emit_to_string(source.wgsl())))?;
     let entry = module
@@ -44,8 +48,9 @@ fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<[u3
         .find(|e| e.name == source.entry())
         .ok_or_else(|| shader_error(source, format!("no entry point `{}`", source.entry())))?;
     let mut size = entry.workgroup_size;
+    let mut defaulted = Vec::new();
     let Some(overrides) = &entry.workgroup_size_overrides else {
-        return Ok(size);
+        return Ok((size, defaulted));
     };
     for (dim, expr) in size.iter_mut().zip(overrides) {
         let Some(expr) = expr else { continue };
@@ -69,16 +74,19 @@ fn workgroup_size(source: &KernelSource, constants: Constants<'_>) -> Result<[u3
                 format!("override `{name}` sizes the workgroup: give a value"),
             )
         })?;
+        if given.is_none() {
+            defaulted.push((name.to_string(), value));
+        }
         *dim = value as u32;
     }
-    Ok(size)
+    Ok((size, defaulted))
 }
 
 /// `-D` flags for the override constants: integers as integers, others as float literals.
-fn defines(constants: Constants<'_>) -> Vec<String> {
+fn defines<'a>(constants: impl IntoIterator<Item = (&'a str, f64)>) -> Vec<String> {
     constants
-        .iter()
-        .map(|&(name, v)| {
+        .into_iter()
+        .map(|(name, v)| {
             if v.fract() == 0.0 && v.abs() < 1e15 {
                 format!("-D{name}={}", v as i64)
             } else {
@@ -99,7 +107,7 @@ pub(super) fn compile(
             reason: "it has no CUDA C twin: add one with `KernelSource::with_cuda`".into(),
         });
     }
-    let block = workgroup_size(source, constants)?;
+    let (block, defaulted) = workgroup_size(source, constants)?;
     // SAFETY: only tries to dlopen NVRTC by its known names.
     if !unsafe { nvrtc::sys::is_culib_present() } {
         return Err(Error::Unsupported {
@@ -110,7 +118,8 @@ pub(super) fn compile(
         });
     }
     log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
-    let mut options = defines(constants);
+    let mut options = defines(constants.iter().copied());
+    options.extend(defines(defaulted.iter().map(|(n, v)| (n.as_str(), *v))));
     let checked = !source.is_guarded();
     if checked {
         options.push("-DVRAMKIT_CHECKED".into());
