@@ -18,8 +18,8 @@ use std::time::Instant;
 use vramkit::backend::Backend;
 use vramkit::image::{parse_chain, test_chart, Pipeline};
 use vramkit::kernels::image::{
-    blur, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView, PixelFormat,
-    ResizeFilter, BLUR_RUN,
+    blur, blur_area2, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView,
+    PixelFormat, ResizeFilter, BLUR_RUN,
 };
 use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
 
@@ -146,7 +146,8 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         color(ctx, &small32, &small, [0, 0], ColorOp::LinearToSrgb)
     };
     // The same chain as the pipeline runs it on 8-bit frames (src/image/fuse.rs): the blur
-    // reads the frame as sRGB-encoded RGBA8, the resize writes it so; three kernels.
+    // reads the frame as sRGB-encoded RGBA8, the resize writes it so; three kernels (as it ran
+    // before blur_area2).
     let (srgb_in, srgb_out) = (
         ImageView {
             format: PixelFormat::Srgba8,
@@ -166,6 +167,17 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
             Blur::Gaussian { sigma: 3.0 },
         )?;
         resize(ctx, &blurred, &srgb_out, ResizeFilter::Area)
+    };
+    // As the pipeline runs it now: the blur and the half-size area resize in one `blur_area2`
+    // (two kernels, the blurred frame never in memory).
+    let area2 = || {
+        blur_area2(
+            ctx,
+            &srgb_in,
+            &srgb_out,
+            [0, 0],
+            Blur::Gaussian { sigma: 3.0 },
+        )
     };
     let cases: Vec<Case<'_>> = vec![
         ("copy (floor)", Box::new(copy)),
@@ -187,12 +199,13 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         ),
         ("default chain, 4 ops", Box::new(chain)),
         ("default chain, fused", Box::new(fused)),
+        ("default chain, blur_area2", Box::new(area2)),
     ];
     println!("{name}: {w}x{h} RGBA8 resident, median of {rounds} rounds x {iters} calls");
     // `blocks`: driver allocations the pools made while the case ran (0 when every buffer of
     // every call came from the pools' cached blocks).
     println!(
-        "{:<24} {:>10} {:>10} {:>7}",
+        "{:<26} {:>10} {:>10} {:>7}",
         "operation", "us/call", "record_us", "blocks"
     );
     for (label, f) in &cases {
@@ -200,13 +213,13 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         let (total, record) = time(ctx, rounds, iters, f.as_ref());
         let blocks = ctx.stats().block_allocations - before;
         println!(
-            "{label:<24} {:>10.1} {:>10.1} {blocks:>7}",
+            "{label:<26} {:>10.1} {:>10.1} {blocks:>7}",
             total * 1e6,
             record * 1e6
         );
     }
     let (copy_total, _) = time(ctx, rounds, 1, &copy);
-    println!("{:<24} {:>10.1}", "copy, one call + wait", copy_total * 1e6);
+    println!("{:<26} {:>10.1}", "copy, one call + wait", copy_total * 1e6);
     end_to_end(ctx, w, h, rounds);
 }
 
