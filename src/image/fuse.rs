@@ -5,7 +5,7 @@
 //! it is read) and the last filter writes the frame to download as sRGB-encoded RGBA8 (encoded
 //! as it is written). That also drops the conversions between the 8-bit edges and the RGBA32F
 //! stages, so the default chain runs as three kernels (blur's two passes, resize) instead of
-//! seven (five with an RGBA8 working format). Each pixel sees the same operations in the same
+//! seven (five with an RGBA8 working format), two with the fusion below. Each pixel sees the same operations in the same
 //! order; only the compiler's contraction of multiply-adds may differ between kernels, so
 //! outputs agree within one level (tests/fused_ends.rs). The planner still counts the unfused
 //! stages, a bound on the fused run's buffers (a subset of them).
