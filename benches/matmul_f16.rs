@@ -9,10 +9,9 @@
 //! `VRAMKIT_MATMUL_F16_SIZES=4096,8192` (the default; 1024 with `VRAMKIT_BENCH_QUICK=1`),
 //! `VRAMKIT_MATMUL_F16_KERNELS=cooperative,tiled,vendor` (the default: all that the backend
 //! runs), `VRAMKIT_MATMUL_F16_BACKENDS=wgpu,cuda` (the default: both where built).
-//! `VRAMKIT_MATMUL_F16_COOP_TILES=all` (or a list of
-//! `b128x256,b256x128,b128x128sg4,b128x128sg4k64`) adds the cooperative kernel's further
-//! block shapes ([`CoopTile`]), reported as `coop_<shape>` beside `cooperative` (the default
-//! shape, `b128x128`). Each iteration is one `matmul_typed` and a wait. Before timing, each
+//! `VRAMKIT_MATMUL_F16_COOP_TILES=all` (or a list of [`CoopTile`] names in lower case:
+//! `b128x256,b128x256wide,b128x128sg4,…`) adds the cooperative kernel's further block shapes,
+//! reported as `coop_<shape>` beside `cooperative` (the default shape, `b128x128`). Each iteration is one `matmul_typed` and a wait. Before timing, each
 //! kernel's C is checked on a sample of entries against the f64 twin (within
 //! `matmul_f16_bound`), so a fast wrong kernel fails the bench instead of reporting.
 
@@ -92,7 +91,7 @@ fn name(kernel: MatmulKernel) -> String {
 }
 
 /// The further cooperative block shapes `VRAMKIT_MATMUL_F16_COOP_TILES` names (`all`, or
-/// `b128x256,b256x128,b128x128sg4,b128x128sg4k64`; none by default).
+/// [`CoopTile`] names in lower case; none by default).
 fn coop_tiles() -> Vec<MatmulKernel> {
     let names = list("VRAMKIT_MATMUL_F16_COOP_TILES", "");
     CoopTile::ALL[1..]

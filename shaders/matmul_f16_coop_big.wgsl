@@ -6,8 +6,10 @@
 // (workgroups of 256), 2×2 for 128×128 (workgroups of 128, so that two fit an SM and one's
 // barriers overlap the other's multiplications).
 //
-// Tiles are staged in workgroup memory as f16 (naga types a `coopLoad` by its pointer's
-// scalar, so the staging arrays hold halves, not words), rows padded by 8 halves: every tile
+// Tiles are staged in workgroup memory as elements of type ST, SW halves each (the loader
+// composed in front picks them: f16, or vec4<f16> for 8-byte stores; naga types a `coopLoad`
+// by its pointer's scalar, so words would not do, and SPIR-V counts the stride in elements
+// of the pointer's type), rows padded by 8 halves: every tile
 // starts at a multiple of 16 bytes, and the 8 rows a 16×16 load touches at once fall in
 // distinct banks (every row stride is an odd number of 16-byte units). As in the 128×128
 // kernel the next step's tiles load into registers while this one multiplies, the edges are
@@ -23,12 +25,12 @@ const NSG: u32 = SGM * SGN;
 const WG: u32 = NSG * 32u;
 const BM: u32 = SGM * 64u;
 const BN: u32 = SGN * 64u;
-// Row strides of the staged tiles, in halves.
+// Row strides of the staged tiles, in halves (multiples of 8, so of SW too).
 const AS: u32 = BK + 8u;
 const BS: u32 = BN + 8u;
 
-var<workgroup> ta: array<f16, BM * AS>;
-var<workgroup> tb: array<f16, BK * BS>;
+var<workgroup> ta: array<ST, BM * AS / SW>;
+var<workgroup> tb: array<ST, BK * BS / SW>;
 var<workgroup> tc: array<f32, NSG * 256u>; // a 16×16 f32 tile per subgroup
 
 // Writes accumulator tile (ti, tj) of every subgroup through the scratch tile; called by
@@ -57,11 +59,11 @@ fn write_tile(acc: coop_mat16x16<f32, C>, sg: u32, li: u32, row0: u32, col0: u32
 
 // This subgroup's A tile i (rows sr + 16i ..) at K offset kk of the staged step.
 fn load_a(sr: u32, i: u32, kk: u32) -> coop_mat16x16<f16, A> {
-    return coopLoadT<coop_mat16x16<f16, A>>(&ta[(sr + i * 16u) * AS + kk], AS);
+    return coopLoadT<coop_mat16x16<f16, A>>(&ta[((sr + i * 16u) * AS + kk) / SW], AS / SW);
 }
 
 fn load_b(sc: u32, j: u32, kk: u32) -> coop_mat16x16<f16, B> {
-    return coopLoadT<coop_mat16x16<f16, B>>(&tb[kk * BS + sc + j * 16u], BS);
+    return coopLoadT<coop_mat16x16<f16, B>>(&tb[(kk * BS + sc + j * 16u) / SW], BS / SW);
 }
 
 @compute @workgroup_size(WG)

@@ -1,7 +1,10 @@
 // The loader of matmul_f16_coop_big.wgsl, for K and N multiples of 8: A and B as vec4<u32>,
 // 8 halves (16 bytes) a load, each group of 8 within one row (rows start at multiples of 8
 // halves), loaded whole or as zeros (k_end is a multiple of 8 too).
-// Uses BM, BN, BK, AS, BS, ta and tb from the body, which follows.
+// Stages halves one by one. Uses BM, BN, BK, AS, BS, ta and tb from the body, which follows.
+
+alias ST = f16;
+const SW: u32 = 1u;
 
 @group(0) @binding(0) var<storage, read_write> a: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> b: array<vec4<u32>>;

@@ -169,16 +169,16 @@ pub const MATMUL_F16_COOP_VEC4: KernelSource =
 pub(crate) const MATMUL_F16_PARAMS_WGSL: &str = include_str!("../shaders/params/matmul_f16.wgsl");
 
 /// The cooperative f16 matmul with 64×64 of C per subgroup (shaders/matmul_f16_coop_big.wgsl)
-/// and its vec4 loader, `$grid` its subgroup grid and step: consts SGM, SGN and BK.
+/// composed with `$loader`, `$grid` its subgroup grid and step: consts SGM, SGN and BK.
 macro_rules! coop_big_kernel {
-    ($label:literal, $grid:literal) => {
+    ($label:literal, $loader:literal, $grid:literal) => {
         KernelSource::new(
             $label,
             concat!(
                 "enable f16;\nenable wgpu_cooperative_matrix;\n",
                 include_str!("../shaders/params/matmul_f16.wgsl"),
                 $grid,
-                include_str!("../shaders/matmul_f16_coop_big_vec4.wgsl"),
+                include_str!(concat!("../shaders/", $loader, ".wgsl")),
                 include_str!("../shaders/matmul_f16_coop_big.wgsl")
             ),
             "matmul",
@@ -187,29 +187,59 @@ macro_rules! coop_big_kernel {
     };
 }
 
-/// [`MATMUL_F16_COOP_VEC4`] with a 128×256 block of C per workgroup: 2×4 subgroups of 64×64
-/// (4×4 accumulators each), BK = 32; K and N multiples of 8.
+/// The cooperative f16 matmul with a 128×256 block of C per workgroup: 2×4 subgroups of 64×64 (4×4 accumulators each), BK = 32; K and N multiples of 8; halves staged one by one.
 pub const MATMUL_F16_COOP_128X256: KernelSource = coop_big_kernel!(
     "matmul_f16_coop_128x256",
+    "matmul_f16_coop_big_vec4",
     "const SGM: u32 = 2u;\nconst SGN: u32 = 4u;\nconst BK: u32 = 32u;\n"
 );
 
-/// [`MATMUL_F16_COOP_128X256`] with a 256×128 block: 4×2 subgroups of 64×64.
+/// [`MATMUL_F16_COOP_128X256`] staging vec4<f16> (8-byte workgroup stores).
+pub const MATMUL_F16_COOP_128X256_WIDE: KernelSource = coop_big_kernel!(
+    "matmul_f16_coop_128x256_wide",
+    "matmul_f16_coop_big_wide",
+    "const SGM: u32 = 2u;\nconst SGN: u32 = 4u;\nconst BK: u32 = 32u;\n"
+);
+
+/// The cooperative f16 matmul with a 256×128 block: 4×2 subgroups of 64×64, BK = 32; halves staged one by one.
 pub const MATMUL_F16_COOP_256X128: KernelSource = coop_big_kernel!(
     "matmul_f16_coop_256x128",
+    "matmul_f16_coop_big_vec4",
     "const SGM: u32 = 4u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 32u;\n"
 );
 
-/// [`MATMUL_F16_COOP_128X256`] with a 128×128 block: 2×2 subgroups of 64×64, workgroups of
-/// 128 (two fit an SM).
+/// [`MATMUL_F16_COOP_256X128`] staging vec4<f16> (8-byte workgroup stores).
+pub const MATMUL_F16_COOP_256X128_WIDE: KernelSource = coop_big_kernel!(
+    "matmul_f16_coop_256x128_wide",
+    "matmul_f16_coop_big_wide",
+    "const SGM: u32 = 4u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 32u;\n"
+);
+
+/// The cooperative f16 matmul with a 128×128 block: 2×2 subgroups of 64×64 in workgroups of 128 (two fit an SM), BK = 32; halves staged one by one.
 pub const MATMUL_F16_COOP_128X128: KernelSource = coop_big_kernel!(
     "matmul_f16_coop_128x128",
+    "matmul_f16_coop_big_vec4",
     "const SGM: u32 = 2u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 32u;\n"
 );
 
-/// [`MATMUL_F16_COOP_128X128`] with BK = 64 (half the barriers, twice the registers staged).
+/// [`MATMUL_F16_COOP_128X128`] staging vec4<f16> (8-byte workgroup stores).
+pub const MATMUL_F16_COOP_128X128_WIDE: KernelSource = coop_big_kernel!(
+    "matmul_f16_coop_128x128_wide",
+    "matmul_f16_coop_big_wide",
+    "const SGM: u32 = 2u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 32u;\n"
+);
+
+/// The cooperative f16 matmul with a 128×128 block in workgroups of 128, BK = 64 (half the barriers, twice the registers staged); halves staged one by one.
 pub const MATMUL_F16_COOP_128X128_K64: KernelSource = coop_big_kernel!(
     "matmul_f16_coop_128x128_k64",
+    "matmul_f16_coop_big_vec4",
+    "const SGM: u32 = 2u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 64u;\n"
+);
+
+/// [`MATMUL_F16_COOP_128X128_K64`] staging vec4<f16> (8-byte workgroup stores).
+pub const MATMUL_F16_COOP_128X128_K64_WIDE: KernelSource = coop_big_kernel!(
+    "matmul_f16_coop_128x128_k64_wide",
+    "matmul_f16_coop_big_wide",
     "const SGM: u32 = 2u;\nconst SGN: u32 = 2u;\nconst BK: u32 = 64u;\n"
 );
 
@@ -218,9 +248,13 @@ pub const FEATURE_KERNELS: &[KernelSource] = &[
     MATMUL_F16_COOP,
     MATMUL_F16_COOP_VEC4,
     MATMUL_F16_COOP_128X256,
+    MATMUL_F16_COOP_128X256_WIDE,
     MATMUL_F16_COOP_256X128,
+    MATMUL_F16_COOP_256X128_WIDE,
     MATMUL_F16_COOP_128X128,
+    MATMUL_F16_COOP_128X128_WIDE,
     MATMUL_F16_COOP_128X128_K64,
+    MATMUL_F16_COOP_128X128_K64_WIDE,
 ];
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,

@@ -32,7 +32,11 @@
 //!    multiplications), BK 32 or 64, all within 40 KiB of workgroup memory (the H200's
 //!    Vulkan limit is 48 KiB; the wgpu backend requests the adapter's limits). Staged rows
 //!    are padded by 8 halves so that every row stride is an odd number of 16-byte units (no
-//!    bank conflicts in a 16×16 load). The default stays 128×128 until the H200 measures the
+//!    bank conflicts in a 16×16 load). Each shape stages its tiles either as f16, one 2-byte
+//!    store a half, or (`…Wide`, shaders/matmul_f16_coop_big_wide.wgsl) as vec4<f16>, one
+//!    8-byte store per 4 halves, `coopLoadT` then reading f16 matrices from vec4 elements
+//!    (SPIR-V counts strides in the pointer's elements; naga types the load by their
+//!    scalar). The default stays 128×128 until the H200 measures the
 //!    others (benches/matmul_f16.rs, `VRAMKIT_MATMUL_F16_COOP_TILES=all`).
 //! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
 //!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
@@ -108,7 +112,8 @@ pub enum CoopTile {
     #[default]
     B128x128,
     /// 128×256 per workgroup of 256, 64×64 (4×4 accumulators) per subgroup, BK = 32:
-    /// shaders/matmul_f16_coop_big.wgsl, as the next three.
+    /// shaders/matmul_f16_coop_big.wgsl, as the rest, each staging its halves one by one or
+    /// (`…Wide`) as vec4<f16>.
     B128x256,
     /// 256×128 per workgroup of 256, 64×64 per subgroup, BK = 32.
     B256x128,
@@ -116,24 +121,36 @@ pub enum CoopTile {
     B128x128Sg4,
     /// [`B128x128Sg4`](Self::B128x128Sg4) with BK = 64.
     B128x128Sg4K64,
+    /// [`B128x256`](Self::B128x256) staging vec4<f16>.
+    B128x256Wide,
+    /// [`B256x128`](Self::B256x128) staging vec4<f16>.
+    B256x128Wide,
+    /// [`B128x128Sg4`](Self::B128x128Sg4) staging vec4<f16>.
+    B128x128Sg4Wide,
+    /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging vec4<f16>.
+    B128x128Sg4K64Wide,
 }
 
 impl CoopTile {
     /// Every shape, the default first.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 9] = [
         Self::B128x128,
         Self::B128x256,
         Self::B256x128,
         Self::B128x128Sg4,
         Self::B128x128Sg4K64,
+        Self::B128x256Wide,
+        Self::B256x128Wide,
+        Self::B128x128Sg4Wide,
+        Self::B128x128Sg4K64Wide,
     ];
 
     /// Rows and columns of C per workgroup.
     pub const fn block(self) -> (u64, u64) {
         match self {
-            Self::B128x128 | Self::B128x128Sg4 | Self::B128x128Sg4K64 => (128, 128),
-            Self::B128x256 => (128, 256),
-            Self::B256x128 => (256, 128),
+            Self::B128x256 | Self::B128x256Wide => (128, 256),
+            Self::B256x128 | Self::B256x128Wide => (256, 128),
+            _ => (128, 128),
         }
     }
 
@@ -145,6 +162,10 @@ impl CoopTile {
             Self::B256x128 => &shaders::MATMUL_F16_COOP_256X128,
             Self::B128x128Sg4 => &shaders::MATMUL_F16_COOP_128X128,
             Self::B128x128Sg4K64 => &shaders::MATMUL_F16_COOP_128X128_K64,
+            Self::B128x256Wide => &shaders::MATMUL_F16_COOP_128X256_WIDE,
+            Self::B256x128Wide => &shaders::MATMUL_F16_COOP_256X128_WIDE,
+            Self::B128x128Sg4Wide => &shaders::MATMUL_F16_COOP_128X128_WIDE,
+            Self::B128x128Sg4K64Wide => &shaders::MATMUL_F16_COOP_128X128_K64_WIDE,
         }
     }
 }
