@@ -33,7 +33,7 @@
 //!    Vulkan limit is 48 KiB; the wgpu backend requests the adapter's limits). Staged rows
 //!    are padded by 8 halves so that every row stride is an odd number of 16-byte units (no
 //!    bank conflicts in a 16×16 load). Each shape stages its tiles either as f16, one 2-byte
-//!    store a half, or (`…Wide`, shaders/matmul_f16_coop_big_wide.wgsl) as vec4<f16>, one
+//!    store a half, or (`…Wide`, shaders/matmul_f16_coop_big_wide.wgsl) as `vec4<f16>`, one
 //!    8-byte store per 4 halves, `coopLoadT` then reading f16 matrices from vec4 elements
 //!    (SPIR-V counts strides in the pointer's elements; naga types the load by their
 //!    scalar). The default stays 128×128 until the H200 measures the
@@ -113,7 +113,7 @@ pub enum CoopTile {
     B128x128,
     /// 128×256 per workgroup of 256, 64×64 (4×4 accumulators) per subgroup, BK = 32:
     /// shaders/matmul_f16_coop_big.wgsl, as the rest, each staging its halves one by one or
-    /// (`…Wide`) as vec4<f16>.
+    /// (`…Wide`) as `vec4<f16>`.
     B128x256,
     /// 256×128 per workgroup of 256, 64×64 per subgroup, BK = 32.
     B256x128,
@@ -121,13 +121,13 @@ pub enum CoopTile {
     B128x128Sg4,
     /// [`B128x128Sg4`](Self::B128x128Sg4) with BK = 64.
     B128x128Sg4K64,
-    /// [`B128x256`](Self::B128x256) staging vec4<f16>.
+    /// [`B128x256`](Self::B128x256) staging `vec4<f16>`.
     B128x256Wide,
-    /// [`B256x128`](Self::B256x128) staging vec4<f16>.
+    /// [`B256x128`](Self::B256x128) staging `vec4<f16>`.
     B256x128Wide,
-    /// [`B128x128Sg4`](Self::B128x128Sg4) staging vec4<f16>.
+    /// [`B128x128Sg4`](Self::B128x128Sg4) staging `vec4<f16>`.
     B128x128Sg4Wide,
-    /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging vec4<f16>.
+    /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging `vec4<f16>`.
     B128x128Sg4K64Wide,
 }
 
