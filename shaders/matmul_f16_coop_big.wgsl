@@ -4,7 +4,9 @@
 // 128×128 kernel loads 6 for 8). The subgroups form an SGM × SGN grid (consts composed in
 // front by src/shaders.rs, with the step BK): 2×4 for a 128×256 block of C, 4×2 for 256×128
 // (workgroups of 256), 2×2 for 128×128 (workgroups of 128, so that two fit an SM and one's
-// barriers overlap the other's multiplications).
+// barriers overlap the other's multiplications). NBUF (a const beside them) is 1 or 2 staging
+// buffers: with 2, step i multiplies from buffer i % 2 while the next step's tiles go into
+// the other, one barrier a step instead of two.
 //
 // Tiles are staged in workgroup memory as elements of type ST, SW halves each (the loader
 // composed in front picks them: f16, or vec4<f16> for 8-byte stores; naga types a `coopLoad`
@@ -29,8 +31,12 @@ const BN: u32 = SGN * 64u;
 const AS: u32 = BK + 8u;
 const BS: u32 = BN + 8u;
 
-var<workgroup> ta: array<ST, BM * AS / SW>;
-var<workgroup> tb: array<ST, BK * BS / SW>;
+// Elements of one staging buffer of A and of B.
+const TA: u32 = BM * AS / SW;
+const TB: u32 = BK * BS / SW;
+
+var<workgroup> ta: array<ST, NBUF * TA>;
+var<workgroup> tb: array<ST, NBUF * TB>;
 var<workgroup> tc: array<f32, NSG * 256u>; // a 16×16 f32 tile per subgroup
 
 // Writes accumulator tile (ti, tj) of every subgroup through the scratch tile; called by
@@ -57,13 +63,14 @@ fn write_tile(acc: coop_mat16x16<f32, C>, sg: u32, li: u32, row0: u32, col0: u32
     workgroupBarrier();
 }
 
-// This subgroup's A tile i (rows sr + 16i ..) at K offset kk of the staged step.
-fn load_a(sr: u32, i: u32, kk: u32) -> coop_mat16x16<f16, A> {
-    return coopLoadT<coop_mat16x16<f16, A>>(&ta[((sr + i * 16u) * AS + kk) / SW], AS / SW);
+// This subgroup's A tile i (rows sr + 16i ..) at K offset kk of staging buffer `buf`.
+fn load_a(buf: u32, sr: u32, i: u32, kk: u32) -> coop_mat16x16<f16, A> {
+    let at = buf * TA + ((sr + i * 16u) * AS + kk) / SW;
+    return coopLoadT<coop_mat16x16<f16, A>>(&ta[at], AS / SW);
 }
 
-fn load_b(sc: u32, j: u32, kk: u32) -> coop_mat16x16<f16, B> {
-    return coopLoadT<coop_mat16x16<f16, B>>(&tb[(kk * BS + sc + j * 16u) / SW], BS / SW);
+fn load_b(buf: u32, sc: u32, j: u32, kk: u32) -> coop_mat16x16<f16, B> {
+    return coopLoadT<coop_mat16x16<f16, B>>(&tb[buf * TB + (kk * BS + sc + j * 16u) / SW], BS / SW);
 }
 
 @compute @workgroup_size(WG)
@@ -95,41 +102,53 @@ fn matmul(
     var c33 = coop_mat16x16<f32, C>();
     let k_end = min(dims.k, dims.k0 + K_SLICE_F16);
     var staged = fetch(li, row0, col0, dims.k0, k_end);
+    put(li, staged, 0u);
+    workgroupBarrier();
+    var cur = 0u;
     for (var kt = dims.k0; kt < k_end; kt += BK) {
-        // The last step's multiplications are done with ta and tb.
-        workgroupBarrier();
-        put(li, staged);
-        workgroupBarrier();
         // The next step's tiles load while this one multiplies (K < 2³⁰: no overflow).
-        if (kt + BK < k_end) {
+        let more = kt + BK < k_end;
+        if (more) {
             staged = fetch(li, row0, col0, kt + BK, k_end);
         }
         for (var kk = 0u; kk < BK; kk += 16u) {
-            let a0 = load_a(sr, 0u, kk);
-            let a1 = load_a(sr, 1u, kk);
-            let a2 = load_a(sr, 2u, kk);
-            let a3 = load_a(sr, 3u, kk);
-            let b0 = load_b(sc, 0u, kk);
+            let a0 = load_a(cur, sr, 0u, kk);
+            let a1 = load_a(cur, sr, 1u, kk);
+            let a2 = load_a(cur, sr, 2u, kk);
+            let a3 = load_a(cur, sr, 3u, kk);
+            let b0 = load_b(cur, sc, 0u, kk);
             c00 = coopMultiplyAdd(a0, b0, c00);
             c10 = coopMultiplyAdd(a1, b0, c10);
             c20 = coopMultiplyAdd(a2, b0, c20);
             c30 = coopMultiplyAdd(a3, b0, c30);
-            let b1 = load_b(sc, 1u, kk);
+            let b1 = load_b(cur, sc, 1u, kk);
             c01 = coopMultiplyAdd(a0, b1, c01);
             c11 = coopMultiplyAdd(a1, b1, c11);
             c21 = coopMultiplyAdd(a2, b1, c21);
             c31 = coopMultiplyAdd(a3, b1, c31);
-            let b2 = load_b(sc, 2u, kk);
+            let b2 = load_b(cur, sc, 2u, kk);
             c02 = coopMultiplyAdd(a0, b2, c02);
             c12 = coopMultiplyAdd(a1, b2, c12);
             c22 = coopMultiplyAdd(a2, b2, c22);
             c32 = coopMultiplyAdd(a3, b2, c32);
-            let b3 = load_b(sc, 3u, kk);
+            let b3 = load_b(cur, sc, 3u, kk);
             c03 = coopMultiplyAdd(a0, b3, c03);
             c13 = coopMultiplyAdd(a1, b3, c13);
             c23 = coopMultiplyAdd(a2, b3, c23);
             c33 = coopMultiplyAdd(a3, b3, c33);
         }
+        // One buffer: every subgroup is done with it before it is overwritten. Two: the
+        // other one was last read a step ago, before the barrier that ended that step.
+        if (NBUF == 1u) {
+            workgroupBarrier();
+        }
+        let next = (cur + 1u) % NBUF;
+        if (more) {
+            put(li, staged, next);
+        }
+        // The next step's tiles are in place before any subgroup reads them.
+        workgroupBarrier();
+        cur = next;
     }
     write_tile(c00, sg, li, row0, col0, 0u, 0u);
     write_tile(c01, sg, li, row0, col0, 0u, 1u);

@@ -1,7 +1,7 @@
 // The loader of matmul_f16_coop_big.wgsl, for K and N multiples of 8: A and B as vec4<u32>,
 // 8 halves (16 bytes) a load, each group of 8 within one row (rows start at multiples of 8
 // halves), loaded whole or as zeros (k_end is a multiple of 8 too).
-// Stages halves one by one. Uses BM, BN, BK, AS, BS, ta and tb from the body, which follows.
+// Stages halves one by one. Uses BM, BN, BK, AS, BS, TA, TB, ta and tb from the body, which follows.
 
 alias ST = f16;
 const SW: u32 = 1u;
@@ -80,15 +80,15 @@ fn put_b(at: u32, w: vec4<u32>) {
     tb[at + 7u] = v.y;
 }
 
-// Stores what `fetch` loaded into ta and tb, each group of 8 halves at a multiple of 16 bytes
-// (so the driver may merge its 8 stores into one).
-fn put(li: u32, s: Staged) {
+// Stores what `fetch` loaded into staging buffer `buf` of ta and tb, each group of 8 halves
+// at a multiple of 16 bytes (so the driver may merge its 8 stores into one).
+fn put(li: u32, s: Staged, buf: u32) {
     for (var t = 0u; t < NA; t++) {
         let p = li + WG * t;
-        put_a((p / GA) * AS + (p % GA) * 8u, s.a[t]);
+        put_a(buf * TA + (p / GA) * AS + (p % GA) * 8u, s.a[t]);
     }
     for (var t = 0u; t < NB; t++) {
         let p = li + WG * t;
-        put_b((p / GB) * BS + (p % GB) * 8u, s.b[t]);
+        put_b(buf * TB + (p / GB) * BS + (p % GB) * 8u, s.b[t]);
     }
 }

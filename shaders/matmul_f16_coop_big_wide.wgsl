@@ -1,7 +1,7 @@
 // The loader of matmul_f16_coop_big.wgsl, for K and N multiples of 8: A and B as vec4<u32>,
 // 8 halves (16 bytes) a load, each group of 8 within one row (rows start at multiples of 8
 // halves), loaded whole or as zeros (k_end is a multiple of 8 too).
-// Stages them as vec4<f16>, 2 stores a group. Uses BM, BN, BK, AS, BS, ta and tb from the
+// Stages them as vec4<f16>, 2 stores a group. Uses BM, BN, BK, AS, BS, TA, TB, ta and tb from the
 // body, which follows.
 
 alias ST = vec4<f16>;
@@ -55,18 +55,18 @@ fn quad(x: u32, y: u32) -> vec4<f16> {
     return vec4<f16>(vec2<f16>(unpack2x16float(x)), vec2<f16>(unpack2x16float(y)));
 }
 
-// Stores what `fetch` loaded into ta and tb, each group of 8 halves as 2 vec4<f16> (at
-// element (p / GA) * AS / 4 + (p % GA) * 2: AS is a multiple of 8).
-fn put(li: u32, s: Staged) {
+// Stores what `fetch` loaded into staging buffer `buf` of ta and tb, each group of 8 halves
+// as 2 vec4<f16> (AS and BS are multiples of 8 halves, so rows start at whole elements).
+fn put(li: u32, s: Staged, buf: u32) {
     for (var t = 0u; t < NA; t++) {
         let p = li + WG * t;
-        let at = (p / GA) * (AS / 4u) + (p % GA) * 2u;
+        let at = buf * TA + (p / GA) * (AS / 4u) + (p % GA) * 2u;
         ta[at] = quad(s.a[t].x, s.a[t].y);
         ta[at + 1u] = quad(s.a[t].z, s.a[t].w);
     }
     for (var t = 0u; t < NB; t++) {
         let p = li + WG * t;
-        let at = (p / GB) * (BS / 4u) + (p % GB) * 2u;
+        let at = buf * TB + (p / GB) * (BS / 4u) + (p % GB) * 2u;
         tb[at] = quad(s.b[t].x, s.b[t].y);
         tb[at + 1u] = quad(s.b[t].z, s.b[t].w);
     }

@@ -154,6 +154,8 @@ pub const FEATURE_KERNELS: &[KernelSource] = &[
     MATMUL_F16_COOP_128X128_WIDE,
     MATMUL_F16_COOP_128X128_K64,
     MATMUL_F16_COOP_128X128_K64_WIDE,
+    MATMUL_F16_COOP_128X128_DB,
+    MATMUL_F16_COOP_128X128_DB_WIDE,
 ];
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,

@@ -26,17 +26,20 @@
 //!    per K step of 32 for 128 multiply-adds of the workgroup. Where K and N are multiples
 //!    of 8, shaders/matmul_f16_coop_big.wgsl gives each subgroup 64×64 (4×4 accumulators,
 //!    8 loads for 16 multiply-adds: a third less workgroup-memory traffic per multiply-add,
-//!    which with the f16 staging stores is what the tensor cores wait on) in blocks of
+//!    which with the f16 staging stores is the likely limit at 93 TFLOP/s) in blocks of
 //!    128×256 or 256×128 (8 subgroups, 256 multiply-adds per barrier pair) or 128×128 with
-//!    4 subgroups (workgroups of 128, two per SM, so one's barriers overlap the other's
-//!    multiplications), BK 32 or 64, all within 40 KiB of workgroup memory (the H200's
-//!    Vulkan limit is 48 KiB; the wgpu backend requests the adapter's limits). Staged rows
+//!    4 subgroups (workgroups of 128, two of which can share an SM, one's barriers
+//!    overlapping the other's multiplications), BK 32 or 64, all within 42 KiB of workgroup
+//!    memory (the H200's Vulkan limit is 48 KiB; the wgpu backend requests the adapter's
+//!    limits). Staged rows
 //!    are padded by 8 halves so that every row stride is an odd number of 16-byte units (no
 //!    bank conflicts in a 16×16 load). Each shape stages its tiles either as f16, one 2-byte
 //!    store a half, or (`…Wide`, shaders/matmul_f16_coop_big_wide.wgsl) as `vec4<f16>`, one
 //!    8-byte store per 4 halves, `coopLoadT` then reading f16 matrices from vec4 elements
 //!    (SPIR-V counts strides in the pointer's elements; naga types the load by their
-//!    scalar). The default stays 128×128 until the H200 measures the
+//!    scalar). The 128×128 shape of 4 subgroups also comes with two staging buffers (`…Db`,
+//!    41 KiB): step i multiplies from buffer i % 2 while the next tiles go into the other, one
+//!    barrier a step instead of two. The default stays 128×128 until the H200 measures the
 //!    others (benches/matmul_f16.rs, `VRAMKIT_MATMUL_F16_COOP_TILES=all`).
 //! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
 //!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
@@ -129,11 +132,15 @@ pub enum CoopTile {
     B128x128Sg4Wide,
     /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging `vec4<f16>`.
     B128x128Sg4K64Wide,
+    /// [`B128x128Sg4`](Self::B128x128Sg4) with two staging buffers (one barrier a step).
+    B128x128Sg4Db,
+    /// [`B128x128Sg4Db`](Self::B128x128Sg4Db) staging `vec4<f16>`.
+    B128x128Sg4DbWide,
 }
 
 impl CoopTile {
     /// Every shape, the default first.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 11] = [
         Self::B128x128,
         Self::B128x256,
         Self::B256x128,
@@ -143,6 +150,8 @@ impl CoopTile {
         Self::B256x128Wide,
         Self::B128x128Sg4Wide,
         Self::B128x128Sg4K64Wide,
+        Self::B128x128Sg4Db,
+        Self::B128x128Sg4DbWide,
     ];
 
     /// Rows and columns of C per workgroup.
@@ -166,6 +175,8 @@ impl CoopTile {
             Self::B256x128Wide => &shaders::MATMUL_F16_COOP_256X128_WIDE,
             Self::B128x128Sg4Wide => &shaders::MATMUL_F16_COOP_128X128_WIDE,
             Self::B128x128Sg4K64Wide => &shaders::MATMUL_F16_COOP_128X128_K64_WIDE,
+            Self::B128x128Sg4Db => &shaders::MATMUL_F16_COOP_128X128_DB,
+            Self::B128x128Sg4DbWide => &shaders::MATMUL_F16_COOP_128X128_DB_WIDE,
         }
     }
 }
