@@ -2,22 +2,22 @@
 // each subgroup of 32 holds 4×4 accumulators (a 64×64 part of C), so that per 16 of K it
 // loads 4 A and 4 B tiles from workgroup memory for 16 multiply-adds (0.5 loads an MMA; the
 // 128×128 kernel loads 6 for 8). The subgroups form an SGM × SGN grid (consts composed in
-// front by src/shaders.rs, with the step BK): 2×4 for a 128×256 block of C, 4×2 for 256×128
-// (workgroups of 256), 2×2 for 128×128 (workgroups of 128, so that two fit an SM and one's
-// barriers overlap the other's multiplications). NBUF (a const beside them) is 1 or 2 staging
-// buffers: with 2, step i multiplies from buffer i % 2 while the next step's tiles go into
-// the other, one barrier a step instead of two.
+// front by src/shaders/matmul_f16_coop.rs, with the step BK): 2×4 for a 128×256 block of C,
+// 4×2 for 256×128 (workgroups of 256), 2×2 for 128×128 (workgroups of 128, two of which can
+// share an SM, one's barriers overlapping the other's multiplications). NBUF (a const beside
+// them) is 1 or 2 staging buffers: with 2, step i multiplies from buffer i % 2 while the next
+// step's tiles go into the other, one barrier a step instead of two.
 //
 // Tiles are staged in workgroup memory as elements of type ST, SW halves each (the loader
 // composed in front picks them: f16, or vec4<f16> for 8-byte stores; naga types a `coopLoad`
 // by its pointer's scalar, so words would not do, and SPIR-V counts the stride in elements
-// of the pointer's type), rows padded by 8 halves: every tile
-// starts at a multiple of 16 bytes, and the 8 rows a 16×16 load touches at once fall in
-// distinct banks (every row stride is an odd number of 16-byte units). As in the 128×128
-// kernel the next step's tiles load into registers while this one multiplies, the edges are
-// zero-padded, and C is written through a 16×16 f32 scratch tile
-// per subgroup with guards. Every cooperative operation and barrier sits in control flow
-// uniform over the workgroup.
+// of the pointer's type), rows padded by 8 halves: every tile starts at a multiple of 16
+// bytes, and the 8 rows a 16×16 load touches at once fall in distinct banks (every row
+// stride is an odd number of 16-byte units). As in the 128×128 kernel the next step's tiles
+// load into registers while this one multiplies, the edges are zero-padded (so the tensor
+// cores see whole tiles and the padding adds zeros), and C is written through a 16×16 f32
+// scratch tile per subgroup with guards (adding to C for K slices past the first). Every
+// cooperative operation and barrier sits in control flow uniform over the workgroup.
 
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 @group(0) @binding(3) var<uniform> dims: MatmulF16Params;
@@ -41,7 +41,15 @@ var<workgroup> tc: array<f32, NSG * 256u>; // a 16×16 f32 tile per subgroup
 
 // Writes accumulator tile (ti, tj) of every subgroup through the scratch tile; called by
 // every invocation, with every subgroup passing its own tile.
-fn write_tile(acc: coop_mat16x16<f32, C>, sg: u32, li: u32, row0: u32, col0: u32, ti: u32, tj: u32) {
+fn write_tile(
+    acc: coop_mat16x16<f32, C>,
+    sg: u32,
+    li: u32,
+    row0: u32,
+    col0: u32,
+    ti: u32,
+    tj: u32,
+) {
     coopStoreT(acc, &tc[sg * 256u], 16u);
     workgroupBarrier();
     // Invocation li writes elements li, li + WG, … of each subgroup's tile.
@@ -70,7 +78,8 @@ fn load_a(buf: u32, sr: u32, i: u32, kk: u32) -> coop_mat16x16<f16, A> {
 }
 
 fn load_b(buf: u32, sc: u32, j: u32, kk: u32) -> coop_mat16x16<f16, B> {
-    return coopLoadT<coop_mat16x16<f16, B>>(&tb[buf * TB + (kk * BS + sc + j * 16u) / SW], BS / SW);
+    let at = buf * TB + (kk * BS + sc + j * 16u) / SW;
+    return coopLoadT<coop_mat16x16<f16, B>>(&tb[at], BS / SW);
 }
 
 @compute @workgroup_size(WG)

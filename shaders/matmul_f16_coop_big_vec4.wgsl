@@ -1,7 +1,8 @@
 // The loader of matmul_f16_coop_big.wgsl, for K and N multiples of 8: A and B as vec4<u32>,
 // 8 halves (16 bytes) a load, each group of 8 within one row (rows start at multiples of 8
 // halves), loaded whole or as zeros (k_end is a multiple of 8 too).
-// Stages halves one by one. Uses BM, BN, BK, AS, BS, TA, TB, ta and tb from the body, which follows.
+// Stages halves one by one. Uses BM, BN, BK, AS, BS, TA, TB, WG, ta and tb from the body,
+// which follows.
 
 alias ST = f16;
 const SW: u32 = 1u;
