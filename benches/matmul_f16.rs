@@ -8,10 +8,12 @@
 //!
 //! `VRAMKIT_MATMUL_F16_SIZES=4096,8192` (the default; 1024 with `VRAMKIT_BENCH_QUICK=1`),
 //! `VRAMKIT_MATMUL_F16_KERNELS=cooperative,tiled,vendor` (the default: all that the backend
-//! runs), `VRAMKIT_MATMUL_F16_BACKENDS=wgpu,cuda` (the default: both where built). Each
-//! iteration is one `matmul_typed` and a wait. Before timing, each kernel's C is checked on
-//! a corner of the matrix against the f64 twin (within `matmul_f16_bound`), so a fast wrong
-//! kernel fails the bench instead of reporting.
+//! runs), `VRAMKIT_MATMUL_F16_BACKENDS=wgpu,cuda` (the default: both where built).
+//! `VRAMKIT_MATMUL_F16_COOP_TILES=all` (or a list of [`CoopTile`] names in lower case:
+//! `b128x256,b128x256wide,b128x128sg4,…`) adds the cooperative kernel's further block shapes,
+//! reported as `coop_<shape>` beside `cooperative` (the default shape, `b128x128`). Each iteration is one `matmul_typed` and a wait. Before timing, each
+//! kernel's C is checked on a sample of entries against the f64 twin (within
+//! `matmul_f16_bound`), so a fast wrong kernel fails the bench instead of reporting.
 
 mod common;
 
@@ -20,8 +22,8 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use vramkit::backend::Backend;
 use vramkit::kernels::{
-    f16_bits_to_f32, f32_to_f16_bits, matmul_f16_kernel, matmul_typed, MatmulDims, MatmulDtype,
-    MatmulKernel,
+    f16_bits_to_f32, f32_to_f16_bits, matmul_f16_kernel, matmul_typed, CoopTile, MatmulDims,
+    MatmulDtype, MatmulKernel,
 };
 use vramkit::{AllocDesc, Context, ContextDesc};
 
@@ -54,10 +56,14 @@ fn matrix(len: usize, mul: usize) -> Vec<u16> {
         .collect()
 }
 
-/// Checks rows 0..8 × columns 0..8 of C against the f64 sum, within K·2⁻²²·Σ|a·b|.
-fn check_corner(c: &[f32], a: &[u16], b: &[u16], n: usize, what: &str) {
-    for i in 0..8.min(n) {
-        for j in 0..8.min(n) {
+/// Checks C against the f64 sum, within K·2⁻²²·Σ|a·b|, at rows and columns 0..8, every 37th
+/// (which passes through every position of a 16×16 tile and of a 64×64 subgroup part) and
+/// the last.
+fn check_sample(c: &[f32], a: &[u16], b: &[u16], n: usize, what: &str) {
+    let mut sample: Vec<usize> = (0..8.min(n)).chain((8..n).step_by(37)).collect();
+    sample.push(n - 1);
+    for &i in &sample {
+        for &j in &sample {
             let (mut sum, mut abs) = (0f64, 0f64);
             for p in 0..n {
                 let x = f64::from(f16_bits_to_f32(a[i * n + p]));
@@ -75,6 +81,30 @@ fn check_corner(c: &[f32], a: &[u16], b: &[u16], n: usize, what: &str) {
     }
 }
 
+/// The kernel's name in the report: `cooperative` for the default block shape, `coop_b128x256`
+/// and so on for [`MatmulKernel::CooperativeWith`].
+fn name(kernel: MatmulKernel) -> String {
+    match kernel {
+        MatmulKernel::CooperativeWith(t) => format!("coop_{t:?}").to_lowercase(),
+        k => format!("{k:?}").to_lowercase(),
+    }
+}
+
+/// The further cooperative block shapes `VRAMKIT_MATMUL_F16_COOP_TILES` names (`all`, or
+/// [`CoopTile`] names in lower case; none by default).
+fn coop_tiles() -> Vec<MatmulKernel> {
+    let names = list("VRAMKIT_MATMUL_F16_COOP_TILES", "");
+    CoopTile::ALL[1..]
+        .iter()
+        .filter(|t| {
+            names
+                .iter()
+                .any(|n| n == "all" || *n == format!("{t:?}").to_lowercase())
+        })
+        .map(|&t| MatmulKernel::CooperativeWith(t))
+        .collect()
+}
+
 fn run<B: Backend>(c: &mut Criterion, ctx: &Context<B>, backend: &str) {
     let mut g = c.benchmark_group(format!("matmul_f16_{backend}"));
     g.sample_size(10);
@@ -86,6 +116,11 @@ fn run<B: Backend>(c: &mut Criterion, ctx: &Context<B>, backend: &str) {
     ]
     .into_iter()
     .filter(|&k| wanted(k) && matmul_f16_kernel(ctx, k).is_ok())
+    .chain(
+        coop_tiles()
+            .into_iter()
+            .filter(|&k| matmul_f16_kernel(ctx, k).is_ok()),
+    )
     .collect();
     eprintln!(
         "matmul_f16 on {}: Auto runs {:?}; measuring {kernels:?}",
@@ -111,11 +146,11 @@ fn run<B: Backend>(c: &mut Criterion, ctx: &Context<B>, backend: &str) {
         let d = MatmulDims { m: n, n, k: n };
         g.throughput(Throughput::Elements(2 * u64::from(n).pow(3)));
         for &kernel in &kernels {
-            let name = format!("{kernel:?}").to_lowercase();
+            let name = name(kernel);
             matmul_typed(ctx, ha, hb, hc, d, MatmulDtype::F16, kernel).expect("warm up");
             ctx.wait().expect("wait");
             let out = ctx.download(hc).expect("download");
-            check_corner(bytemuck::cast_slice(&out), &a, &b, n as usize, &name);
+            check_sample(bytemuck::cast_slice(&out), &a, &b, n as usize, &name);
             g.bench_with_input(BenchmarkId::new(name, n), &n, |bch, _| {
                 bch.iter_custom(|iters| {
                     let t = Instant::now();

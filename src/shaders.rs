@@ -9,6 +9,9 @@
 
 use crate::backend::KernelSource;
 
+mod matmul_f16_coop;
+pub use matmul_f16_coop::*;
+
 /// A CUDA C twin: the common header, then the given files of `shaders/cuda/`.
 macro_rules! cuda {
     ($($file:expr),+) => {
@@ -134,42 +137,26 @@ pub const MATMUL_F16: KernelSource = kernel!(
     cuda!("params/matmul_f16.cuh", "matmul_f16.cu")
 );
 
-/// The cooperative f16 matmul (see [`MATMUL_F16_COOP`]) composed with a loader.
-macro_rules! coop_kernel {
-    ($label:literal, $loader:literal) => {
-        KernelSource::new(
-            $label,
-            concat!(
-                "enable f16;\nenable wgpu_cooperative_matrix;\n",
-                include_str!("../shaders/params/matmul_f16.wgsl"),
-                include_str!(concat!("../shaders/", $loader, ".wgsl")),
-                include_str!("../shaders/matmul_f16_coop.wgsl")
-            ),
-            "matmul",
-        )
-        .guarded()
-    };
-}
-
-/// `C = A·B` with f16 A and B and an f32 C on 16×16×16 cooperative matrices (tensor cores),
-/// 128×128 per workgroup of 256, A and B read as u32 pairs (any K and N): WGSL only, for
-/// adapters that list that configuration with subgroups of 32 (it needs
-/// `EXPERIMENTAL_COOPERATIVE_MATRIX`, `SHADER_F16` and `SUBGROUP`). See
-/// [`crate::kernels::matmul_typed`].
-// No CUDA twin: on CUDA the f16 matmul runs on cuBLAS or MATMUL_F16.
-pub const MATMUL_F16_COOP: KernelSource = coop_kernel!("matmul_f16_coop", "matmul_f16_coop_words");
-
-/// [`MATMUL_F16_COOP`] reading A and B 8 halves a load, for K and N multiples of 8.
-pub const MATMUL_F16_COOP_VEC4: KernelSource =
-    coop_kernel!("matmul_f16_coop_vec4", "matmul_f16_coop_vec4");
-
 /// The f16 matmul's params struct in WGSL (`MatmulF16Params`, `K_SLICE_F16`), composed in
 /// front of [`MATMUL_F16`] and [`MATMUL_F16_COOP`].
 #[cfg(test)]
 pub(crate) const MATMUL_F16_PARAMS_WGSL: &str = include_str!("../shaders/params/matmul_f16.wgsl");
 
 /// The kernels that need optional device features (WGSL only), for validation.
-pub const FEATURE_KERNELS: &[KernelSource] = &[MATMUL_F16_COOP, MATMUL_F16_COOP_VEC4];
+pub const FEATURE_KERNELS: &[KernelSource] = &[
+    MATMUL_F16_COOP,
+    MATMUL_F16_COOP_VEC4,
+    MATMUL_F16_COOP_128X256,
+    MATMUL_F16_COOP_128X256_WIDE,
+    MATMUL_F16_COOP_256X128,
+    MATMUL_F16_COOP_256X128_WIDE,
+    MATMUL_F16_COOP_128X128,
+    MATMUL_F16_COOP_128X128_WIDE,
+    MATMUL_F16_COOP_128X128_K64,
+    MATMUL_F16_COOP_128X128_K64_WIDE,
+    MATMUL_F16_COOP_128X128_DB,
+    MATMUL_F16_COOP_128X128_DB_WIDE,
+];
 
 /// An image kernel's label and WGSL: the io preludes for its source and destination formats,
 /// then any further preludes of `shaders/io/` (`alpha` for filters: premultiplied alpha), then

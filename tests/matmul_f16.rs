@@ -8,8 +8,8 @@ mod common;
 use common::Mk;
 use vramkit::backend::Backend;
 use vramkit::kernels::{
-    f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu, matmul_f16_kernel, matmul_typed, MatmulDims,
-    MatmulDtype, MatmulKernel,
+    f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu, matmul_f16_kernel, matmul_typed, CoopTile,
+    MatmulDims, MatmulDtype, MatmulKernel,
 };
 use vramkit::{AllocDesc, Context, ContextDesc, Error};
 
@@ -22,13 +22,20 @@ gpu_tests!(
 );
 
 /// The f16 kernels this backend runs: the fallback, cuBLAS where present, the cooperative
-/// kernel where the adapter lists it.
+/// kernel in each block shape where the adapter lists it.
 fn kernels<B: Backend>(ctx: &Context<B>) -> Vec<MatmulKernel> {
     let mut v = vec![MatmulKernel::Tiled];
     for k in [MatmulKernel::Vendor, MatmulKernel::Cooperative] {
         if matmul_f16_kernel(ctx, k).is_ok() {
             v.push(k);
         }
+    }
+    if v.contains(&MatmulKernel::Cooperative) {
+        v.extend(
+            CoopTile::ALL[1..]
+                .iter()
+                .map(|&t| MatmulKernel::CooperativeWith(t)),
+        );
     }
     v
 }
@@ -97,7 +104,7 @@ fn run<B: Backend>(ctx: &Context<B>, d: MatmulDims, kernel: MatmulKernel, seed: 
 /// Not multiples of 16 or of the tiles, K = 1, odd K and N (halves that straddle words), tall
 /// and skinny, wide and short; K and N multiples of 8 with edges elsewhere (the cooperative
 /// kernel's 16-byte loader).
-const SHAPES: [(u32, u32, u32); 12] = [
+const SHAPES: [(u32, u32, u32); 14] = [
     (1, 1, 1),
     (2, 3, 4),
     (17, 31, 13),
@@ -110,6 +117,9 @@ const SHAPES: [(u32, u32, u32); 12] = [
     (3, 300, 130),
     (200, 260, 517),
     (136, 264, 40),
+    // K and N multiples of 8 (the 64×64-per-subgroup cooperative kernels), edges on all sides.
+    (300, 520, 200),
+    (257, 136, 72),
 ];
 
 fn every_f16_kernel_matches_the_cpu_on_many_shapes<B: Backend>(mk: Mk<B>) {
@@ -156,6 +166,18 @@ fn large_values_and_long_k_stay_within_the_bound<B: Backend>(mk: Mk<B>) {
             6,
             1.0,
         );
+        // K and N multiples of 8, K past one slice.
+        run(
+            &ctx,
+            MatmulDims {
+                m: 40,
+                n: 24,
+                k: 32_776,
+            },
+            kernel,
+            7,
+            1.0,
+        );
     }
 }
 
@@ -166,7 +188,9 @@ fn an_a_larger_than_one_binding_runs_in_bands<B: Backend>(mk: Mk<B>) {
     let max = ctx.backend().limits().max_binding_size.min(1 << 31);
     let k = 4100u32;
     let m = (max / (2 * u64::from(k)) + 70) as u32;
-    for kernel in kernels(&ctx) {
+    // N = 1 runs every cooperative block shape on the 128×128 kernel: once is enough.
+    let shaped = |k: &MatmulKernel| matches!(k, MatmulKernel::CooperativeWith(_));
+    for kernel in kernels(&ctx).into_iter().filter(|k| !shaped(k)) {
         run(&ctx, MatmulDims { m, n: 1, k }, kernel, 99, 1.0);
     }
 }
@@ -325,19 +349,19 @@ fn bad_f16_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
             Err(Error::Unsupported { .. })
         ));
     }
-    // The cooperative kernel multiplies f16 only.
-    assert!(matches!(
-        matmul_typed(
-            &ctx,
-            h,
-            g,
-            o,
-            four,
-            MatmulDtype::F32,
-            MatmulKernel::Cooperative
-        ),
-        Err(Error::Unsupported { .. })
-    ));
+    // The cooperative kernel multiplies f16 only, in every block shape; where the adapter
+    // lists no cooperative matrix, no shape runs.
+    let coop = matmul_f16_kernel(&ctx, MatmulKernel::Cooperative).is_ok();
+    for kernel in [
+        MatmulKernel::Cooperative,
+        MatmulKernel::CooperativeWith(CoopTile::B128x256),
+    ] {
+        assert!(matches!(
+            matmul_typed(&ctx, h, g, o, four, MatmulDtype::F32, kernel),
+            Err(Error::Unsupported { .. })
+        ));
+        assert_eq!(matmul_f16_kernel(&ctx, kernel).is_ok(), coop, "{kernel:?}");
+    }
     if !ctx.backend().has_vendor_matmul() {
         assert!(matches!(
             matmul_typed(&ctx, h, g, o, four, f16, MatmulKernel::Vendor),

@@ -84,6 +84,8 @@ pub enum MatmulKernel {
     /// Cooperative matrices (tensor cores), for [`MatmulDtype::F16`](super::MatmulDtype) on
     /// adapters that list 16×16×16 f16→f32 ones; [`Error::Unsupported`] for f32 and elsewhere.
     Cooperative,
+    /// [`Cooperative`](Self::Cooperative) with the given block shape (for sweeps).
+    CooperativeWith(super::CoopTile),
 }
 
 /// Tile choices of the [`Tiled`](MatmulKernel::Tiled) kernel, override constants of one module
@@ -275,7 +277,7 @@ pub fn matmul_with<B: Backend>(
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
         MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
-        MatmulKernel::Cooperative => {
+        MatmulKernel::Cooperative | MatmulKernel::CooperativeWith(_) => {
             return Err(Error::Unsupported {
                 what: "cooperative-matrix matmul on f32".into(),
                 reason: "the cooperative kernel multiplies f16 matrices: use matmul_typed \

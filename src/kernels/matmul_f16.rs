@@ -19,6 +19,28 @@
 //!    loaded into registers while this one multiplies; 16-byte loads where K and N are
 //!    multiples of 8 (`MATMUL_F16_COOP_VEC4`), u32 pairs otherwise. Callers' own kernels may
 //!    not use cooperative matrices (bounds checks do not cover their tiles).
+//!
+//!    Block shapes ([`CoopTile`], chosen by [`MatmulKernel::CooperativeWith`]): the default
+//!    128×128 gives each of its 8 subgroups 32×64 of C (2×4 accumulators), so per 16 of K a
+//!    subgroup loads 6 tiles from workgroup memory for 8 multiply-adds, with two barriers
+//!    per K step of 32 for 128 multiply-adds of the workgroup. Where K and N are multiples
+//!    of 8, shaders/matmul_f16_coop_big.wgsl gives each subgroup 64×64 (4×4 accumulators,
+//!    8 loads for 16 multiply-adds: a third less workgroup-memory traffic per multiply-add,
+//!    which with the f16 staging stores is the likely limit at 93 TFLOP/s) in blocks of
+//!    128×256 or 256×128 (8 subgroups, 256 multiply-adds per barrier pair) or 128×128 with
+//!    4 subgroups (workgroups of 128, two of which can share an SM, one's barriers
+//!    overlapping the other's multiplications), BK 32 or 64, all within 42 KiB of workgroup
+//!    memory (the H200's Vulkan limit is 48 KiB; the wgpu backend requests the adapter's
+//!    limits). Staged rows
+//!    are padded by 8 halves so that every row stride is an odd number of 16-byte units (no
+//!    bank conflicts in a 16×16 load). Each shape stages its tiles either as f16, one 2-byte
+//!    store a half, or (`…Wide`, shaders/matmul_f16_coop_big_wide.wgsl) as `vec4<f16>`, one
+//!    8-byte store per 4 halves, `coopLoadT` then reading f16 matrices from vec4 elements
+//!    (SPIR-V counts strides in the pointer's elements; naga types the load by their
+//!    scalar). The 128×128 shape of 4 subgroups also comes with two staging buffers (`…Db`,
+//!    41 KiB): step i multiplies from buffer i % 2 while the next tiles go into the other, one
+//!    barrier a step instead of two. The default stays 128×128 until the H200 measures the
+//!    others (benches/matmul_f16.rs, `VRAMKIT_MATMUL_F16_COOP_TILES=all`).
 //! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
 //!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
 //!    matrices): the halves read as packed u32 pairs with `unpack2x16float`, so it needs no
@@ -73,6 +95,89 @@ impl MatmulDtype {
     /// ```
     pub fn bytes(self, rows: u64, cols: u64) -> Option<u64> {
         rows.checked_mul(cols)?.checked_mul(self.size())
+    }
+}
+
+/// Block shapes of the [`Cooperative`](MatmulKernel::Cooperative) kernel, one module each
+/// (for sweeps: [`MatmulKernel::CooperativeWith`]). Every shape runs with any M, N, K; the
+/// shapes with 64×64 of C per subgroup need K and N multiples of 8 and run
+/// [`B128x128`](Self::B128x128) otherwise.
+///
+/// ```
+/// use vramkit::kernels::CoopTile;
+/// assert_eq!(CoopTile::default(), CoopTile::B128x128);
+/// assert_eq!(CoopTile::B128x256.block(), (128, 256));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum CoopTile {
+    /// 128×128 of C per workgroup of 256, 32×64 (2×4 accumulators) per subgroup, BK = 32:
+    /// shaders/matmul_f16_coop.wgsl (93 TFLOP/s at 4096³ on the H200 through Vulkan).
+    #[default]
+    B128x128,
+    /// 128×256 per workgroup of 256, 64×64 (4×4 accumulators) per subgroup, BK = 32:
+    /// shaders/matmul_f16_coop_big.wgsl, as the rest, each staging its halves one by one or
+    /// (`…Wide`) as `vec4<f16>`.
+    B128x256,
+    /// 256×128 per workgroup of 256, 64×64 per subgroup, BK = 32.
+    B256x128,
+    /// 128×128 per workgroup of 128 (4 subgroups of 64×64), BK = 32.
+    B128x128Sg4,
+    /// [`B128x128Sg4`](Self::B128x128Sg4) with BK = 64.
+    B128x128Sg4K64,
+    /// [`B128x256`](Self::B128x256) staging `vec4<f16>`.
+    B128x256Wide,
+    /// [`B256x128`](Self::B256x128) staging `vec4<f16>`.
+    B256x128Wide,
+    /// [`B128x128Sg4`](Self::B128x128Sg4) staging `vec4<f16>`.
+    B128x128Sg4Wide,
+    /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging `vec4<f16>`.
+    B128x128Sg4K64Wide,
+    /// [`B128x128Sg4`](Self::B128x128Sg4) with two staging buffers (one barrier a step).
+    B128x128Sg4Db,
+    /// [`B128x128Sg4Db`](Self::B128x128Sg4Db) staging `vec4<f16>`.
+    B128x128Sg4DbWide,
+}
+
+impl CoopTile {
+    /// Every shape, the default first.
+    pub const ALL: [Self; 11] = [
+        Self::B128x128,
+        Self::B128x256,
+        Self::B256x128,
+        Self::B128x128Sg4,
+        Self::B128x128Sg4K64,
+        Self::B128x256Wide,
+        Self::B256x128Wide,
+        Self::B128x128Sg4Wide,
+        Self::B128x128Sg4K64Wide,
+        Self::B128x128Sg4Db,
+        Self::B128x128Sg4DbWide,
+    ];
+
+    /// Rows and columns of C per workgroup.
+    pub const fn block(self) -> (u64, u64) {
+        match self {
+            Self::B128x256 | Self::B128x256Wide => (128, 256),
+            Self::B256x128 | Self::B256x128Wide => (256, 128),
+            _ => (128, 128),
+        }
+    }
+
+    /// The module for K and N multiples of 8 (16-byte loads).
+    fn vec4_source(self) -> &'static crate::backend::KernelSource {
+        match self {
+            Self::B128x128 => &shaders::MATMUL_F16_COOP_VEC4,
+            Self::B128x256 => &shaders::MATMUL_F16_COOP_128X256,
+            Self::B256x128 => &shaders::MATMUL_F16_COOP_256X128,
+            Self::B128x128Sg4 => &shaders::MATMUL_F16_COOP_128X128,
+            Self::B128x128Sg4K64 => &shaders::MATMUL_F16_COOP_128X128_K64,
+            Self::B128x256Wide => &shaders::MATMUL_F16_COOP_128X256_WIDE,
+            Self::B256x128Wide => &shaders::MATMUL_F16_COOP_256X128_WIDE,
+            Self::B128x128Sg4Wide => &shaders::MATMUL_F16_COOP_128X128_WIDE,
+            Self::B128x128Sg4K64Wide => &shaders::MATMUL_F16_COOP_128X128_K64_WIDE,
+            Self::B128x128Sg4Db => &shaders::MATMUL_F16_COOP_128X128_DB,
+            Self::B128x128Sg4DbWide => &shaders::MATMUL_F16_COOP_128X128_DB_WIDE,
+        }
     }
 }
 
@@ -142,7 +247,7 @@ pub fn matmul_f16_kernel<B: Backend>(
                 reason: "this backend has no vendor BLAS (cuBLAS); use MatmulKernel::Auto".into(),
             })
         }
-        MatmulKernel::Cooperative if !coop => {
+        MatmulKernel::Cooperative | MatmulKernel::CooperativeWith(_) if !coop => {
             return Err(Error::Unsupported {
                 what: "cooperative-matrix f16 matmul".into(),
                 reason: format!(
@@ -294,15 +399,20 @@ fn matmul_f16<B: Backend>(
                 k: d.k,
                 k0,
             };
-            last = if kernel == MatmulKernel::Cooperative {
-                let groups = [n.div_ceil(128) as u32, rows.div_ceil(128) as u32, 1];
+            let tile = match kernel {
+                MatmulKernel::Cooperative => Some(CoopTile::default()),
+                MatmulKernel::CooperativeWith(t) => Some(t),
+                _ => None,
+            };
+            last = if let Some(tile) = tile {
                 // 16-byte loads where every row of A and B starts at a multiple of 8 halves
-                // (the bands' and slices' starts are multiples of 8 too).
-                let source = if k % 8 == 0 && n % 8 == 0 {
-                    &shaders::MATMUL_F16_COOP_VEC4
+                // (the bands' and slices' starts are multiples of 8 too); else u32 pairs.
+                let (source, (bm, bn)) = if k % 8 == 0 && n % 8 == 0 {
+                    (tile.vec4_source(), tile.block())
                 } else {
-                    &shaders::MATMUL_F16_COOP
+                    (&shaders::MATMUL_F16_COOP, CoopTile::B128x128.block())
                 };
+                let groups = [n.div_ceil(bn) as u32, rows.div_ceil(bm) as u32, 1];
                 ctx.dispatch_guarded(source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
             } else {
                 let groups = [n.div_ceil(64) as u32, rows.div_ceil(64) as u32, 1];

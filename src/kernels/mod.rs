@@ -13,5 +13,5 @@ pub(crate) mod params_layout;
 
 pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
 pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
-pub use matmul_f16::{matmul_f16_kernel, matmul_typed, MatmulDtype};
+pub use matmul_f16::{matmul_f16_kernel, matmul_typed, CoopTile, MatmulDtype};
 pub use matmul_f16_cpu::{f16_bits_to_f32, f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu};
