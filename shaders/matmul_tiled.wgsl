@@ -24,6 +24,10 @@
 // of A and of B per step.
 override BK: u32 = 16u;
 
+// 1: the k loop of a step written out (8 or 16 calls of mac with constant k); 0: a loop over
+// BK, left to the driver to unroll (kernels::matmul, TiledConfig::unroll).
+override UNROLL: u32 = 0u;
+
 const BM: u32 = 128u;
 const BN: u32 = 128u;
 // One buffer of each tile, BK rows of 32 vec4 (128 values of M or N): with both double
@@ -54,6 +58,44 @@ fn store_as(buf: u32, q: u32, v: vec4<f32>) {
     As[base + 32u][lane] = v.y;
     As[base + 64u][lane] = v.z;
     As[base + 96u][lane] = v.w;
+}
+
+// The 8×8 accumulators of an invocation, as 16 named vec4 (indexed by constants only, so they
+// stay in registers).
+struct Acc {
+    c00: vec4<f32>, c01: vec4<f32>, c02: vec4<f32>, c03: vec4<f32>,
+    c04: vec4<f32>, c05: vec4<f32>, c06: vec4<f32>, c07: vec4<f32>,
+    c08: vec4<f32>, c09: vec4<f32>, c10: vec4<f32>, c11: vec4<f32>,
+    c12: vec4<f32>, c13: vec4<f32>, c14: vec4<f32>, c15: vec4<f32>,
+}
+
+// One k of a step: 4 vec4 reads of workgroup memory (A tile of buffer `abase`, B tile at
+// `bbase` = buffer base + tx), 64 FMAs into `acc`. A value in and out (no pointers), so the
+// driver inlines it into plain registers.
+fn mac(acc: Acc, abase: u32, bbase: u32, ty: u32, kk: u32) -> Acc {
+    let col = ty ^ swizzle(kk);
+    let a0 = As[abase + kk * 32u + col];
+    let a1 = As[abase + kk * 32u + 16u + col];
+    let b0 = Bs[bbase + kk * 32u];
+    let b1 = Bs[bbase + kk * 32u + 16u];
+    var r: Acc;
+    r.c00 = fma(vec4<f32>(a0.x), b0, acc.c00);
+    r.c01 = fma(vec4<f32>(a0.x), b1, acc.c01);
+    r.c02 = fma(vec4<f32>(a0.y), b0, acc.c02);
+    r.c03 = fma(vec4<f32>(a0.y), b1, acc.c03);
+    r.c04 = fma(vec4<f32>(a0.z), b0, acc.c04);
+    r.c05 = fma(vec4<f32>(a0.z), b1, acc.c05);
+    r.c06 = fma(vec4<f32>(a0.w), b0, acc.c06);
+    r.c07 = fma(vec4<f32>(a0.w), b1, acc.c07);
+    r.c08 = fma(vec4<f32>(a1.x), b0, acc.c08);
+    r.c09 = fma(vec4<f32>(a1.x), b1, acc.c09);
+    r.c10 = fma(vec4<f32>(a1.y), b0, acc.c10);
+    r.c11 = fma(vec4<f32>(a1.y), b1, acc.c11);
+    r.c12 = fma(vec4<f32>(a1.z), b0, acc.c12);
+    r.c13 = fma(vec4<f32>(a1.z), b1, acc.c13);
+    r.c14 = fma(vec4<f32>(a1.w), b0, acc.c14);
+    r.c15 = fma(vec4<f32>(a1.w), b1, acc.c15);
+    return r;
 }
 
 @compute @workgroup_size(16, 16)
@@ -98,22 +140,24 @@ fn matmul(
     }
     workgroupBarrier();
 
-    var c00 = vec4<f32>(0.0);
-    var c01 = vec4<f32>(0.0);
-    var c02 = vec4<f32>(0.0);
-    var c03 = vec4<f32>(0.0);
-    var c04 = vec4<f32>(0.0);
-    var c05 = vec4<f32>(0.0);
-    var c06 = vec4<f32>(0.0);
-    var c07 = vec4<f32>(0.0);
-    var c08 = vec4<f32>(0.0);
-    var c09 = vec4<f32>(0.0);
-    var c10 = vec4<f32>(0.0);
-    var c11 = vec4<f32>(0.0);
-    var c12 = vec4<f32>(0.0);
-    var c13 = vec4<f32>(0.0);
-    var c14 = vec4<f32>(0.0);
-    var c15 = vec4<f32>(0.0);
+    var acc = Acc(
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+        vec4<f32>(0.0),
+    );
     for (var s = 0u; s < steps; s++) {
         let cur = s % 2u;
         let next = s + 1u < steps;
@@ -128,28 +172,30 @@ fn matmul(
         }
         let abase = cur * AS_SIZE;
         let bbase = cur * BS_SIZE + tx;
-        for (var kk = 0u; kk < BK; kk++) {
-            let col = ty ^ swizzle(kk);
-            let a0 = As[abase + kk * 32u + col];
-            let a1 = As[abase + kk * 32u + 16u + col];
-            let b0 = Bs[bbase + kk * 32u];
-            let b1 = Bs[bbase + kk * 32u + 16u];
-            c00 = fma(vec4<f32>(a0.x), b0, c00);
-            c01 = fma(vec4<f32>(a0.x), b1, c01);
-            c02 = fma(vec4<f32>(a0.y), b0, c02);
-            c03 = fma(vec4<f32>(a0.y), b1, c03);
-            c04 = fma(vec4<f32>(a0.z), b0, c04);
-            c05 = fma(vec4<f32>(a0.z), b1, c05);
-            c06 = fma(vec4<f32>(a0.w), b0, c06);
-            c07 = fma(vec4<f32>(a0.w), b1, c07);
-            c08 = fma(vec4<f32>(a1.x), b0, c08);
-            c09 = fma(vec4<f32>(a1.x), b1, c09);
-            c10 = fma(vec4<f32>(a1.y), b0, c10);
-            c11 = fma(vec4<f32>(a1.y), b1, c11);
-            c12 = fma(vec4<f32>(a1.z), b0, c12);
-            c13 = fma(vec4<f32>(a1.z), b1, c13);
-            c14 = fma(vec4<f32>(a1.w), b0, c14);
-            c15 = fma(vec4<f32>(a1.w), b1, c15);
+        if (UNROLL != 0u) {
+            // Written out: every workgroup-memory index is the step's base plus a constant.
+            acc = mac(acc, abase, bbase, ty, 0u);
+            acc = mac(acc, abase, bbase, ty, 1u);
+            acc = mac(acc, abase, bbase, ty, 2u);
+            acc = mac(acc, abase, bbase, ty, 3u);
+            acc = mac(acc, abase, bbase, ty, 4u);
+            acc = mac(acc, abase, bbase, ty, 5u);
+            acc = mac(acc, abase, bbase, ty, 6u);
+            acc = mac(acc, abase, bbase, ty, 7u);
+            if (two) {
+                acc = mac(acc, abase, bbase, ty, 8u);
+                acc = mac(acc, abase, bbase, ty, 9u);
+                acc = mac(acc, abase, bbase, ty, 10u);
+                acc = mac(acc, abase, bbase, ty, 11u);
+                acc = mac(acc, abase, bbase, ty, 12u);
+                acc = mac(acc, abase, bbase, ty, 13u);
+                acc = mac(acc, abase, bbase, ty, 14u);
+                acc = mac(acc, abase, bbase, ty, 15u);
+            }
+        } else {
+            for (var kk = 0u; kk < BK; kk++) {
+                acc = mac(acc, abase, bbase, ty, kk);
+            }
         }
         if (next) {
             let other = 1u - cur;
@@ -167,20 +213,20 @@ fn matmul(
     let r1 = r0 + 64u;
     let col0 = col_base + tx * 4u;
     let col1 = col0 + 64u;
-    store_c(r0, col0, c00);
-    store_c(r0, col1, c01);
-    store_c(r0 + 1u, col0, c02);
-    store_c(r0 + 1u, col1, c03);
-    store_c(r0 + 2u, col0, c04);
-    store_c(r0 + 2u, col1, c05);
-    store_c(r0 + 3u, col0, c06);
-    store_c(r0 + 3u, col1, c07);
-    store_c(r1, col0, c08);
-    store_c(r1, col1, c09);
-    store_c(r1 + 1u, col0, c10);
-    store_c(r1 + 1u, col1, c11);
-    store_c(r1 + 2u, col0, c12);
-    store_c(r1 + 2u, col1, c13);
-    store_c(r1 + 3u, col0, c14);
-    store_c(r1 + 3u, col1, c15);
+    store_c(r0, col0, acc.c00);
+    store_c(r0, col1, acc.c01);
+    store_c(r0 + 1u, col0, acc.c02);
+    store_c(r0 + 1u, col1, acc.c03);
+    store_c(r0 + 2u, col0, acc.c04);
+    store_c(r0 + 2u, col1, acc.c05);
+    store_c(r0 + 3u, col0, acc.c06);
+    store_c(r0 + 3u, col1, acc.c07);
+    store_c(r1, col0, acc.c08);
+    store_c(r1, col1, acc.c09);
+    store_c(r1 + 1u, col0, acc.c10);
+    store_c(r1 + 1u, col1, acc.c11);
+    store_c(r1 + 2u, col0, acc.c12);
+    store_c(r1 + 2u, col1, acc.c13);
+    store_c(r1 + 3u, col0, acc.c14);
+    store_c(r1 + 3u, col1, acc.c15);
 }

@@ -120,10 +120,11 @@ fn cublas_and_the_own_kernels_agree() {
     let want = vramkit::kernels::matmul_cpu(&a, &b, d);
     let mut kernels = vec![
         MatmulKernel::Tiled,
-        MatmulKernel::TiledWith(TiledConfig { bk: 8, vec4: true }),
+        MatmulKernel::TiledWith(TiledConfig::default()),
         MatmulKernel::TiledWith(TiledConfig {
             bk: 16,
             vec4: false,
+            unroll: true,
         }),
         MatmulKernel::Register,
         MatmulKernel::Auto,

@@ -140,8 +140,8 @@ const EDGE_SHAPES: [(u32, u32, u32); 21] = [
 fn tiled_configs_match_the_cpu_on_edge_shapes<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     for bk in [8, 16] {
-        for vec4 in [true, false] {
-            let kernel = MatmulKernel::TiledWith(TiledConfig { bk, vec4 });
+        for (vec4, unroll) in [(true, false), (false, false), (true, true), (false, true)] {
+            let kernel = MatmulKernel::TiledWith(TiledConfig { bk, vec4, unroll });
             for (i, &(m, n, k)) in EDGE_SHAPES.iter().enumerate() {
                 run(&ctx, MatmulDims { m, n, k }, kernel, 500 + i as u64);
             }
@@ -149,7 +149,11 @@ fn tiled_configs_match_the_cpu_on_edge_shapes<B: Backend>(mk: Mk<B>) {
     }
     let [h, g, o] = ["h", "g", "o"].map(|l| ctx.alloc(AllocDesc::new(l, 64)).expect("alloc"));
     for bk in [0, 4, 12, 32] {
-        let kernel = MatmulKernel::TiledWith(TiledConfig { bk, vec4: true });
+        let kernel = MatmulKernel::TiledWith(TiledConfig {
+            bk,
+            vec4: true,
+            unroll: false,
+        });
         match matmul_with(&ctx, h, g, o, MatmulDims { m: 2, n: 2, k: 2 }, kernel) {
             Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "TiledConfig::bk"),
             other => panic!("bk = {bk}: expected InvalidParameter, got {other:?}"),
@@ -164,7 +168,11 @@ fn tiled_configs_match_the_cpu_on_edge_shapes<B: Backend>(mk: Mk<B>) {
 fn k_past_one_slice_adds_the_slices<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let mut all = kernels(&ctx);
-    all.push(MatmulKernel::TiledWith(TiledConfig { bk: 8, vec4: true }));
+    all.push(MatmulKernel::TiledWith(TiledConfig::default()));
+    all.push(MatmulKernel::TiledWith(TiledConfig {
+        unroll: true,
+        ..TiledConfig::default()
+    }));
     // K not a multiple of 4 (scalar loads), then a multiple (vec4 loads where N is one too).
     for (n, k) in [(5, 32_768 + 37), (8, 32_768 + 36)] {
         for &kernel in &all {

@@ -1,24 +1,28 @@
 //! The matmul kernels a bench runs: `VRAMKIT_MATMUL_VARIANTS`, a comma-separated list of
 //! `register`, `tiled` (the default configuration), `tiled_bk8`, `tiled_bk16` (the tiled
-//! kernel with `TiledConfig { bk, vec4: true }`), `tiled_bk8_scalar`, `tiled_bk16_scalar`
-//! (`vec4: false`: scalar loads even where N and K are multiples of 4) and, on CUDA, `cublas`;
-//! unset, all of them.
+//! kernel with `TiledConfig { bk, vec4: true, unroll: false }`), `tiled_bk8_scalar`,
+//! `tiled_bk16_scalar` (`vec4: false`: scalar loads even where N and K are multiples of 4),
+//! `tiled_bk8_unroll`, `tiled_bk16_unroll`, `tiled_bk8_scalar_unroll` (`unroll: true`: the k
+//! loop of a step written out in WGSL) and, on CUDA, `cublas`; unset, all of them.
 
 use vramkit::kernels::{MatmulKernel, TiledConfig};
 
 /// Every variant by its name in bench ids (`vramkit_<name>`).
-const ALL: [(&str, MatmulKernel); 7] = [
+const ALL: [(&str, MatmulKernel); 10] = [
     ("cublas", MatmulKernel::Vendor),
     ("tiled", MatmulKernel::Tiled),
-    ("tiled_bk8", tiled(8, true)),
-    ("tiled_bk16", tiled(16, true)),
-    ("tiled_bk8_scalar", tiled(8, false)),
-    ("tiled_bk16_scalar", tiled(16, false)),
+    ("tiled_bk8", tiled(8, true, false)),
+    ("tiled_bk16", tiled(16, true, false)),
+    ("tiled_bk8_scalar", tiled(8, false, false)),
+    ("tiled_bk16_scalar", tiled(16, false, false)),
+    ("tiled_bk8_unroll", tiled(8, true, true)),
+    ("tiled_bk16_unroll", tiled(16, true, true)),
+    ("tiled_bk8_scalar_unroll", tiled(8, false, true)),
     ("register", MatmulKernel::Register),
 ];
 
-const fn tiled(bk: u32, vec4: bool) -> MatmulKernel {
-    MatmulKernel::TiledWith(TiledConfig { bk, vec4 })
+const fn tiled(bk: u32, vec4: bool, unroll: bool) -> MatmulKernel {
+    MatmulKernel::TiledWith(TiledConfig { bk, vec4, unroll })
 }
 
 /// The variants selected by `VRAMKIT_MATMUL_VARIANTS`, in the order of [`ALL`], as

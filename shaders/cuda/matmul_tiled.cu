@@ -15,6 +15,8 @@
 #ifndef BK
 #define BK 16
 #endif
+// The WGSL override UNROLL (TiledConfig::unroll, the k loop written out) arrives as a -D flag
+// too and is not used: here the k loop is always `#pragma unroll`.
 #if BK != 8 && BK != 16
 #error "BK must be 8 or 16"
 #endif

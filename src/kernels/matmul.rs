@@ -41,6 +41,13 @@
 //!   The wgpu backend now gives every guarded module an override constant
 //!   (`backend/wgpu/kernel.rs`, with a unit test), so no kernel of vramkit gets those bounds.
 //!
+//! - The k loop of a step: a loop over BK calling `mac` (one k: 4 vec4 reads, 64 FMAs, the
+//!   16 accumulators a struct passed by value, fields named by constants), or with
+//!   [`TiledConfig::unroll`] (override `UNROLL`) 8 or 16 calls written out, every
+//!   workgroup-memory index a base plus a constant, as the CUDA twin's `#pragma unroll` gives
+//!   it. Whether the NVIDIA Vulkan driver unrolls naga's loop is the first suspect for the 25 %
+//!   gap between the WGSL kernel (31.0 TFLOP/s) and its CUDA twin (41.8) on the H200.
+//!
 //! Tiles per adapter: [`TiledConfig::default`] (BK 8, vec4 where N and K allow: best on the
 //! H200 through Vulkan and CUDA) on every GPU;
 //! `benches/matmul.rs` sweeps the others (`VRAMKIT_MATMUL_VARIANTS`).
@@ -95,7 +102,10 @@ pub enum MatmulKernel {
 ///
 /// ```
 /// use vramkit::kernels::TiledConfig;
-/// assert_eq!(TiledConfig::default(), TiledConfig { bk: 8, vec4: true });
+/// assert_eq!(
+///     TiledConfig::default(),
+///     TiledConfig { bk: 8, vec4: true, unroll: false }
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TiledConfig {
@@ -103,11 +113,20 @@ pub struct TiledConfig {
     pub bk: u32,
     /// Load and store vec4 where N and K are multiples of 4 (else 4 scalars per vec4).
     pub vec4: bool,
+    /// WGSL: the k loop of a step written out (the override `UNROLL`: 8 or 16 calls of the
+    /// step's multiply-add with constant k, so every workgroup-memory index is a base plus a
+    /// constant) instead of a loop left to the driver. The CUDA twin always unrolls it
+    /// (`#pragma unroll`), so this is the candidate for the gap between the two on the H200.
+    pub unroll: bool,
 }
 
 impl Default for TiledConfig {
     fn default() -> Self {
-        Self { bk: 8, vec4: true }
+        Self {
+            bk: 8,
+            vec4: true,
+            unroll: false,
+        }
     }
 }
 
@@ -332,7 +351,10 @@ pub fn matmul_with<B: Backend>(
                 };
                 ctx.dispatch_guarded(
                     source,
-                    &[("BK", f64::from(cfg.bk))],
+                    &[
+                        ("BK", f64::from(cfg.bk)),
+                        ("UNROLL", f64::from(u8::from(cfg.unroll))),
+                    ],
                     &bindings,
                     bytemuck::bytes_of(&params),
                     groups,
