@@ -39,8 +39,10 @@
 //!    (SPIR-V counts strides in the pointer's elements; naga types the load by their
 //!    scalar). The 128×128 shape of 4 subgroups also comes with two staging buffers (`…Db`,
 //!    41 KiB): step i multiplies from buffer i % 2 while the next tiles go into the other, one
-//!    barrier a step instead of two. The default stays 128×128 until the H200 measures the
-//!    others (benches/matmul_f16.rs, `VRAMKIT_MATMUL_F16_COOP_TILES=all`).
+//!    barrier a step instead of two. The default is 128×128 on 4 subgroups staging `vec4<f16>`,
+//!    fastest on the H200 (135 TFLOP/s at 4096³ against 96 for the first kernel, 129 for
+//!    128×256; double buffering lost, 80–83: BENCHMARKS.md; sweep with benches/matmul_f16.rs,
+//!    `VRAMKIT_MATMUL_F16_COOP_TILES=all`).
 //! 3. [`Tiled`](MatmulKernel::Tiled) (also named by [`Register`](MatmulKernel::Register)):
 //!    shaders/matmul_f16.wgsl, the fallback everywhere else (lavapipe has no cooperative
 //!    matrices): the halves read as packed u32 pairs with `unpack2x16float`, so it needs no
@@ -105,14 +107,14 @@ impl MatmulDtype {
 ///
 /// ```
 /// use vramkit::kernels::CoopTile;
-/// assert_eq!(CoopTile::default(), CoopTile::B128x128);
+/// assert_eq!(CoopTile::default(), CoopTile::B128x128Sg4Wide);
 /// assert_eq!(CoopTile::B128x256.block(), (128, 256));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum CoopTile {
     /// 128×128 of C per workgroup of 256, 32×64 (2×4 accumulators) per subgroup, BK = 32:
-    /// shaders/matmul_f16_coop.wgsl (93 TFLOP/s at 4096³ on the H200 through Vulkan).
-    #[default]
+    /// shaders/matmul_f16_coop.wgsl (96 TFLOP/s at 4096³ on the H200 through Vulkan); the
+    /// kernel for K or N not multiples of 8, whatever the tile asked.
     B128x128,
     /// 128×256 per workgroup of 256, 64×64 (4×4 accumulators) per subgroup, BK = 32:
     /// shaders/matmul_f16_coop_big.wgsl, as the rest, each staging its halves one by one or
@@ -128,7 +130,9 @@ pub enum CoopTile {
     B128x256Wide,
     /// [`B256x128`](Self::B256x128) staging `vec4<f16>`.
     B256x128Wide,
-    /// [`B128x128Sg4`](Self::B128x128Sg4) staging `vec4<f16>`.
+    /// [`B128x128Sg4`](Self::B128x128Sg4) staging `vec4<f16>`: the default, fastest on the
+    /// H200 through Vulkan (135 TFLOP/s at 4096³; BENCHMARKS.md has every shape).
+    #[default]
     B128x128Sg4Wide,
     /// [`B128x128Sg4K64`](Self::B128x128Sg4K64) staging `vec4<f16>`.
     B128x128Sg4K64Wide,

@@ -9,25 +9,26 @@ export VRAMKIT_REQUIRE_GPU=1 VRAMKIT_REQUIRE_CUDA=1 WGPU_BACKEND=vulkan
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 nvidia-smi -L
-for t in $(ls .device/bin); do
+# ONLY=tests or ONLY=benches splits the work over two calls (each call is at most 10 minutes).
+[ "$ONLY" = benches ] || for t in $(ls .device/bin); do
   case $t in bench_*) continue;; esac
   start=$(date +%s)
   env $(cat .device/env_test_$t 2>/dev/null) timeout 150 .device/run $t --test-threads=1 > $OUT/test_$t.log 2>&1
   echo "== $t rc=$? $(( $(date +%s) - start ))s $(grep -h 'test result' $OUT/test_$t.log | tr '\n' ' ')" | tee -a $OUT/summary.txt
   grep -h "FAILED\|panicked" $OUT/test_$t.log | head -5 | tee -a $OUT/summary.txt
 done
-for b in $(ls .device/bin | grep '^bench_'); do
+[ "$ONLY" = tests ] || for b in $(ls .device/bin | grep '^bench_'); do
   start=$(date +%s)
   args=$(cat .device/args_$b 2>/dev/null)
   env $(cat .device/env_$b 2>/dev/null) timeout 240 .device/run $b --bench $args > $OUT/$b.txt 2>&1
   echo "== $b rc=$? $(( $(date +%s) - start ))s"
   grep -v "XDG\|^\s*$\|Warming\|Collecting\|Analyzing\|change:\|No change\|Performance has\|within noise\|Found .* outliers\|high mild\|high severe\|low mild\|low severe\|^Benchmarking\|Warning: Unable" $OUT/$b.txt | head -120
 done
-[ -e .device/quick ] || for p in $(cat .device/refs 2>/dev/null || echo image_cupy matmul_torch); do
+[ -e .device/quick ] || [ "$ONLY" = tests ] || for p in $(cat .device/refs 2>/dev/null || echo image_cupy matmul_torch); do
   [ -f .device/ref/$p.py ] && { echo "== $p"; timeout 120 python3 .device/ref/$p.py 2>&1 | tail -20; }
 done
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-if [ ! -e .device/quick ] && [ -n "$NCU" ] && [ -e .device/bin/bench_image_kernels ]; then
+if [ ! -e .device/quick ] && [ "$ONLY" != tests ] && [ -n "$NCU" ] && [ -e .device/bin/bench_image_kernels ]; then
   echo "== ncu ($NCU): the CUDA blur passes, sigma 2, 4K"
   timeout 150 "$NCU" --target-processes all --kernel-name regex:'horizontal|vertical' --launch-count 2 \
     --section SpeedOfLight --section Occupancy .device/bin/bench_image_kernels --bench 2>&1 \
