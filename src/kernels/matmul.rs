@@ -45,8 +45,10 @@
 //!   16 accumulators a struct passed by value, fields named by constants), or with
 //!   [`TiledConfig::unroll`] (override `UNROLL`) 8 or 16 calls written out, every
 //!   workgroup-memory index a base plus a constant, as the CUDA twin's `#pragma unroll` gives
-//!   it. Whether the NVIDIA Vulkan driver unrolls naga's loop is the first suspect for the 25 %
-//!   gap between the WGSL kernel (31.0 TFLOP/s) and its CUDA twin (41.8) on the H200.
+//!   it. Measured on the H200 (BENCHMARKS.md): unrolling by hand is slower through Vulkan (25.7
+//!   against 30.2 TFLOP/s at BK 8), so the driver's own loop stays the default and the gap to
+//!   the CUDA twin (42.0) lies elsewhere; left to look at: `read`-only A and B bindings
+//!   (the backend binds everything `read_write`), the workgroup shape, 8×16 register tiles.
 //!
 //! Tiles per adapter: [`TiledConfig::default`] (BK 8, vec4 where N and K allow: best on the
 //! H200 through Vulkan and CUDA) on every GPU;
@@ -116,7 +118,8 @@ pub struct TiledConfig {
     /// WGSL: the k loop of a step written out (the override `UNROLL`: 8 or 16 calls of the
     /// step's multiply-add with constant k, so every workgroup-memory index is a base plus a
     /// constant) instead of a loop left to the driver. The CUDA twin always unrolls it
-    /// (`#pragma unroll`), so this is the candidate for the gap between the two on the H200.
+    /// (`#pragma unroll`); through Vulkan on the H200 the written-out loop is slower (25.7
+    /// against 30.2 TFLOP/s), so it is off by default.
     pub unroll: bool,
 }
 
