@@ -62,6 +62,8 @@ use crate::backend::{Backend, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::{shaders, Binding, BufferHandle, Context};
 
+use super::matmul_plan::{bands, check_operands};
+
 /// Matrix sizes: `A` is `m×k`, `B` is `k×n`, `C` is `m×n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulDims {
@@ -152,10 +154,6 @@ struct MatmulParams {
 /// K per launch of vramkit's kernels (`K_SLICE` in their WGSL and CUDA sources).
 const K_SLICE: u32 = 32768;
 
-/// Rows per band are a multiple of this: the tiled kernel's tile height, and enough to keep
-/// every band's byte offset a multiple of 256 for any K.
-const BAND_ROWS: u64 = 128;
-
 /// The CPU twin of [`matmul`], accumulating in f64 (so it is also the reference the tests
 /// compare against).
 ///
@@ -181,29 +179,6 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], d: MatmulDims) -> Vec<f32> {
         }
     }
     c
-}
-
-/// Checks that `h` holds a `rows × cols` f32 matrix.
-fn check_size<B: Backend>(
-    ctx: &Context<B>,
-    h: BufferHandle,
-    what: &str,
-    rows: u64,
-    cols: u64,
-) -> Result<()> {
-    let have = ctx.size_of(h)?;
-    // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
-    let elems = rows * cols;
-    match elems.checked_mul(4) {
-        Some(need) if have >= need => Ok(()),
-        need => Err(Error::ShapeMismatch {
-            expected: format!(
-                "{what} ({rows}×{cols}) of at least {elems} f32 values ({} bytes)",
-                need.map_or_else(|| "more than 2⁶⁴".into(), |n| n.to_string())
-            ),
-            actual: format!("a buffer of {have} bytes"),
-        }),
-    }
 }
 
 /// Records `C = A·B`. The kernel variant is chosen per adapter: without workgroup memory on CPU
@@ -251,50 +226,10 @@ pub fn matmul_with<B: Backend>(
     d: MatmulDims,
     kernel: MatmulKernel,
 ) -> Result<SubmissionIndex> {
-    if d.m == 0 || d.n == 0 || d.k == 0 {
-        return Err(Error::ShapeMismatch {
-            expected: "dimensions of at least 1".into(),
-            actual: format!("{d:?}"),
-        });
-    }
-    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
-    check_size(ctx, a, "A", m, k)?;
-    check_size(ctx, b, "B", k, n)?;
-    check_size(ctx, c, "C", m, n)?;
-    for (what, operand) in [("A", a), ("B", b)] {
-        if operand == c {
-            return Err(Error::InvalidParameter {
-                name: "matmul output",
-                value: format!("C is the same allocation as {what}"),
-                reason: "matmul cannot run in place (C is written while A and B are still \
-                         read): give C an allocation of its own",
-            });
-        }
-    }
+    check_operands(ctx, [a, b, c], d, 4)?;
     let max = ctx.backend().limits().max_binding_size;
-    // Checked above: k·n·4 ≤ the size of B, which is below 2⁶⁴.
-    if k * n * 4 > max {
-        return Err(Error::TooLarge {
-            label: "matmul B".into(),
-            requested: k * n * 4,
-            max,
-            what: "largest range one kernel binding may cover (B is bound whole)",
-        });
-    }
-    // Rows per band: all of them when they fit one binding, else a multiple of BAND_ROWS.
-    let band = if m * k.max(n) * 4 <= max {
-        m
-    } else {
-        (max / (4 * k.max(n)) / BAND_ROWS * BAND_ROWS).max(BAND_ROWS)
-    };
-    if band * k.max(n) * 4 > max {
-        return Err(Error::TooLarge {
-            label: "matmul A/C band".into(),
-            requested: band * k.max(n) * 4,
-            max,
-            what: "largest range one kernel binding may cover (128 rows of A or C)",
-        });
-    }
+    let band = bands(d, 4, max)?.rows;
+    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
     let kernel = match kernel {
         MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,

@@ -59,6 +59,7 @@ use crate::backend::{Backend, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::{shaders, Binding, BufferHandle, Context};
 
+use super::matmul_plan::{bands, check_operands, Bands};
 use super::{matmul_with, MatmulDims, MatmulKernel};
 
 /// The element type of A and B in [`matmul_typed`]; C is f32 for both.
@@ -204,10 +205,6 @@ struct MatmulF16Params {
 /// K per launch (`K_SLICE_F16` in the kernels' sources).
 const K_SLICE: u32 = 32768;
 
-/// Rows per band are a multiple of this: the cooperative kernel's block height, and enough to
-/// keep every band's byte offset in A (2·K bytes a row) a multiple of 256.
-const BAND_ROWS: u64 = 128;
-
 /// Largest binding the f16 kernels use, so that their u32 indices stay below 2³¹.
 const MAX_BINDING: u64 = 1 << 31;
 
@@ -265,29 +262,6 @@ pub fn matmul_f16_kernel<B: Backend>(
     })
 }
 
-/// Checks that `h` holds a `rows × cols` matrix of `size`-byte elements.
-fn check_size<B: Backend>(
-    ctx: &Context<B>,
-    h: BufferHandle,
-    what: &str,
-    [rows, cols, size]: [u64; 3],
-) -> Result<()> {
-    let have = ctx.size_of(h)?;
-    // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
-    let elems = rows * cols;
-    let ty = if size == 2 { "f16" } else { "f32" };
-    match elems.checked_mul(size) {
-        Some(need) if have >= need => Ok(()),
-        need => Err(Error::ShapeMismatch {
-            expected: format!(
-                "{what} ({rows}×{cols}) of at least {elems} {ty} values ({} bytes)",
-                need.map_or_else(|| "more than 2⁶⁴".into(), |n| n.to_string())
-            ),
-            actual: format!("a buffer of {have} bytes"),
-        }),
-    }
-}
-
 /// Records `C = A·B` with A and B of type `dtype` and an f32 C: for [`MatmulDtype::F32`],
 /// [`matmul_with`]; for [`MatmulDtype::F16`], the kernel [`matmul_f16_kernel`] names (see
 /// the [module docs](self)).
@@ -333,53 +307,14 @@ fn matmul_f16<B: Backend>(
     d: MatmulDims,
     kernel: MatmulKernel,
 ) -> Result<SubmissionIndex> {
-    if d.m == 0 || d.n == 0 || d.k == 0 {
-        return Err(Error::ShapeMismatch {
-            expected: "dimensions of at least 1".into(),
-            actual: format!("{d:?}"),
-        });
-    }
-    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
-    check_size(ctx, a, "A", [m, k, 2])?;
-    check_size(ctx, b, "B", [k, n, 2])?;
-    check_size(ctx, c, "C", [m, n, 4])?;
-    for (what, operand) in [("A", a), ("B", b)] {
-        if operand == c {
-            return Err(Error::InvalidParameter {
-                name: "matmul output",
-                value: format!("C is the same allocation as {what}"),
-                reason: "matmul cannot run in place (C is written while A and B are still \
-                         read): give C an allocation of its own",
-            });
-        }
-    }
+    check_operands(ctx, [a, b, c], d, 2)?;
     let kernel = matmul_f16_kernel(ctx, kernel)?;
     let max = ctx.backend().limits().max_binding_size.min(MAX_BINDING);
-    // Checked above: k·n·2 ≤ the size of B, which is below 2⁶⁴.
-    let b_bytes = (k * n * 2).next_multiple_of(4);
-    if b_bytes > max {
-        return Err(Error::TooLarge {
-            label: "matmul B".into(),
-            requested: b_bytes,
-            max,
-            what: "largest range one f16 matmul binding may cover (B is bound whole)",
-        });
-    }
-    // Rows per band: all of them when they fit one binding, else a multiple of BAND_ROWS.
-    let per_row = (2 * k).max(4 * n);
-    let band = if m * per_row <= max {
-        m
-    } else {
-        (max / per_row / BAND_ROWS * BAND_ROWS).max(BAND_ROWS)
-    };
-    if band * per_row > max {
-        return Err(Error::TooLarge {
-            label: "matmul A/C band".into(),
-            requested: band * per_row,
-            max,
-            what: "largest range one f16 matmul binding may cover (128 rows of A or C)",
-        });
-    }
+    let Bands {
+        b_bytes,
+        rows: band,
+    } = bands(d, 2, max)?;
+    let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
     let mut last = 0;
     let mut r0 = 0;
     while r0 < m {

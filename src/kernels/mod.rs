@@ -8,6 +8,7 @@ pub mod image_cpu;
 mod matmul;
 pub mod matmul_f16;
 pub mod matmul_f16_cpu;
+mod matmul_plan;
 #[cfg(test)]
 pub(crate) mod params_layout;
 
