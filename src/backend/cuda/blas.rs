@@ -57,20 +57,7 @@ impl Blas {
         b: &[BlockRange<'_, CudaBlock>],
         [m, n, k]: [u32; 3],
     ) -> Result<()> {
-        let [a, bm, c] = b else {
-            return Err(Error::ShapeMismatch {
-                expected: "three bindings: A, B, C".into(),
-                actual: format!("{} bindings", b.len()),
-            });
-        };
-        let int = |v: u32| {
-            i32::try_from(v).map_err(|_| Error::InvalidParameter {
-                name: "matmul dimension",
-                value: v.to_string(),
-                reason: "cuBLAS takes dimensions below 2^31",
-            })
-        };
-        let (m, n, k) = (int(m)?, int(n)?, int(k)?);
+        let ([a, bm, c], [m, n, k]) = operands(b, [m, n, k])?;
         let (alpha, beta) = (1.0f32, 0.0f32);
         let ptr = |r: &BlockRange<'_, CudaBlock>| (r.block.ptr + r.offset) as *mut f32;
         backend.device.bind()?;
@@ -111,20 +98,7 @@ impl Blas {
         b: &[BlockRange<'_, CudaBlock>],
         [m, n, k]: [u32; 3],
     ) -> Result<()> {
-        let [a, bm, c] = b else {
-            return Err(Error::ShapeMismatch {
-                expected: "three bindings: A, B, C".into(),
-                actual: format!("{} bindings", b.len()),
-            });
-        };
-        let int = |v: u32| {
-            i32::try_from(v).map_err(|_| Error::InvalidParameter {
-                name: "matmul dimension",
-                value: v.to_string(),
-                reason: "cuBLAS takes dimensions below 2^31",
-            })
-        };
-        let (m, n, k) = (int(m)?, int(n)?, int(k)?);
+        let ([a, bm, c], [m, n, k]) = operands(b, [m, n, k])?;
         let (alpha, beta) = (1.0f32, 0.0f32);
         let ptr = |r: &BlockRange<'_, CudaBlock>| (r.block.ptr + r.offset) as *mut std::ffi::c_void;
         backend.device.bind()?;
@@ -193,4 +167,30 @@ impl Drop for Blas {
             log::warn!("vramkit: destroying the cuBLAS handle failed: {e:?}");
         }
     }
+}
+
+/// The three bindings A, B, C and the dimensions as cuBLAS takes them.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] for other than three bindings; [`Error::InvalidParameter`] for a
+/// dimension of 2³¹ or more.
+fn operands<'b, 'r>(
+    b: &'b [BlockRange<'r, CudaBlock>],
+    dims: [u32; 3],
+) -> Result<([&'b BlockRange<'r, CudaBlock>; 3], [i32; 3])> {
+    let [a, bm, c] = b else {
+        return Err(Error::ShapeMismatch {
+            expected: "three bindings: A, B, C".into(),
+            actual: format!("{} bindings", b.len()),
+        });
+    };
+    let mut out = [0i32; 3];
+    for (o, v) in out.iter_mut().zip(dims) {
+        *o = i32::try_from(v).map_err(|_| Error::InvalidParameter {
+            name: "matmul dimension",
+            value: v.to_string(),
+            reason: "cuBLAS takes dimensions below 2^31",
+        })?;
+    }
+    Ok(([a, bm, c], out))
 }
