@@ -415,6 +415,21 @@ fn bad_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
         param(blur(&ctx, &a, &b, [0, 0], Blur::Gaussian { sigma }));
     }
     param(blur(&ctx, &a, &b, [0, 0], Blur::Box { radius: 0 }));
+    // A full image of 2²⁴ pixels a side: the kernels' f32 pixel coordinates would stop being
+    // exact (a 1×1 tile of it is a valid region).
+    let tile = ImageView::new(a.handle, 1, 1, PixelFormat::Rgba32F);
+    param(resize_region(
+        &ctx,
+        &tile,
+        &ImageView::new(b.handle, 1, 1, PixelFormat::Rgba32F),
+        ResizeFilter::Area,
+        ResizeRegion {
+            full_src: [1 << 24, 1],
+            full_dst: [1, 1],
+            src_origin: [0, 0],
+            dst_origin: [0, 0],
+        },
+    ));
     param(color(
         &ctx,
         &a,

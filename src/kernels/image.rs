@@ -187,7 +187,7 @@ pub struct ResizeRegion {
 /// RGBA8 on one side and RGBA32F on the other).
 ///
 /// # Errors
-/// As [`unpack_rgba8`].
+/// As [`resize_region`].
 pub fn resize<B: Backend>(
     ctx: &Context<B>,
     src: &ImageView,
@@ -208,7 +208,8 @@ pub fn resize<B: Backend>(
 /// pixels read.
 ///
 /// # Errors
-/// As [`unpack_rgba8`].
+/// As [`unpack_rgba8`]; [`Error::InvalidParameter`] for a full image of 2²⁴ pixels a side or
+/// more.
 pub fn resize_region<B: Backend>(
     ctx: &Context<B>,
     src: &ImageView,
@@ -255,6 +256,19 @@ pub fn resize_region<B: Backend>(
         return Err(Error::ShapeMismatch {
             expected: "source and destination buffers inside their full images".into(),
             actual: format!("{r:?}"),
+        });
+    }
+    // The kernels step pixel coordinates in f32, exact below 2²⁴.
+    if r.full_src
+        .iter()
+        .chain(&r.full_dst)
+        .any(|&side| side >= 1 << 24)
+    {
+        return Err(Error::InvalidParameter {
+            name: "resize size",
+            value: format!("{:?} → {:?}", r.full_src, r.full_dst),
+            reason: "resize takes images under 2²⁴ (16,777,216) pixels a side: resize the \
+                     image in parts",
         });
     }
     let scale_x = r.full_src[0] as f32 / r.full_dst[0] as f32;

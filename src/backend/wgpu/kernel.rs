@@ -171,7 +171,10 @@ mod tests {
     /// The override survives naga's front end, so wgpu-hal takes its per-pipeline path.
     #[test]
     fn guarded_modules_have_an_override() {
-        for kernel in crate::shaders::ALL {
+        for kernel in crate::shaders::ALL
+            .iter()
+            .chain(crate::shaders::FEATURE_KERNELS)
+        {
             if !kernel.is_guarded() {
                 continue;
             }
