@@ -6,12 +6,13 @@
 //! path) and an f32 C. The PyTorch fp16 figure to compare with comes from
 //! benches/reference/matmul_torch.py on the same GPU.
 //!
-//! `VRAMKIT_MATMUL_F16_SIZES=4096,8192` (the default; 1024 with `VRAMKIT_BENCH_QUICK=1`),
+//! `VRAMKIT_MATMUL_F16_SIZES=4096,8192` (the default; 1024 with `VRAMKIT_BENCH_QUICK=1`, 96
+//! without `--bench`),
 //! `VRAMKIT_MATMUL_F16_KERNELS=cooperative,tiled,vendor` (the default: all that the backend
 //! runs), `VRAMKIT_MATMUL_F16_BACKENDS=wgpu,cuda` (the default: both where built).
 //! `VRAMKIT_MATMUL_F16_COOP_TILES=all` (or a list of [`CoopTile`] names in lower case:
 //! `b128x256,b128x256wide,b128x128sg4,…`) adds the cooperative kernel's further block shapes,
-//! reported as `coop_<shape>` beside `cooperative` (the default shape, `b128x128`). Each iteration is one `matmul_typed` and a wait. Before timing, each
+//! reported as `coop_<shape>` beside `cooperative` (the default shape, `b128x128sg4wide`). Each iteration is one `matmul_typed` and a wait. Before timing, each
 //! kernel's C is checked on a sample of entries against the f64 twin (within
 //! `matmul_f16_bound`), so a fast wrong kernel fails the bench instead of reporting.
 
@@ -37,7 +38,16 @@ fn list(var: &str, default: &str) -> Vec<String> {
 }
 
 fn sizes() -> Vec<u32> {
-    let default = if common::quick() { "1024" } else { "4096,8192" };
+    // Without `--bench` (`cargo test --all-targets`, as CI runs it) each case runs once: a
+    // small size, so that the fallback on lavapipe is a check that it runs, not minutes.
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let default = if smoke {
+        "96"
+    } else if common::quick() {
+        "1024"
+    } else {
+        "4096,8192"
+    };
     list("VRAMKIT_MATMUL_F16_SIZES", default)
         .iter()
         .filter_map(|s| s.parse().ok())
