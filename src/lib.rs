@@ -30,6 +30,7 @@ mod context;
 mod dispatch;
 mod error;
 pub mod image;
+pub mod interop;
 pub mod kernels;
 pub mod memory;
 mod observe;
@@ -43,6 +44,7 @@ pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
+pub use interop::WgpuBinding;
 pub use memory::{
     AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,

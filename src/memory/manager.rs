@@ -38,6 +38,7 @@ use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
 mod inspect;
+mod pin;
 mod place;
 mod resolve;
 mod room;

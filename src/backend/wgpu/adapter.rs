@@ -92,9 +92,7 @@ pub(super) fn open() -> Result<(
     let mut required_features = adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
     let coop = cooperative_f16(&adapter);
     if !coop.is_empty() {
-        required_features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
-            | wgpu::Features::SHADER_F16
-            | wgpu::Features::SUBGROUP;
+        required_features |= COOPERATIVE_FEATURES;
     }
     let desc = wgpu::DeviceDescriptor {
         label: Some("vramkit"),
@@ -137,16 +135,19 @@ pub(super) fn open() -> Result<(
     Ok((adapter, device, queue, coop))
 }
 
+/// The device features vramkit's f16 matmul on cooperative matrices needs.
+pub(super) const COOPERATIVE_FEATURES: wgpu::Features =
+    wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        .union(wgpu::Features::SHADER_F16)
+        .union(wgpu::Features::SUBGROUP);
+
 /// The cooperative-matrix configurations vramkit's f16 matmul can use on `adapter`: 16×16×16,
 /// f16 A and B, f32 C, where the adapter offers `EXPERIMENTAL_COOPERATIVE_MATRIX`,
 /// `SHADER_F16` and `SUBGROUP` and its subgroups are exactly 32 wide; empty otherwise (lavapipe
 /// has none), or when `VRAMKIT_NO_COOPERATIVE_MATRIX=1` asks for the device without them.
-fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProperties> {
-    let needed = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
-        | wgpu::Features::SHADER_F16
-        | wgpu::Features::SUBGROUP;
+pub(super) fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProperties> {
     let info = adapter.get_info();
-    if !adapter.features().contains(needed)
+    if !adapter.features().contains(COOPERATIVE_FEATURES)
         || info.subgroup_min_size != 32
         || info.subgroup_max_size != 32
         || std::env::var("VRAMKIT_NO_COOPERATIVE_MATRIX").is_ok_and(|v| v == "1")

@@ -3,10 +3,19 @@
 //! wgpu reports out-of-memory and validation failures through error scopes and a device-lost
 //! callback, not return values: buffer creation and kernel compilation run inside scopes, and a
 //! lost device turns every later call into [`Error::DeviceLost`].
+//!
+//! The backend opens its own device ([`WgpuBackend::new`], `adapter.rs`) or takes one the
+//! application owns ([`WgpuBackend::from_device`], `create.rs`). vramkit records into one
+//! encoder of its own and submits it on the device's queue; an application that shares the
+//! device binds vramkit's allocations in its own passes and tells vramkit which of its
+//! submissions used them (`external.rs`, and the rules in [`crate::interop`]): wgpu's one
+//! queue orders both.
 
 mod adapter;
 mod block;
 mod copy;
+mod create;
+mod external;
 mod kernel;
 mod texture;
 
@@ -67,64 +76,6 @@ pub(crate) fn poll_error(e: wgpu::PollError) -> Error {
 }
 
 impl WgpuBackend {
-    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` (or the default one).
-    ///
-    /// # Errors
-    /// [`Error::NoAdapter`] when no adapter (driver) is present or none matches the environment.
-    pub fn new() -> Result<Self> {
-        let (adapter, device, queue, cooperative) = adapter::open()?;
-        let l = device.limits();
-        let limits = BackendLimits {
-            max_block_size: l.max_buffer_size,
-            max_binding_size: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
-            offset_alignment: u64::from(l.min_storage_buffer_offset_alignment)
-                .max(wgpu::MAP_ALIGNMENT),
-            copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
-            max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
-            max_params_size: l.max_uniform_buffer_binding_size,
-            max_texture_side: l.max_texture_dimension_2d,
-            texture_kernels: true,
-        };
-        let a = adapter.get_info();
-        let info = DeviceInfo {
-            api: format!("{:?}", a.backend),
-            name: a.name.clone(),
-            driver: format!("{} {}", a.driver, a.driver_info).trim().to_string(),
-            device_type: adapter::device_type_name(a.device_type).to_string(),
-        };
-        let lost = Arc::new(OnceLock::new());
-        let lost_cb = Arc::clone(&lost);
-        device.set_device_lost_callback(move |reason, message| {
-            log::error!("vramkit: device lost ({reason:?}): {message}");
-            // Only the first loss matters; later ones repeat it.
-            let _ = lost_cb.set(format!("{reason:?}: {message}"));
-        });
-        let uncaptured = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&uncaptured);
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            log::error!("vramkit: uncaptured wgpu error: {e}");
-            lock(&sink).push(e.to_string());
-        }));
-        Ok(Self {
-            adapter,
-            device,
-            queue,
-            limits,
-            info,
-            recorder: Mutex::new(Recorder {
-                encoder: None,
-                open: 1,
-            }),
-            submitted: Mutex::new(VecDeque::new()),
-            completed: Arc::new(AtomicU64::new(0)),
-            lost,
-            uncaptured,
-            copy_kernel: OnceLock::new(),
-            sampler: OnceLock::new(),
-            cooperative,
-        })
-    }
-
     /// The wgpu device, for interop with code that uses wgpu directly.
     pub fn device(&self) -> &wgpu::Device {
         &self.device
@@ -217,6 +168,30 @@ impl WgpuBackend {
             self.submit()?;
         }
         Ok(())
+    }
+
+    /// Submits the recorded work; with nothing recorded, returns the last index, or with
+    /// `always`, makes an empty submission (a fence after everything submitted so far, the
+    /// application's submissions on the same queue included).
+    fn submit_now(&self, always: bool) -> Result<SubmissionIndex> {
+        self.check_lost()?;
+        let mut rec = lock(&self.recorder);
+        let encoder = rec.encoder.take();
+        if encoder.is_none() && !always {
+            return Ok(rec.open - 1);
+        }
+        let n = rec.open;
+        rec.open += 1;
+        let index = self.queue.submit(encoder.map(|e| e.finish()));
+        lock(&self.submitted).push_back((n, index));
+        let completed = Arc::clone(&self.completed);
+        self.queue.on_submitted_work_done(move || {
+            completed.fetch_max(n, Ordering::AcqRel);
+        });
+        drop(rec);
+        self.prune_submitted();
+        self.take_uncaptured()?;
+        Ok(n)
     }
 
     fn prune_submitted(&self) {
@@ -453,23 +428,7 @@ unsafe impl Storage for WgpuBackend {
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {
-        self.check_lost()?;
-        let mut rec = lock(&self.recorder);
-        let Some(encoder) = rec.encoder.take() else {
-            return Ok(rec.open - 1);
-        };
-        let n = rec.open;
-        rec.open += 1;
-        let index = self.queue.submit([encoder.finish()]);
-        lock(&self.submitted).push_back((n, index));
-        let completed = Arc::clone(&self.completed);
-        self.queue.on_submitted_work_done(move || {
-            completed.fetch_max(n, Ordering::AcqRel);
-        });
-        drop(rec);
-        self.prune_submitted();
-        self.take_uncaptured()?;
-        Ok(n)
+        self.submit_now(false)
     }
 
     fn is_done(&self, index: SubmissionIndex) -> Result<bool> {

@@ -1,0 +1,133 @@
+//! Making a [`WgpuBackend`]: on a device vramkit opens ([`WgpuBackend::new`]), or on one the
+//! application already has ([`WgpuBackend::from_device`]).
+//!
+//! Either way the backend takes the device's own limits and features, and installs a
+//! device-lost callback and an uncaptured-error handler (wgpu keeps one of each per device, and
+//! offers no way to read the one set before, so these replace any the application set; see
+//! [`WgpuBackend::from_device`] for how to keep both).
+
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{adapter, Recorder, WgpuBackend};
+use crate::backend::{BackendLimits, DeviceInfo};
+use crate::error::Result;
+use crate::lock;
+
+impl WgpuBackend {
+    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` (or the default one),
+    /// with its full limits, and where it has them, the features of the f16 matmul on
+    /// cooperative matrices (see `adapter.rs`).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when no adapter (driver) is present or none
+    /// matches the environment.
+    pub fn new() -> Result<Self> {
+        let (adapter, device, queue, cooperative) = adapter::open()?;
+        Ok(Self::from_parts(adapter, device, queue, cooperative))
+    }
+
+    /// A backend on a device the application opened and keeps using: vramkit allocates from
+    /// it, records on its queue, and reads its real limits and features
+    /// (`device.limits()`, `device.features()`). Use it with
+    /// [`Context::with_backend`](crate::Context::with_backend); bind vramkit's allocations in
+    /// the application's own passes with
+    /// [`Context::wgpu_binding`](crate::Context::wgpu_binding).
+    ///
+    /// `device` and `queue` must come from `adapter` (wgpu gives no way to check). Unified
+    /// memory needs the device opened with `MAPPABLE_PRIMARY_BUFFERS`; the f16 matmul uses
+    /// cooperative matrices only where the device was opened with
+    /// `EXPERIMENTAL_COOPERATIVE_MATRIX`, `SHADER_F16` and `SUBGROUP` (else its fallback).
+    ///
+    /// **Callbacks:** vramkit sets the device's device-lost callback and uncaptured-error
+    /// handler (it reports both as errors of its next call); wgpu holds one of each, so these
+    /// replace any the application set before. To handle them yourself as well, set yours
+    /// after this call: vramkit then still learns of a lost device from wgpu's own checks and
+    /// of its failures through error scopes, but uncaptured errors of work it recorded reach
+    /// only your handler.
+    ///
+    /// # Errors
+    /// None today; a `Result` so that checks of the device can be added.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use vramkit::{backend::wgpu::WgpuBackend, wgpu, Context, ContextDesc};
+    /// let instance = wgpu::Instance::default();
+    /// let adapter = pollster::block_on(instance.request_adapter(&Default::default()))?;
+    /// let (device, queue) = pollster::block_on(adapter.request_device(&Default::default()))?;
+    /// let backend = WgpuBackend::from_device(adapter, device.clone(), queue.clone())?;
+    /// let ctx = Context::with_backend(backend, ContextDesc::default());
+    /// # Ok(()) }
+    /// ```
+    pub fn from_device(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Result<Self> {
+        let cooperative = if device.features().contains(adapter::COOPERATIVE_FEATURES) {
+            adapter::cooperative_f16(&adapter)
+        } else {
+            Vec::new()
+        };
+        Ok(Self::from_parts(adapter, device, queue, cooperative))
+    }
+
+    fn from_parts(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        cooperative: Vec<wgpu::CooperativeMatrixProperties>,
+    ) -> Self {
+        let l = device.limits();
+        let limits = BackendLimits {
+            max_block_size: l.max_buffer_size,
+            max_binding_size: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
+            offset_alignment: u64::from(l.min_storage_buffer_offset_alignment)
+                .max(wgpu::MAP_ALIGNMENT),
+            copy_alignment: wgpu::COPY_BUFFER_ALIGNMENT,
+            max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
+            max_params_size: l.max_uniform_buffer_binding_size,
+            max_texture_side: l.max_texture_dimension_2d,
+            texture_kernels: true,
+        };
+        let a = adapter.get_info();
+        let info = DeviceInfo {
+            api: format!("{:?}", a.backend),
+            name: a.name.clone(),
+            driver: format!("{} {}", a.driver, a.driver_info).trim().to_string(),
+            device_type: adapter::device_type_name(a.device_type).to_string(),
+        };
+        let lost = Arc::new(OnceLock::new());
+        let lost_cb = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            log::error!("vramkit: device lost ({reason:?}): {message}");
+            // Only the first loss matters; later ones repeat it.
+            let _ = lost_cb.set(format!("{reason:?}: {message}"));
+        });
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&uncaptured);
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            log::error!("vramkit: uncaptured wgpu error: {e}");
+            lock(&sink).push(e.to_string());
+        }));
+        Self {
+            adapter,
+            device,
+            queue,
+            limits,
+            info,
+            recorder: Mutex::new(Recorder {
+                encoder: None,
+                open: 1,
+            }),
+            submitted: Mutex::new(VecDeque::new()),
+            completed: Arc::new(AtomicU64::new(0)),
+            lost,
+            uncaptured,
+            copy_kernel: OnceLock::new(),
+            sampler: OnceLock::new(),
+            cooperative,
+        }
+    }
+}

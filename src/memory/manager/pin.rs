@@ -1,0 +1,26 @@
+//! Pinning: an allocation whose place code outside vramkit holds (a wgpu buffer binding handed
+//! to the application) never moves again. Compaction skips pinned chunks and never empties
+//! their blocks (`compact/`), exactly as for allocations made
+//! [`immovable`](crate::AllocDesc::immovable).
+
+use super::Manager;
+use crate::backend::Storage;
+use crate::error::Result;
+use crate::BufferHandle;
+
+impl<B: Storage> Manager<B> {
+    /// Makes the allocation behind `h` immovable for the rest of its life.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    pub fn pin(&mut self, h: BufferHandle) -> Result<()> {
+        self.get(h)?;
+        if let Some(a) = self.allocs.get_mut(h.key) {
+            if a.movable {
+                a.movable = false;
+                self.pools[a.kind.index()].set_owner(a.placement.chunk, h.key, false);
+            }
+        }
+        Ok(())
+    }
+}
