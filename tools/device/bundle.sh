@@ -4,7 +4,7 @@
 # one name never mix up), the image_4k example and the Vulkan loader into .device, stripped,
 # as dev.tgz (the carry limit is 64 MiB).
 set -euo pipefail
-cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh .device/
+cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh tools/device/tool_folder.sh .device/
 rm -rf .device/bin .device/examples .device/lib
 exe() { python3 -c 'import json,sys
 for l in sys.stdin:
@@ -21,6 +21,10 @@ cargo bench --features cuda --no-run $(targets bench "$2") --message-format=json
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/
+# Photographs for the tool's folder run (tool_folder.sh): scikit-image's, from the reference venv.
+SK=$(ls -d ${VRAMKIT_REFERENCE_VENV:-/tmp/vramkit-reference-venv}/lib/python3*/site-packages/skimage/data 2>/dev/null | head -1)
+rm -rf .device/photos; if [ -n "$SK" ]; then mkdir -p .device/photos && for p in astronaut coffee chelsea rocket motorcycle_left hubble_deep_field; do
+  cp "$SK/$p.png" .device/photos/ 2>/dev/null || true; done; fi
 touch .device/args_none
-(cd .device && tar czf dev.tgz bin examples lib run ref args_* && rm -rf bin examples lib ref)
+(cd .device && tar czf dev.tgz bin examples lib run ref args_* $(ls -d photos 2>/dev/null) && rm -rf bin examples lib ref photos)
 tar tzf .device/dev.tgz | grep bin/ | tr '\n' ' '; echo; ls -la .device/dev.tgz
