@@ -35,7 +35,8 @@ pub const MATMUL_F16_COOP_VEC4: KernelSource =
     coop_kernel!("matmul_f16_coop_vec4", "matmul_f16_coop_vec4");
 
 /// The cooperative f16 matmul with 64×64 of C per subgroup (shaders/matmul_f16_coop_big.wgsl)
-/// composed with `$loader`, `$grid` its subgroup grid and step: consts SGM, SGN, BK and NBUF.
+/// composed with its global loads (shaders/matmul_f16_coop_big_fetch.wgsl) and `$loader`'s
+/// staging, `$grid` its subgroup grid and step: consts SGM, SGN, BK and NBUF.
 macro_rules! coop_big_kernel {
     ($label:literal, $loader:literal, $grid:literal) => {
         KernelSource::new(
@@ -44,6 +45,7 @@ macro_rules! coop_big_kernel {
                 "enable f16;\nenable wgpu_cooperative_matrix;\n",
                 include_str!("../../shaders/params/matmul_f16.wgsl"),
                 $grid,
+                include_str!("../../shaders/matmul_f16_coop_big_fetch.wgsl"),
                 include_str!(concat!("../../shaders/", $loader, ".wgsl")),
                 include_str!("../../shaders/matmul_f16_coop_big.wgsl")
             ),
