@@ -27,6 +27,7 @@
 
 pub mod backend;
 mod context;
+pub mod devices;
 mod dispatch;
 mod error;
 pub mod image;

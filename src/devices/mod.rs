@@ -1,0 +1,232 @@
+//! Several devices of one host under one budget view (issue 15, first part): a [`DeviceSet`]
+//! holds one [`Context`] per device, places allocations on a named device or on the one with
+//! the most room, keeps an optional total budget over the set, sums statistics, and copies
+//! between devices.
+//!
+//! Handles of a set ([`DeviceHandle`]) say their device; one used with another device's context
+//! is refused as every foreign handle is ([`Error::StaleHandle`] with
+//! [`StaleReason::ForeignContext`](crate::StaleReason::ForeignContext)), and a device index past
+//! the set is [`Error::InvalidParameter`].
+//!
+//! Each context keeps its own budget (its [`ContextDesc`](crate::ContextDesc)); the set's total
+//! holds over what the set allocates: an allocation through the set that would take the bytes
+//! the contexts hold (blocks and staging, [`MemoryStats::reserved`]) past the total is undone
+//! and refused with [`Error::OverBudget`]. Allocations made on a context directly count in the
+//! total but are not refused by it.
+
+mod copy;
+mod stats;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+pub use stats::SetStats;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::memory::MemoryStats;
+use crate::{lock, AllocDesc, BufferHandle, Context};
+
+/// An allocation of a [`DeviceSet`]: the device it lives on and its handle there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceHandle {
+    /// Index of the device in the set.
+    pub device: usize,
+    /// The allocation's handle in that device's context.
+    pub handle: BufferHandle,
+}
+
+/// Contexts of several devices (or several contexts of one device) under one budget view. See
+/// the [module docs](self).
+///
+/// ```
+/// use vramkit::devices::DeviceSet;
+/// use vramkit::{AllocDesc, Context, ContextDesc};
+/// let desc = ContextDesc { budget: Some(64 << 20), ..Default::default() };
+/// let set = DeviceSet::from_contexts(vec![Context::host(desc.clone()), Context::host(desc)], None)?;
+/// let a = set.alloc_on(0, AllocDesc::new("a", 8 << 20))?;
+/// let b = set.alloc_anywhere(AllocDesc::new("b", 8 << 20))?;
+/// assert_eq!(b.device, 1, "device 1 has the most room");
+/// set.device(a.device)?.upload(a.handle, &[7; 1000])?;
+/// set.copy(a, b)?;
+/// assert_eq!(set.device(1)?.download(b.handle)?[..1000], [7; 1000]);
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+pub struct DeviceSet<B: Backend = crate::backend::wgpu::WgpuBackend> {
+    devices: Vec<Context<B>>,
+    total: Option<u64>,
+    /// Holds the total's check and the allocation it admits together.
+    admit: Mutex<()>,
+    /// Where the next tie of `alloc_anywhere` starts looking.
+    next: AtomicUsize,
+}
+
+impl<B: Backend> std::fmt::Debug for DeviceSet<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSet")
+            .field("devices", &self.devices)
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Backend> DeviceSet<B> {
+    /// A set of contexts the caller made (one per device, or several on one device), with an
+    /// optional total budget over them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for no contexts.
+    pub fn from_contexts(devices: Vec<Context<B>>, total_budget: Option<u64>) -> Result<Self> {
+        if devices.is_empty() {
+            return Err(Error::InvalidParameter {
+                name: "contexts",
+                value: "none".into(),
+                reason: "a device set needs at least one context",
+            });
+        }
+        Ok(Self {
+            devices,
+            total: total_budget,
+            admit: Mutex::new(()),
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// How many devices (contexts) the set holds.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Whether the set is empty (never: [`from_contexts`](Self::from_contexts) refuses none).
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+
+    /// The contexts, in device order.
+    pub fn devices(&self) -> &[Context<B>] {
+        &self.devices
+    }
+
+    /// The context of device `index`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for an index past the set.
+    pub fn device(&self, index: usize) -> Result<&Context<B>> {
+        self.devices
+            .get(index)
+            .ok_or_else(|| Error::InvalidParameter {
+                name: "device",
+                value: index.to_string(),
+                reason: "past the devices of the set; use an index below DeviceSet::len()",
+            })
+    }
+
+    /// The set's total budget, if it has one.
+    pub fn total_budget(&self) -> Option<u64> {
+        self.total
+    }
+
+    /// Allocates on device `index`, within its context's budget and the set's total.
+    ///
+    /// # Errors
+    /// As [`Context::alloc`]; [`Error::OverBudget`] when the total would be passed;
+    /// [`Error::InvalidParameter`] for an index past the set.
+    pub fn alloc_on(&self, index: usize, desc: AllocDesc) -> Result<DeviceHandle> {
+        let ctx = self.device(index)?;
+        let _admit = lock(&self.admit);
+        let size = desc.size;
+        let handle = ctx.alloc(desc)?;
+        if let Some(total) = self.total {
+            let held = self.stats().reserved;
+            if held > total {
+                ctx.release(handle)?;
+                // Give back what the refused allocation made the context hold.
+                ctx.trim()?;
+                let stats = self.stats();
+                return Err(Error::OverBudget {
+                    requested: size,
+                    limit: total,
+                    in_use: stats.in_use,
+                    reserved: stats.reserved,
+                    largest_free: 0,
+                    fits_now: total.saturating_sub(stats.reserved),
+                });
+            }
+        }
+        Ok(DeviceHandle {
+            device: index,
+            handle,
+        })
+    }
+
+    /// Allocates on the device with the most room under its budget (its budget less the bytes
+    /// in its allocations and staging; a device without a budget has the free memory its API
+    /// reports, or unbounded room where it reports none); ties go round-robin. A device that
+    /// refuses (its budget, fragmentation) passes the request to the next with room.
+    ///
+    /// # Errors
+    /// The last device's error when none can hold it; [`Error::OverBudget`] for the total.
+    pub fn alloc_anywhere(&self, desc: AllocDesc) -> Result<DeviceHandle> {
+        let n = self.devices.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        let mut order: Vec<(u64, usize)> = (0..n)
+            .map(|k| {
+                let i = (start + k) % n;
+                (room(&self.devices[i], &self.devices[i].stats()), i)
+            })
+            .collect();
+        // Most room first; among equals, round-robin order from `start` (a stable sort).
+        order.sort_by_key(|&(room, _)| std::cmp::Reverse(room));
+        let mut last = None;
+        for (_, i) in order {
+            match self.alloc_on(i, desc.clone()) {
+                Ok(h) => return Ok(h),
+                Err(e @ (Error::OverBudget { .. } | Error::OutOfMemory { .. })) => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or(Error::Internal {
+            message: "a device set without devices".into(),
+        }))
+    }
+
+    /// Releases an allocation of the set.
+    ///
+    /// # Errors
+    /// As [`Context::release`]; [`Error::InvalidParameter`] for a device past the set.
+    pub fn release(&self, h: DeviceHandle) -> Result<()> {
+        self.device(h.device)?.release(h.handle)
+    }
+
+    /// Each device's statistics, and their sums.
+    pub fn stats(&self) -> SetStats {
+        SetStats::new(
+            self.devices.iter().map(Context::stats).collect(),
+            self.total,
+        )
+    }
+
+    /// How many items of `bytes_per_item` fit now across the set: the sum of each device's
+    /// [`Context::max_batch`], and within the total budget's room.
+    ///
+    /// # Errors
+    /// As [`Context::max_batch`].
+    pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
+        let mut sum = 0u64;
+        for ctx in &self.devices {
+            sum = sum.saturating_add(ctx.max_batch(bytes_per_item)?);
+        }
+        Ok(match self.total {
+            Some(total) => sum.min(total.saturating_sub(self.stats().reserved) / bytes_per_item),
+            None => sum,
+        })
+    }
+}
+
+/// Bytes device `ctx` can still give under its budget (or its free memory).
+fn room<B: Backend>(ctx: &Context<B>, s: &MemoryStats) -> u64 {
+    match s.budget {
+        Some(b) => b.saturating_sub(s.in_use.saturating_add(s.staging)),
+        None => ctx.backend().memory_info().map_or(u64::MAX, |m| m.free),
+    }
+}
