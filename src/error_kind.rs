@@ -87,3 +87,210 @@ impl std::fmt::Display for ErrorKind {
         std::fmt::Debug::fmt(self, f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorKind;
+    use crate::backend::MemoryKind;
+    use crate::error::{Error, StaleReason};
+
+    /// A dense index per kind: the match is exhaustive, so a new kind must be listed here.
+    fn index(k: ErrorKind) -> usize {
+        use ErrorKind::*;
+        match k {
+            ZeroSize => 0,
+            TooLarge => 1,
+            OutOfMemory => 2,
+            HostOutOfMemory => 3,
+            OverBudget => 4,
+            StaleHandle => 5,
+            InvalidRange => 6,
+            ShapeMismatch => 7,
+            InvalidParameter => 8,
+            Shader => 9,
+            NoAdapter => 10,
+            DeviceLost => 11,
+            Unsupported => 12,
+            Backend => 13,
+            Internal => 14,
+            MemoryGrowth => 15,
+            Cuda => 16,
+            Staging => 17,
+            Io => 18,
+        }
+    }
+    const KINDS: usize = 19;
+
+    /// One error of each variant, with the kind it must have; the match on each is exhaustive,
+    /// so a new variant must be constructed here.
+    fn every_error() -> Vec<(Error, ErrorKind)> {
+        let s = || String::from("x");
+        let mut all = vec![
+            (Error::ZeroSize { label: s() }, ErrorKind::ZeroSize),
+            (
+                Error::TooLarge {
+                    label: s(),
+                    requested: 2,
+                    max: 1,
+                    what: "w",
+                },
+                ErrorKind::TooLarge,
+            ),
+            (
+                Error::OutOfMemory {
+                    requested: 1,
+                    kind: MemoryKind::Device,
+                    detail: s(),
+                },
+                ErrorKind::OutOfMemory,
+            ),
+            (
+                Error::HostOutOfMemory {
+                    requested: 1,
+                    what: s(),
+                },
+                ErrorKind::HostOutOfMemory,
+            ),
+            (
+                Error::OverBudget {
+                    requested: 1,
+                    limit: 1,
+                    in_use: 1,
+                    reserved: 1,
+                    largest_free: 0,
+                    fits_now: 0,
+                },
+                ErrorKind::OverBudget,
+            ),
+            (
+                Error::StaleHandle {
+                    reason: StaleReason::Released,
+                },
+                ErrorKind::StaleHandle,
+            ),
+            (
+                Error::InvalidRange {
+                    label: s(),
+                    offset: 0,
+                    len: 1,
+                    size: 0,
+                    reason: "r",
+                },
+                ErrorKind::InvalidRange,
+            ),
+            (
+                Error::ShapeMismatch {
+                    expected: s(),
+                    actual: s(),
+                },
+                ErrorKind::ShapeMismatch,
+            ),
+            (
+                Error::InvalidParameter {
+                    name: "n",
+                    value: s(),
+                    reason: "r",
+                },
+                ErrorKind::InvalidParameter,
+            ),
+            (
+                Error::Shader {
+                    label: s(),
+                    message: s(),
+                },
+                ErrorKind::Shader,
+            ),
+            (Error::NoAdapter { reason: s() }, ErrorKind::NoAdapter),
+            (Error::DeviceLost { reason: s() }, ErrorKind::DeviceLost),
+            (
+                Error::Unsupported {
+                    what: s(),
+                    reason: s(),
+                },
+                ErrorKind::Unsupported,
+            ),
+            (Error::Backend { message: s() }, ErrorKind::Backend),
+            (Error::Internal { message: s() }, ErrorKind::Internal),
+            (
+                Error::MemoryGrowth {
+                    bytes: 1,
+                    allocations: 1,
+                    report: s(),
+                },
+                ErrorKind::MemoryGrowth,
+            ),
+            (
+                Error::Staging {
+                    direction: "upload",
+                    slot: 1,
+                    source: Box::new(Error::DeviceLost { reason: s() }),
+                },
+                ErrorKind::Staging,
+            ),
+            (
+                Error::Io {
+                    what: s(),
+                    source: std::io::Error::other("e"),
+                },
+                ErrorKind::Io,
+            ),
+        ];
+        #[cfg(feature = "cuda")]
+        all.push((
+            Error::Cuda {
+                op: "cuInit",
+                code: s(),
+                message: s(),
+            },
+            ErrorKind::Cuda,
+        ));
+        for (e, _) in &all {
+            // Exhaustive: a new variant fails to compile until it is constructed above.
+            match e {
+                Error::ZeroSize { .. }
+                | Error::TooLarge { .. }
+                | Error::OutOfMemory { .. }
+                | Error::HostOutOfMemory { .. }
+                | Error::OverBudget { .. }
+                | Error::StaleHandle { .. }
+                | Error::InvalidRange { .. }
+                | Error::ShapeMismatch { .. }
+                | Error::InvalidParameter { .. }
+                | Error::Shader { .. }
+                | Error::NoAdapter { .. }
+                | Error::DeviceLost { .. }
+                | Error::Unsupported { .. }
+                | Error::Backend { .. }
+                | Error::Internal { .. }
+                | Error::MemoryGrowth { .. }
+                | Error::Staging { .. }
+                | Error::Io { .. } => {}
+                #[cfg(feature = "cuda")]
+                Error::Cuda { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_variant_maps_to_its_own_kind() {
+        let all = every_error();
+        let mut seen = [false; KINDS];
+        for (e, want) in &all {
+            assert_eq!(e.kind(), *want, "{e:?}");
+            // The kind's name is the variant's (Debug prints the variant's name first).
+            assert!(format!("{e:?}").starts_with(&format!("{want:?} ")), "{e:?}");
+            assert!(!seen[index(*want)], "{want:?} twice");
+            seen[index(*want)] = true;
+        }
+        // One variant per kind: every kind but `Cuda` (only with the feature) was seen.
+        let cuda = cfg!(feature = "cuda");
+        for (i, s) in seen.iter().enumerate() {
+            assert!(
+                *s || (i == index(ErrorKind::Cuda) && !cuda),
+                "kind {i} unseen"
+            );
+        }
+        assert_eq!(all.len(), if cuda { KINDS } else { KINDS - 1 });
+    }
+}

@@ -15,7 +15,9 @@ pub type Constants<'a> = &'a [(&'static str, f64)];
 /// The strings are [`Cow<'static, str>`](Cow): borrowed `&'static str`s for kernels known at
 /// compile time ([`new`](Self::new) is `const`, for `const` registries like
 /// [`crate::shaders`]), or owned `String`s for WGSL loaded or generated at run time
-/// ([`owned`](Self::owned)), with nothing leaked.
+/// ([`owned`](Self::owned)), with nothing leaked. So it is `Clone`, not `Copy`, and `&` of a
+/// `const` source is a temporary, not a `&'static` reference: keep a `static` (or the value)
+/// where a reference must live on; the accessors borrow from the source.
 ///
 /// ```
 /// use vramkit::backend::KernelSource;
@@ -136,7 +138,8 @@ impl KernelSource {
         self
     }
 
-    /// A unique name, used for caching and in error messages.
+    /// Its name: with the entry point, the key of the context's pipeline cache; in error
+    /// messages.
     pub const fn label(&self) -> &str {
         as_str(&self.label)
     }
