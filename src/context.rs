@@ -62,9 +62,18 @@ impl Default for ContextDesc {
 }
 
 /// Pipelines by kernel label, entry point, whether guarded (built without bounds checks) and
-/// override values (as bits).
-pub(crate) type KernelKey = (&'static str, &'static str, bool, Vec<(&'static str, u64)>);
-pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, Arc<(K, crate::signature::Signature)>>>;
+/// override values (as bits), with the source each was built from (a hit must match it).
+pub(crate) type KernelKey = (
+    std::borrow::Cow<'static, str>,
+    std::borrow::Cow<'static, str>,
+    bool,
+    Vec<(&'static str, u64)>,
+);
+pub(crate) type CachedKernel<K> = (
+    crate::backend::KernelSource,
+    Arc<(K, crate::signature::Signature)>,
+);
+pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, CachedKernel<K>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.
 ///

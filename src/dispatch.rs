@@ -61,18 +61,23 @@ impl<B: Backend> Context<B> {
         source: &KernelSource,
         constants: Constants<'_>,
     ) -> Result<Arc<(B::Kernel, Signature)>> {
+        let (label, entry) = source.cache_names();
         let key = (
-            source.label(),
-            source.entry(),
+            label,
+            entry,
             source.is_guarded(),
             constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
         );
-        if let Some(k) = lock(&self.kernels).get(&key) {
-            return Ok(Arc::clone(k));
+        // A label names one source at a time: a different source under a cached label (WGSL
+        // reloaded at run time) is built again and replaces the old pipeline.
+        if let Some((built_from, k)) = lock(&self.kernels).get(&key) {
+            if built_from.same_code(source) {
+                return Ok(Arc::clone(k));
+            }
         }
         let signature = Signature::of(source)?;
         let k = Arc::new((self.backend.compile(source, constants)?, signature));
-        lock(&self.kernels).insert(key, Arc::clone(&k));
+        lock(&self.kernels).insert(key, (source.clone(), Arc::clone(&k)));
         Ok(k)
     }
 
@@ -116,7 +121,15 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.dispatch_guarded(&kernel.checked(), constants, bindings, params, workgroups)
+        // Only vramkit's own (static, borrowed) kernels are guarded: the clone copies no text.
+        let checked;
+        let kernel = if kernel.is_guarded() {
+            checked = kernel.clone().checked();
+            &checked
+        } else {
+            kernel
+        };
+        self.dispatch_guarded(kernel, constants, bindings, params, workgroups)
     }
 
     /// [`dispatch_with`](Self::dispatch_with) for vramkit's typed kernel functions, which have

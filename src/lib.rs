@@ -8,12 +8,15 @@
 //! reusable staging ring, deferred release after the GPU is done, and counters.
 //!
 //! ```no_run
+//! use vramkit::bytemuck; // the bytemuck vramkit is built on: no dependency of your own needed
 //! use vramkit::{AllocDesc, Context, ContextDesc};
 //! let ctx = Context::new(ContextDesc { budget: Some(256 << 20), ..Default::default() })?;
 //! let x = ctx.alloc(AllocDesc::new("x", 4 * 1024))?;
-//! ctx.upload(x, bytemuck::cast_slice(&[1.0f32; 1024]))?;
-//! let back: Vec<u8> = ctx.download(x)?;
-//! assert_eq!(bytemuck::cast_slice::<u8, f32>(&back)[0], 1.0);
+//! ctx.upload_slice(x, &[1.0f32; 1024])?;
+//! let back: Vec<f32> = ctx.download_vec(x)?;
+//! assert_eq!(back[0], 1.0);
+//! // Bytes and typed data are the same memory.
+//! assert_eq!(bytemuck::cast_slice::<u8, f32>(&ctx.download(x)?)[1023], 1.0);
 //! ctx.release(x)?;
 //! println!("{}", ctx.stats());
 //! # Ok::<(), vramkit::Error>(())
@@ -30,27 +33,36 @@ mod context;
 pub mod devices;
 mod dispatch;
 mod error;
+mod error_kind;
 pub mod image;
 pub mod interop;
 pub mod kernels;
 pub mod memory;
 mod observe;
+mod owned;
+mod queue;
 pub mod shaders;
 mod signature;
 mod staging_buffer;
 pub mod texture;
 mod transfers;
+mod typed;
 
 pub use backend::{MemoryAdvice, MemoryKind};
+/// The bytemuck version vramkit's typed transfers ([`Context::upload_slice`],
+/// [`Context::download_vec`]) take, for `Pod` types and casts without a dependency of your own.
+pub use bytemuck;
 pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
+pub use error_kind::ErrorKind;
 pub use interop::WgpuBinding;
 pub use memory::{
     AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
     MemoryStats, TagStats, TextureHandle, Trace,
 };
+pub use owned::Owned;
 pub use staging_buffer::StagingBuffer;
 pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].

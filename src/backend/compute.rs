@@ -1,5 +1,7 @@
 //! [`Compute`]: the half of the seam that runs kernels, and [`KernelSource`].
 
+use std::borrow::Cow;
+
 use super::{BlockRange, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 
@@ -9,6 +11,13 @@ pub type Constants<'a> = &'a [(&'static str, f64)];
 
 /// A compute kernel in source form: WGSL, and optionally a CUDA C twin. Backends compile it
 /// once; the context caches the result.
+///
+/// The strings are [`Cow<'static, str>`](Cow): borrowed `&'static str`s for kernels known at
+/// compile time ([`new`](Self::new) is `const`, for `const` registries like
+/// [`crate::shaders`]), or owned `String`s for WGSL loaded or generated at run time
+/// ([`owned`](Self::owned)), with nothing leaked. So it is `Clone`, not `Copy`, and `&` of a
+/// `const` source is a temporary, not a `&'static` reference: keep a `static` (or the value)
+/// where a reference must live on; the accessors borrow from the source.
 ///
 /// ```
 /// use vramkit::backend::KernelSource;
@@ -21,13 +30,25 @@ pub type Constants<'a> = &'a [(&'static str, f64)];
 ///     "main",
 /// );
 /// assert_eq!(DOUBLE.label(), "double");
+///
+/// // WGSL made at run time (read from a file, generated): owned strings.
+/// let factor = 3.0;
+/// let wgsl = format!(
+///     "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+///      @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
+///          x[id.x] = {factor:?} * x[id.x];
+///      }}"
+/// );
+/// let triple = KernelSource::owned(format!("times {factor}"), wgsl, "main");
+/// assert_eq!(triple.label(), "times 3");
+/// assert!(triple.wgsl().contains("3.0 * x[id.x]"));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelSource {
-    label: &'static str,
-    wgsl: &'static str,
-    entry: &'static str,
-    cuda: &'static str,
+    label: Cow<'static, str>,
+    wgsl: Cow<'static, str>,
+    entry: Cow<'static, str>,
+    cuda: Cow<'static, str>,
     /// Whether vramkit's own validating function launches it: only then may a backend compile
     /// it without runtime bounds checks. Never set for a caller's kernel, and cleared by
     /// [`Context::dispatch`](crate::Context::dispatch), so params from safe code always meet
@@ -36,15 +57,37 @@ pub struct KernelSource {
 }
 
 impl KernelSource {
-    /// A WGSL kernel: `label` names it in caches and errors, `entry` is its entry point. Every
-    /// access to a binding is bounds-checked on the device (WGSL's runtime checks), whatever
-    /// the params.
+    /// A WGSL kernel from static strings: `label` names it in caches and errors, `entry` is
+    /// its entry point. Every access to a binding is bounds-checked on the device (WGSL's
+    /// runtime checks), whatever the params. `const`, for kernel registries.
     pub const fn new(label: &'static str, wgsl: &'static str, entry: &'static str) -> Self {
         Self {
-            label,
-            wgsl,
-            entry,
-            cuda: "",
+            label: Cow::Borrowed(label),
+            wgsl: Cow::Borrowed(wgsl),
+            entry: Cow::Borrowed(entry),
+            cuda: Cow::Borrowed(""),
+            guarded: false,
+        }
+    }
+
+    /// A WGSL kernel from owned or borrowed strings, e.g. WGSL read from a file or generated
+    /// at run time: as [`new`](Self::new), with nothing leaked. Always compiled with runtime
+    /// bounds checks.
+    ///
+    /// The context caches pipelines by label and entry point, and checks on a cache hit that
+    /// the source is the one the pipeline was built from: a new source under an old label (a
+    /// shader reloaded while the program runs) is compiled again, never confused with the
+    /// old one.
+    pub fn owned(
+        label: impl Into<Cow<'static, str>>,
+        wgsl: impl Into<Cow<'static, str>>,
+        entry: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            wgsl: wgsl.into(),
+            entry: entry.into(),
+            cuda: Cow::Borrowed(""),
             guarded: false,
         }
     }
@@ -53,7 +96,8 @@ impl KernelSource {
     /// as the WGSL entry point, whose block size is the WGSL workgroup size. It takes each
     /// storage binding, in binding order, as `BUF(T)` (from `shaders/cuda/common.cuh`, which
     /// the CUDA backend does not add: start the source with it, as [`crate::shaders`] does),
-    /// then the params struct by value.
+    /// then the params struct by value. `const`; a twin made at run time goes in with
+    /// [`with_cuda_owned`](Self::with_cuda_owned).
     ///
     /// # Safety
     /// 1. The source starts with `shaders/cuda/common.cuh` (or the same `BUF` definition).
@@ -62,7 +106,20 @@ impl KernelSource {
     ///    memory but its own `__device__` variables): compiled with `VRAMKIT_CHECKED`, as a
     ///    safe dispatch compiles it, `BUF` then clamps every index into its binding.
     pub const unsafe fn with_cuda(mut self, cuda: &'static str) -> Self {
-        self.cuda = cuda;
+        let old = std::mem::replace(&mut self.cuda, Cow::Borrowed(cuda));
+        // A `const fn` cannot run `String`'s destructor: an owned twin that this replaces (set
+        // by `with_cuda_owned`, then replaced here) is leaked, never freed twice. Borrowed
+        // ones, the only kind `new` and `owned` start with, own nothing.
+        std::mem::forget(old);
+        self
+    }
+
+    /// [`with_cuda`](Self::with_cuda) for a CUDA C twin loaded or generated at run time.
+    ///
+    /// # Safety
+    /// As [`with_cuda`](Self::with_cuda).
+    pub unsafe fn with_cuda_owned(mut self, cuda: impl Into<Cow<'static, str>>) -> Self {
+        self.cuda = cuda.into();
         self
     }
 
@@ -81,30 +138,56 @@ impl KernelSource {
         self
     }
 
-    /// A unique name, used for caching and in error messages.
-    pub const fn label(&self) -> &'static str {
-        self.label
+    /// Its name: with the entry point, the key of the context's pipeline cache; in error
+    /// messages.
+    pub const fn label(&self) -> &str {
+        as_str(&self.label)
     }
 
     /// The WGSL source (see [`crate::shaders`]).
-    pub const fn wgsl(&self) -> &'static str {
-        self.wgsl
+    pub const fn wgsl(&self) -> &str {
+        as_str(&self.wgsl)
     }
 
     /// The entry point: the WGSL function, and the `extern "C"` function of the CUDA twin.
-    pub const fn entry(&self) -> &'static str {
-        self.entry
+    pub const fn entry(&self) -> &str {
+        as_str(&self.entry)
     }
 
     /// The CUDA C twin; empty where there is none.
-    pub const fn cuda(&self) -> &'static str {
-        self.cuda
+    pub const fn cuda(&self) -> &str {
+        as_str(&self.cuda)
     }
 
     /// Whether a backend may compile this kernel without runtime bounds checks: true only for
     /// vramkit's own kernels on the paths of their validating functions.
     pub const fn is_guarded(&self) -> bool {
         self.guarded
+    }
+
+    /// The label and entry point as the context's pipeline cache keys them (no copy for
+    /// borrowed strings).
+    pub(crate) fn cache_names(&self) -> (Cow<'static, str>, Cow<'static, str>) {
+        (self.label.clone(), self.entry.clone())
+    }
+
+    /// Whether `other` has the same WGSL and CUDA sources: a cached pipeline built from one
+    /// serves the other. Cheap for the same static strings (same address and length).
+    pub(crate) fn same_code(&self, other: &KernelSource) -> bool {
+        let same = |a: &str, b: &str| (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b;
+        same(&self.wgsl, &other.wgsl) && same(&self.cuda, &other.cuda)
+    }
+}
+
+/// A `Cow`'s text, in a `const fn` (`Deref` is not `const`).
+#[allow(
+    clippy::ptr_arg,
+    reason = "a `&str` argument would need the `Deref` this function stands in for"
+)]
+const fn as_str<'a>(s: &'a Cow<'static, str>) -> &'a str {
+    match s {
+        Cow::Borrowed(s) => s,
+        Cow::Owned(s) => s.as_str(),
     }
 }
 

@@ -307,7 +307,7 @@ pub fn color<B: Backend>(
 ) -> Result<SubmissionIndex> {
     // Each op's kernels on RGBA32F and on RGBA8. The stages of an RGBA8 chain from `linear` to
     // `srgb` are held in RGBA32F (see `crate::image`): those two ops also run between formats.
-    let (f32k, u8k, between, extra): (_, _, Option<(_, _, &'static KernelSource)>, _) = match op {
+    let (f32k, u8k, between, extra): (_, _, Option<(_, _, &KernelSource)>, _) = match op {
         ColorOp::SrgbToLinear => (
             &shaders::SRGB_TO_LINEAR,
             &shaders::SRGB_TO_LINEAR_RGBA8,

@@ -169,19 +169,19 @@ impl CoopTile {
     }
 
     /// The module for K and N multiples of 8 (16-byte loads).
-    fn vec4_source(self) -> &'static crate::backend::KernelSource {
+    fn vec4_source(self) -> crate::backend::KernelSource {
         match self {
-            Self::B128x128 => &shaders::MATMUL_F16_COOP_VEC4,
-            Self::B128x256 => &shaders::MATMUL_F16_COOP_128X256,
-            Self::B256x128 => &shaders::MATMUL_F16_COOP_256X128,
-            Self::B128x128Sg4 => &shaders::MATMUL_F16_COOP_128X128,
-            Self::B128x128Sg4K64 => &shaders::MATMUL_F16_COOP_128X128_K64,
-            Self::B128x256Wide => &shaders::MATMUL_F16_COOP_128X256_WIDE,
-            Self::B256x128Wide => &shaders::MATMUL_F16_COOP_256X128_WIDE,
-            Self::B128x128Sg4Wide => &shaders::MATMUL_F16_COOP_128X128_WIDE,
-            Self::B128x128Sg4K64Wide => &shaders::MATMUL_F16_COOP_128X128_K64_WIDE,
-            Self::B128x128Sg4Db => &shaders::MATMUL_F16_COOP_128X128_DB,
-            Self::B128x128Sg4DbWide => &shaders::MATMUL_F16_COOP_128X128_DB_WIDE,
+            Self::B128x128 => shaders::MATMUL_F16_COOP_VEC4,
+            Self::B128x256 => shaders::MATMUL_F16_COOP_128X256,
+            Self::B256x128 => shaders::MATMUL_F16_COOP_256X128,
+            Self::B128x128Sg4 => shaders::MATMUL_F16_COOP_128X128,
+            Self::B128x128Sg4K64 => shaders::MATMUL_F16_COOP_128X128_K64,
+            Self::B128x256Wide => shaders::MATMUL_F16_COOP_128X256_WIDE,
+            Self::B256x128Wide => shaders::MATMUL_F16_COOP_256X128_WIDE,
+            Self::B128x128Sg4Wide => shaders::MATMUL_F16_COOP_128X128_WIDE,
+            Self::B128x128Sg4K64Wide => shaders::MATMUL_F16_COOP_128X128_K64_WIDE,
+            Self::B128x128Sg4Db => shaders::MATMUL_F16_COOP_128X128_DB,
+            Self::B128x128Sg4DbWide => shaders::MATMUL_F16_COOP_128X128_DB_WIDE,
         }
     }
 }
@@ -349,10 +349,10 @@ fn matmul_f16<B: Backend>(
                 let (source, (bm, bn)) = if k % 8 == 0 && n % 8 == 0 {
                     (tile.vec4_source(), tile.block())
                 } else {
-                    (&shaders::MATMUL_F16_COOP, CoopTile::B128x128.block())
+                    (shaders::MATMUL_F16_COOP, CoopTile::B128x128.block())
                 };
                 let groups = [n.div_ceil(bn) as u32, rows.div_ceil(bm) as u32, 1];
-                ctx.dispatch_guarded(source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
+                ctx.dispatch_guarded(&source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
             } else {
                 let groups = [n.div_ceil(64) as u32, rows.div_ceil(64) as u32, 1];
                 ctx.dispatch_guarded(

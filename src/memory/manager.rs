@@ -138,6 +138,13 @@ impl<B: Storage> Manager<B> {
         self.deferred_error.take().map_or(Ok(()), Err)
     }
 
+    /// Keeps an error of a call that could return none (a `Drop`) for the next call that can
+    /// fail, unless an earlier one waits there.
+    pub fn defer_error(&mut self, e: Error) {
+        log::warn!("vramkit: {e} (returned by the next call that can fail)");
+        self.deferred_error.get_or_insert(e);
+    }
+
     /// The live allocation behind a handle.
     #[inline]
     pub fn get(&self, h: BufferHandle) -> Result<&Allocation> {

@@ -67,8 +67,15 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        let kernel = kernel.checked();
-        let k = self.kernel(&kernel, constants)?;
+        // Only vramkit's own (static, borrowed) kernels are guarded: the clone copies no text.
+        let checked;
+        let kernel = if kernel.is_guarded() {
+            checked = kernel.clone().checked();
+            &checked
+        } else {
+            kernel
+        };
+        let k = self.kernel(kernel, constants)?;
         let (k, signature) = (&k.0, &k.1);
         let label = kernel.label();
         if args.len() != signature.slots.len() {
@@ -78,7 +85,7 @@ impl<B: Backend> Context<B> {
             });
         }
         let limits = self.backend.limits();
-        signature.check_params_and_grid(&kernel, params.len(), workgroups, limits)?;
+        signature.check_params_and_grid(kernel, params.len(), workgroups, limits)?;
         let mut m = lock(&self.mem);
         let mut bindings = Vec::with_capacity(args.len());
         for (i, (slot, arg)) in signature.slots.iter().zip(args).enumerate() {
@@ -172,7 +179,7 @@ impl<B: Backend> Context<B> {
                     .unwrap_or(0)
             })
             .collect();
-        signature.check_buffers(&kernel, &sizes, &blocks)?;
+        signature.check_buffers(kernel, &sizes, &blocks)?;
         // SAFETY: every buffer range was resolved inside its block for binding and every mip
         // level checked to exist; the kernel was compiled with bounds checks (`checked()`);
         // the bindings match the entry point's kinds one for one (formats, usages, a stored

@@ -286,10 +286,11 @@ fn broken_wgsl() {
 }
 
 fn missing_entry() {
-    const NO_ENTRY: KernelSource = KernelSource::new("no-entry", DOUBLE.wgsl(), "nope");
+    // The accessors borrow from the source (which may own its strings): copy the WGSL.
+    let no_entry = KernelSource::owned("no-entry", DOUBLE.wgsl().to_string(), "nope");
     on_gpu("missing entry", |ctx, x| {
         expect_err!(
-            ctx.dispatch(&NO_ENTRY, &[x], &[], [1, 1, 1]),
+            ctx.dispatch(&no_entry, &[x], &[], [1, 1, 1]),
             Error::Shader { .. },
             ["`no-entry`", "nope"],
             []

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// the context (the context caches every kernel it builds).
 #[derive(Debug)]
 pub struct CudaKernel {
-    label: &'static str,
+    label: String,
     function: sys::CUfunction,
     /// Threads per block: the WGSL workgroup size, override constants applied.
     block: [u32; 3],
@@ -168,7 +168,7 @@ pub(super) fn compile(
         )
     })?;
     Ok(CudaKernel {
-        label: source.label(),
+        label: source.label().into(),
         function,
         block,
     })

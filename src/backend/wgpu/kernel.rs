@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// A compiled compute pipeline.
 #[derive(Debug)]
 pub struct WgpuKernel {
-    pub(super) label: &'static str,
+    pub(super) label: String,
     pub(super) pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
 }
@@ -86,7 +86,7 @@ pub(super) fn compile(
     }
     let layout = pipeline.get_bind_group_layout(0);
     Ok(WgpuKernel {
-        label: source.label(),
+        label: source.label().into(),
         pipeline,
         layout,
     })
@@ -158,7 +158,7 @@ pub(super) fn create_bind_group(
         });
     }
     device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(kernel.label),
+        label: Some(&kernel.label),
         layout: &kernel.layout,
         entries: &entries,
     })

@@ -127,7 +127,7 @@ impl WgpuBackend {
     ) -> Result<SubmissionIndex> {
         self.record(|e| {
             let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(kernel.label),
+                label: Some(&kernel.label),
                 timestamp_writes: None,
             });
             pass.set_pipeline(&kernel.pipeline);

@@ -1,0 +1,165 @@
+//! Typed transfers on [`Context`]: slices of any [`Pod`] type in and out of allocations, over
+//! the byte paths ([`Context::upload_at`], [`Context::download_into`]) with no extra copy.
+//!
+//! Offsets are counted in elements of `T`: element `i` starts at byte `i × size_of::<T>()` of
+//! the allocation, whatever the allocation was written as before. An allocation holds whole
+//! `T`s when its size is a multiple of `size_of::<T>()`; [`Context::download_vec`] asks for
+//! that, the other calls only that their range lies inside the allocation.
+
+use bytemuck::Pod;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::memory::BufferHandle;
+use crate::Context;
+
+/// `size_of::<T>()`, or a typed error for a zero-sized `T` (no bytes to move, no element to
+/// count).
+fn element_size<T>() -> Result<u64> {
+    match size_of::<T>() {
+        0 => Err(Error::InvalidParameter {
+            name: "T",
+            value: std::any::type_name::<T>().into(),
+            reason: "a zero-sized element type has no bytes to move; transfer a type of at \
+                     least one byte (u8 for raw bytes)",
+        }),
+        s => Ok(s as u64),
+    }
+}
+
+impl<B: Backend> Context<B> {
+    /// The byte offset of element `first` of `T`s, or [`Error::InvalidRange`] when it does not
+    /// fit in 64 bits (it then lies past the end of every allocation).
+    fn element_offset<T>(&self, handle: BufferHandle, first: u64, count: usize) -> Result<u64> {
+        let size = element_size::<T>()?;
+        match first.checked_mul(size) {
+            Some(offset) => Ok(offset),
+            None => {
+                let info = self.allocation_info(handle)?;
+                Err(Error::InvalidRange {
+                    label: info.label.to_string(),
+                    offset: u64::MAX,
+                    len: (count as u64).saturating_mul(size),
+                    size: info.size,
+                    reason: "the first element's byte offset (first × size_of::<T>()) passes \
+                             2^64: it lies past the allocation's end; count elements from the \
+                             start of the allocation",
+                })
+            }
+        }
+    }
+
+    /// Writes `data` at the start of an allocation, as bytes in the host's order (the
+    /// device's on every backend vramkit has). Bytes past `data` are kept.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 16))?;
+    /// ctx.upload_slice(h, &[1.5f32, 2.5, 3.5, 4.5])?;
+    /// assert_eq!(ctx.download_vec::<f32>(h)?, [1.5, 2.5, 3.5, 4.5]);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] if `data` is longer than the allocation;
+    /// [`Error::InvalidParameter`] for a zero-sized `T`; [`Error::StaleHandle`]; as
+    /// [`upload`](Self::upload).
+    pub fn upload_slice<T: Pod>(&self, handle: BufferHandle, data: &[T]) -> Result<()> {
+        self.upload_slice_at(handle, 0, data)
+    }
+
+    /// Writes `data` starting at element `first` of the allocation seen as `T`s, that is at
+    /// byte `first × size_of::<T>()`. Elements outside the range are kept.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 8 * 2))?;
+    /// ctx.upload_slice_at(h, 5, &[7u16, 8, 9])?;
+    /// assert_eq!(ctx.download_vec::<u16>(h)?, [0, 0, 0, 0, 0, 7, 8, 9]);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] if the range passes the allocation's end (also when its byte
+    /// offset overflows); as [`upload_slice`](Self::upload_slice).
+    pub fn upload_slice_at<T: Pod>(
+        &self,
+        handle: BufferHandle,
+        first: u64,
+        data: &[T],
+    ) -> Result<()> {
+        let offset = self.element_offset::<T>(handle, first, data.len())?;
+        self.upload_at(handle, offset, bytemuck::cast_slice(data))
+    }
+
+    /// Reads a whole allocation back as `T`s, in a `Vec<T>` allocated as `T`s (aligned for
+    /// `T`, whatever its alignment). Waits for the device.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("rgba", 2 * 4))?;
+    /// ctx.upload_slice(h, &[[255u8, 0, 0, 255], [0, 0, 255, 128]])?;
+    /// let pixels: Vec<[u8; 4]> = ctx.download_vec(h)?;
+    /// assert_eq!(pixels[1], [0, 0, 255, 128]);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] when the allocation's size is not a multiple of
+    /// `size_of::<T>()` (it holds no whole number of `T`s: read the whole ones with
+    /// [`download_into_slice`](Self::download_into_slice), or bytes with
+    /// [`download`](Self::download)); [`Error::InvalidParameter`] for a zero-sized `T`;
+    /// [`Error::HostOutOfMemory`] when the host cannot hold the result;
+    /// [`Error::StaleHandle`]; as [`download`](Self::download).
+    pub fn download_vec<T: Pod>(&self, handle: BufferHandle) -> Result<Vec<T>> {
+        let element = element_size::<T>()?;
+        let size = self.size_of(handle)?;
+        if size % element != 0 {
+            let info = self.allocation_info(handle)?;
+            let name = std::any::type_name::<T>();
+            return Err(Error::ShapeMismatch {
+                expected: format!(
+                    "an allocation of whole `{name}`s: a multiple of {element} bytes \
+                     (size_of::<{name}>())"
+                ),
+                actual: format!(
+                    "`{}` of {size} bytes, {} `{name}`s and {} bytes; read the whole ones with \
+                     download_into_slice, or the bytes with download",
+                    info.label,
+                    size / element,
+                    size % element
+                ),
+            });
+        }
+        let mut out: Vec<T> = crate::memory::host_zeroed(size, "the result of a download_vec")?;
+        self.download_into(handle, 0, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
+    /// Reads `out.len()` elements starting at element `first` of the allocation seen as `T`s,
+    /// that is at byte `first × size_of::<T>()`. Waits for the device.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4 * 4))?;
+    /// ctx.upload_slice(h, &[10u32, 20, 30, 40])?;
+    /// let mut two = [0u32; 2];
+    /// ctx.download_into_slice(h, 1, &mut two)?;
+    /// assert_eq!(two, [20, 30]);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] if the range passes the allocation's end (also when its byte
+    /// offset overflows); [`Error::InvalidParameter`] for a zero-sized `T`;
+    /// [`Error::StaleHandle`]; as [`download_into`](Self::download_into).
+    pub fn download_into_slice<T: Pod>(
+        &self,
+        handle: BufferHandle,
+        first: u64,
+        out: &mut [T],
+    ) -> Result<()> {
+        let offset = self.element_offset::<T>(handle, first, out.len())?;
+        self.download_into(handle, offset, bytemuck::cast_slice_mut(out))
+    }
+}

@@ -1,0 +1,238 @@
+//! Kernels whose source is made at run time (`KernelSource::owned`, a `String` built with
+//! `format!`), dispatched through `Context::dispatch`: results against the CPU, a new source
+//! under a cached label, and bounds checks that keep a wild launch inside its bindings. Then
+//! `Context::wait_for` on the index a launch returns, and `Context::limits`.
+
+mod common;
+
+use common::{random_bytes, Mk};
+use vramkit::backend::{Backend, KernelSource};
+use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, ErrorKind, MemoryKind};
+
+gpu_tests!(
+    a_kernel_made_at_run_time_matches_the_cpu,
+    a_new_source_under_a_cached_label_is_built_again,
+    a_wild_runtime_kernel_stays_inside_its_bindings,
+    wait_for_a_launch_then_release_at_once,
+);
+/// On host memory too: `backend_tests!` in a module of its own (`gpu_tests!` above made the
+/// `gpu` and `cuda` modules here).
+mod everywhere {
+    use super::{limits_without_the_backend_traits, wait_for_checks_its_index};
+    crate::backend_tests!(wait_for_checks_its_index, limits_without_the_backend_traits);
+}
+
+/// `y[i] = factor · x[i]` for `i < n`, WGSL and CUDA C made with `format!`. Workgroups of 64.
+fn times(label: &str, factor: f32) -> KernelSource {
+    let wgsl = format!(
+        "struct Params {{ n: u32 }}
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> params: Params;
+@compute @workgroup_size(64)
+fn times(@builtin(global_invocation_id) id: vec3<u32>) {{
+    if (id.x < params.n) {{
+        y[id.x] = {factor:?} * x[id.x];
+    }}
+}}
+"
+    );
+    let cuda = format!(
+        "{}
+struct Params {{ unsigned n; }};
+extern \"C\" __global__ void times(BUF(float) x, BUF(float) y, const Params p) {{
+    unsigned i = flat_index();
+    if (i < p.n) {{
+        y[i] = {factor:?}f * x[i];
+    }}
+}}
+",
+        include_str!("../shaders/cuda/common.cuh")
+    );
+    let k = KernelSource::owned(label.to_string(), wgsl, "times");
+    // SAFETY: the twin starts with common.cuh, declares both bindings as `BUF(float)` and
+    // reaches memory only by indexing them.
+    unsafe { k.with_cuda_owned(cuda) }
+}
+
+/// Finite random floats.
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    random_bytes(n * 4, seed)
+        .chunks_exact(4)
+        .map(|c| f32::from_bits(u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) & 0xbfff_ffff))
+        .collect()
+}
+
+fn cpu(x: &[f32], factor: f32) -> Vec<u32> {
+    x.iter().map(|v| (factor * v).to_bits()).collect()
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Runs `kernel` over `n` elements of `x` into `y`.
+fn run<B: Backend>(
+    ctx: &Context<B>,
+    kernel: &KernelSource,
+    x: BufferHandle,
+    y: BufferHandle,
+    n: u32,
+) -> vramkit::backend::SubmissionIndex {
+    ctx.dispatch(kernel, &[x, y], &n.to_ne_bytes(), [n.div_ceil(64), 1, 1])
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.label()))
+}
+
+fn a_kernel_made_at_run_time_matches_the_cpu<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    for (n, factor) in [(1usize, 3.0f32), (1000, -1.5), (100_000, 0.25)] {
+        let xs = floats(n, n as u64);
+        let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+        let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+        ctx.upload_slice(x, &xs).expect("upload");
+        let k = times(&format!("times {factor}"), factor);
+        assert!(!k.is_guarded(), "a caller's kernel is never guarded");
+        run(&ctx, &k, x, y, n as u32);
+        let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+        assert_eq!(bits(&ys), cpu(&xs, factor), "n = {n}, factor {factor}");
+        ctx.release(x).expect("release");
+        ctx.release(y).expect("release");
+    }
+}
+
+fn a_new_source_under_a_cached_label_is_built_again<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let n = 777;
+    let xs = floats(n, 5);
+    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+    ctx.upload_slice(x, &xs).expect("upload");
+    // One label, sources that differ only in the constant: a shader reloaded at run time.
+    for factor in [2.0f32, -0.5, 2.0, 8.0, 8.0] {
+        run(&ctx, &times("reloaded", factor), x, y, n as u32);
+        let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+        assert_eq!(bits(&ys), cpu(&xs, factor), "factor {factor}");
+    }
+}
+
+fn a_wild_runtime_kernel_stays_inside_its_bindings<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    // Neighbours around x and y in one block, each 1 KiB of random bytes.
+    let mut live = Vec::new();
+    let mut alloc = |label: &str| {
+        let h = ctx
+            .alloc(AllocDesc::new(label.to_string(), 1024))
+            .expect("alloc");
+        live.push(h);
+        h
+    };
+    let before = [alloc("n0"), alloc("n1")];
+    let (x, y) = (alloc("x"), alloc("y"));
+    let after = [alloc("n2"), alloc("n3")];
+    let block = ctx.allocation_info(x).expect("info").block;
+    for h in &live {
+        let info = ctx.allocation_info(*h).expect("info");
+        assert_eq!(
+            info.block, block,
+            "the test needs its allocations in one block"
+        );
+    }
+    let neighbours: Vec<_> = before.iter().chain(&after).copied().collect();
+    let contents: Vec<Vec<u8>> = (0..4).map(|i| random_bytes(1024, 40 + i)).collect();
+    for (h, c) in neighbours.iter().zip(&contents) {
+        ctx.upload(*h, c).expect("upload");
+    }
+    let xs = floats(256, 9);
+    ctx.upload_slice(x, &xs).expect("upload");
+    // n = 4096 over bindings of 256 floats: 3840 threads index past y (and x).
+    run(&ctx, &times("wild", 3.0), x, y, 4096);
+    ctx.wait().expect("wait");
+    for (i, (h, c)) in neighbours.iter().zip(&contents).enumerate() {
+        assert!(
+            ctx.download(*h).expect("download") == *c,
+            "neighbour {i} changed"
+        );
+    }
+    // Indices past the end are clamped to the last element (WGSL's policy and `BUF`'s): each
+    // extra thread writes y[255] = 3 x[255], what thread 255 writes.
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 3.0));
+    assert_eq!(ctx.download_vec::<f32>(x).expect("download"), xs);
+}
+
+fn wait_for_a_launch_then_release_at_once<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let n = 50_000;
+    let xs = floats(n, 11);
+    let k = times("times 2", 2.0);
+    // Unified memory, which the host reaches directly, returns to its pool only once the work
+    // that used it has completed; device memory is reused in queue order at once.
+    let kind = if ctx.backend().supports(MemoryKind::Unified).is_ok() {
+        MemoryKind::Unified
+    } else {
+        eprintln!("no unified memory on this adapter: the release part checks device memory");
+        MemoryKind::Device
+    };
+    let new = |label: &str| {
+        ctx.alloc(AllocDesc::new(label.to_string(), 4 * n as u64).kind(kind))
+            .expect("alloc")
+    };
+    let (x, y) = (new("x"), new("y"));
+    ctx.upload_slice(x, &xs).expect("upload");
+    let index = run(&ctx, &k, x, y, n as u32);
+    ctx.wait_for(index).expect("wait_for");
+    assert!(ctx.backend().is_done(index).expect("is_done"), "waited");
+    ctx.release(x).expect("release");
+    assert_eq!(
+        ctx.stats().pending_release,
+        0,
+        "the work is done: released at once"
+    );
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 2.0));
+
+    // Released before the wait: pending (for host-visible memory) until `wait_for` collects it.
+    let x = new("x again");
+    ctx.upload_slice(x, &xs).expect("upload");
+    let index = run(&ctx, &k, x, y, n as u32);
+    ctx.release(x).expect("release");
+    if kind == MemoryKind::Unified {
+        assert!(
+            ctx.stats().pending_release >= 4 * n as u64,
+            "its launch is not submitted"
+        );
+    }
+    ctx.wait_for(index).expect("wait_for");
+    assert_eq!(ctx.stats().pending_release, 0, "collected after the wait");
+    assert_eq!(ctx.stats().live, 1);
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 2.0));
+}
+
+fn wait_for_checks_its_index<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let h = ctx.alloc(AllocDesc::new("h", 4096)).expect("alloc");
+    ctx.upload(h, &[1; 4096]).expect("upload");
+    let last = ctx.submit().expect("submit");
+    // Every index handed out so far, the first ones, and the open one.
+    for index in [0, 1, last, last + 1] {
+        ctx.wait_for(index)
+            .unwrap_or_else(|e| panic!("wait_for({index}) after {last}: {e}"));
+    }
+    // Far past the open submission: never handed out.
+    for index in [last + 1000, u64::MAX] {
+        let e = ctx.wait_for(index).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
+        assert!(e.to_string().contains("handed out"), "{e}");
+    }
+    // The context goes on.
+    assert_eq!(ctx.download(h).expect("download"), vec![1; 4096]);
+}
+
+fn limits_without_the_backend_traits<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let limits = ctx.limits();
+    assert_eq!(&limits, ctx.backend().limits());
+    assert!(limits.max_binding_size <= limits.max_block_size);
+    assert!(limits.offset_alignment.is_power_of_two());
+}
