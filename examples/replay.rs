@@ -146,7 +146,10 @@ fn main() -> anyhow::Result<()> {
             BackendArg::CudaFixed => {
                 use vramkit::backend::cuda::{CudaBackend, CudaConfig};
                 use vramkit::backend::Storage;
-                let config = CudaConfig { segments: false };
+                let config = CudaConfig {
+                    segments: false,
+                    ..Default::default()
+                };
                 let probe = CudaBackend::with_config(0, config)?;
                 let name = format!("cuda, fixed blocks ({})", probe.device_info().name);
                 drop(probe);

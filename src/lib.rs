@@ -27,6 +27,7 @@
 
 pub mod backend;
 mod context;
+mod debug;
 mod dispatch;
 mod error;
 pub mod image;
@@ -41,6 +42,7 @@ mod transfers;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 pub use context::{Context, ContextDesc};
+pub use debug::DebugSettings;
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use memory::{

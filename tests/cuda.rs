@@ -177,8 +177,14 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     assert_eq!(ctx.download(a).expect("download"), data);
 
     let fixed = Context::with_backend(
-        CudaBackend::with_config(0, vramkit::backend::cuda::CudaConfig { segments: false })
-            .expect("the device opened a moment ago"),
+        CudaBackend::with_config(
+            0,
+            vramkit::backend::cuda::CudaConfig {
+                segments: false,
+                ..Default::default()
+            },
+        )
+        .expect("the device opened a moment ago"),
         ContextDesc::default(),
     );
     assert!(!fixed.backend().resizable(MemoryKind::Device));

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use adapter::WgpuConfig;
 pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 pub use texture::WgpuTexture;
@@ -67,12 +68,23 @@ pub(crate) fn poll_error(e: wgpu::PollError) -> Error {
 }
 
 impl WgpuBackend {
-    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` (or the default one).
+    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` / `WGPU_POWER_PREF`
+    /// (or the default one), as `wgpu::util` reads them: the only environment variables the
+    /// library reads. The same as [`with_config`](Self::with_config) with the default
+    /// [`WgpuConfig`].
     ///
     /// # Errors
     /// [`Error::NoAdapter`] when no adapter (driver) is present or none matches the environment.
     pub fn new() -> Result<Self> {
-        let (adapter, device, queue, cooperative) = adapter::open()?;
+        Self::with_config(WgpuConfig::default())
+    }
+
+    /// As [`new`](Self::new), set up as `config` says.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_config(config: WgpuConfig) -> Result<Self> {
+        let (adapter, device, queue, cooperative) = adapter::open(config.cooperative_matrix)?;
         let l = device.limits();
         let limits = BackendLimits {
             max_block_size: l.max_buffer_size,
