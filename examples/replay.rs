@@ -59,6 +59,7 @@ struct Args {
 fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
     let mut d = ContextDesc {
         budget,
+        debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
     d.compaction.before_growth = !args.no_compaction;
