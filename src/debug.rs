@@ -23,7 +23,7 @@
 /// };
 /// let ctx = vramkit::Context::host(desc);
 /// let h = ctx.alloc(vramkit::AllocDesc::new("kept", 64))?;
-/// assert!(ctx.leaks()[0].backtrace.is_some());
+/// assert!(ctx.leaks()[0].allocated_at.is_some());
 /// # ctx.release(h)?;
 /// # Ok::<(), vramkit::Error>(())
 /// ```
