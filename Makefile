@@ -14,9 +14,21 @@ FLAGS := --release $(if $(FEATURES),--features $(FEATURES))
 
 .PHONY: demo test test-debug bench deps
 
+# The Vulkan loader (libvulkan.so.1, as ldconfig lists it) and at least one driver manifest
+# (ICD: a *.json in any of ICD_DIRS); apt runs only when one of them is missing. Globs that
+# match nothing are skipped, so an empty /etc/vulkan/icd.d does not hide the Mesa one.
+ICD_DIRS ?= /usr/share/vulkan/icd.d /etc/vulkan/icd.d
 deps:
-	@if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
-	    || ! ldconfig -p | grep -q libvulkan.so.1; then \
+	@icd=; \
+	for d in $(ICD_DIRS); do \
+	  for f in "$$d"/*.json; do [ -f "$$f" ] && { icd=$$f; break 2; }; done; \
+	done; \
+	loader=; \
+	LDCONFIG=$$(command -v ldconfig || echo /sbin/ldconfig); \
+	$$LDCONFIG -p 2>/dev/null | grep -q 'libvulkan\.so\.1 ' && loader=yes; \
+	if [ -z "$$icd" ] || [ -z "$$loader" ]; then \
+	  [ -n "$$loader" ] || echo "no Vulkan loader (libvulkan.so.1) in ldconfig's cache"; \
+	  [ -n "$$icd" ] || echo "no Vulkan driver manifest (*.json) in $(ICD_DIRS)"; \
 	  echo "installing the Vulkan loader and lavapipe (mesa-vulkan-drivers libvulkan1)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \

@@ -131,7 +131,13 @@ fn main() {
         use vramkit::backend::cuda::{CudaBackend, CudaConfig};
         use vramkit::backend::Storage;
         for segments in [true, false] {
-            match CudaBackend::with_config(0, CudaConfig { segments }) {
+            match CudaBackend::with_config(
+                0,
+                CudaConfig {
+                    segments,
+                    ..Default::default()
+                },
+            ) {
                 Ok(b) => {
                     let name = format!(
                         "cuda ({}, {})",

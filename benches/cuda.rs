@@ -214,7 +214,11 @@ fn matmul(c: &mut Criterion, ctx: &Ctx) {
 }
 
 fn bench(c: &mut Criterion) {
-    let ctx = match Context::cuda(0, ContextDesc::default()) {
+    let desc = ContextDesc {
+        debug: vramkit::DebugSettings::from_env(),
+        ..Default::default()
+    };
+    let ctx = match Context::cuda(0, desc) {
         Ok(ctx) => ctx,
         Err(e) => {
             eprintln!("skipping the CUDA benches: {e}");

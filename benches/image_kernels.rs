@@ -280,7 +280,7 @@ fn main() {
         run(&ctx, &format!("wgpu ({})", ctx.adapter_info()), smoke);
     }
     #[cfg(feature = "cuda")]
-    match Context::cuda(0, ContextDesc::default()) {
+    match Context::cuda(0, common::with_env(ContextDesc::default())) {
         Ok(ctx) => run(&ctx, "cuda", smoke),
         Err(e) => eprintln!("skipping the CUDA backend: {e}"),
     }

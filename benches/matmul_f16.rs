@@ -188,7 +188,7 @@ fn bench(c: &mut Criterion) {
     }
     #[cfg(feature = "cuda")]
     if backends.iter().any(|b| b == "cuda") {
-        match Context::cuda(0, ContextDesc::default()) {
+        match Context::cuda(0, common::with_env(ContextDesc::default())) {
             Ok(ctx) => {
                 run(c, &ctx, "cuda");
                 if ctx.backend().has_cublas() {

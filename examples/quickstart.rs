@@ -18,6 +18,8 @@ fn main() -> anyhow::Result<()> {
     env_logger::init();
     let desc = ContextDesc {
         budget: Some(64 << 20),
+        // VRAMKIT_BACKTRACE=1, VRAMKIT_LOG_ALLOCATIONS=1, ... (see DebugSettings::from_env).
+        debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
     match Args::parse().backend.as_str() {

@@ -59,6 +59,7 @@ struct Args {
 fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
     let mut d = ContextDesc {
         budget,
+        debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
     d.compaction.before_growth = !args.no_compaction;
@@ -146,7 +147,10 @@ fn main() -> anyhow::Result<()> {
             BackendArg::CudaFixed => {
                 use vramkit::backend::cuda::{CudaBackend, CudaConfig};
                 use vramkit::backend::Storage;
-                let config = CudaConfig { segments: false };
+                let config = CudaConfig {
+                    segments: false,
+                    ..Default::default()
+                };
                 let probe = CudaBackend::with_config(0, config)?;
                 let name = format!("cuda, fixed blocks ({})", probe.device_info().name);
                 drop(probe);

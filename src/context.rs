@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
-use crate::backend::wgpu::WgpuBackend;
+use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
 use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
+use crate::debug::DebugSettings;
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::memory::manager::{Access, Manager, Settings};
@@ -46,6 +47,9 @@ pub struct ContextDesc {
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).
     pub compaction: CompactionDesc,
+    /// Backtraces, allocation logging and opt-outs of optional fast paths (all off by
+    /// default); the library reads none of them from the environment.
+    pub debug: DebugSettings,
 }
 
 impl Default for ContextDesc {
@@ -57,6 +61,7 @@ impl Default for ContextDesc {
             staging_slots: 4,
             release_threshold: u64::MAX,
             compaction: CompactionDesc::default(),
+            debug: DebugSettings::default(),
         }
     }
 }
@@ -97,6 +102,7 @@ pub struct Context<B: Backend = WgpuBackend> {
     /// transfer holds `staging`.
     staging_sizes: (u64, u64),
     pub(crate) kernels: KernelCache<B::Kernel>,
+    pub(crate) debug: DebugSettings,
 }
 
 impl<B: Backend> std::fmt::Debug for Context<B> {
@@ -109,25 +115,35 @@ impl<B: Backend> std::fmt::Debug for Context<B> {
 
 impl Context<WgpuBackend> {
     /// A context on the wgpu adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`, or the
-    /// default one.
+    /// default one, with cooperative matrices unless [`DebugSettings::no_cooperative_matrix`]
+    /// ([`WgpuBackend::with_config`]).
     ///
     /// # Errors
     /// [`Error::NoAdapter`] when there is no GPU or driver (or none matches the environment).
     pub fn new(desc: ContextDesc) -> Result<Self> {
-        Ok(Self::with_backend(WgpuBackend::new()?, desc))
+        let config = WgpuConfig {
+            cooperative_matrix: !desc.debug.no_cooperative_matrix,
+        };
+        Ok(Self::with_backend(WgpuBackend::with_config(config)?, desc))
     }
 }
 
 #[cfg(feature = "cuda")]
 impl Context<crate::backend::cuda::CudaBackend> {
-    /// A context on CUDA device `ordinal` (feature `cuda`).
+    /// A context on CUDA device `ordinal` (feature `cuda`), with cuBLAS unless
+    /// [`DebugSettings::no_vendor_blas`].
     ///
     /// # Errors
     /// [`Error::NoAdapter`] when the NVIDIA driver is missing or too old, or the device does
     /// not exist.
     pub fn cuda(ordinal: usize, desc: ContextDesc) -> Result<Self> {
+        use crate::backend::cuda::{CudaBackend, CudaConfig};
+        let config = CudaConfig {
+            vendor_blas: !desc.debug.no_vendor_blas,
+            ..CudaConfig::default()
+        };
         Ok(Self::with_backend(
-            crate::backend::cuda::CudaBackend::new(ordinal)?,
+            CudaBackend::with_config(ordinal, config)?,
             desc,
         ))
     }
@@ -164,6 +180,7 @@ impl<B: Backend> Context<B> {
             budget: desc.budget,
             release_threshold: desc.release_threshold,
             compaction: desc.compaction,
+            debug: desc.debug,
         };
         let staging = Staging::new(chunk, desc.staging_slots);
         let staging_sizes = (
@@ -182,6 +199,7 @@ impl<B: Backend> Context<B> {
             staging_sizes,
             kernels: Mutex::new(HashMap::new()),
             backend,
+            debug: desc.debug,
         }
     }
 
@@ -501,7 +519,7 @@ impl<B: Backend> Drop for Context<B> {
                 leak.size,
                 leak.kind,
                 leak.allocated_at.map_or_else(
-                    || " (VRAMKIT_BACKTRACE=1 says where it was allocated)".into(),
+                    || " (DebugSettings::backtraces says where it was allocated)".into(),
                     |b| format!(", allocated at:\n{b}")
                 )
             );

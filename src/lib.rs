@@ -30,6 +30,7 @@
 
 pub mod backend;
 mod context;
+mod debug;
 pub mod devices;
 mod dispatch;
 mod error;
@@ -53,6 +54,7 @@ pub use backend::{MemoryAdvice, MemoryKind};
 /// [`Context::download_vec`]) take, for `Pod` types and casts without a dependency of your own.
 pub use bytemuck;
 pub use context::{Context, ContextDesc};
+pub use debug::DebugSettings;
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use error_kind::ErrorKind;

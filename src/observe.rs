@@ -44,6 +44,8 @@ impl<B: Backend> Context<B> {
     /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4096)).unwrap();
     /// ctx.release(h).unwrap();
     /// let trace = ctx.stop_trace().unwrap();
+    /// assert!(trace.events.iter().any(|e| e.what == vramkit::EventKind::Alloc));
+    /// #[cfg(feature = "trace-export")]
     /// assert!(trace.to_chrome_json().contains("\"alloc\""));
     /// ```
     pub fn start_trace(&self, capacity: usize) {
@@ -53,7 +55,8 @@ impl<B: Backend> Context<B> {
         m.recorder = Some(Recorder::new(capacity, base));
     }
 
-    /// The timeline so far, if tracing (see [`Trace::to_chrome_json`], [`Trace::to_svg`]).
+    /// The timeline so far, if tracing (exported by `Trace::to_chrome_json` and
+    /// `Trace::to_svg`, feature `trace-export`).
     pub fn trace(&self) -> Option<Trace> {
         let device = self.backend.device_info().to_string();
         lock(&self.mem).trace(device)
@@ -129,8 +132,8 @@ impl<B: Backend> Context<B> {
         })
     }
 
-    /// The live allocations, largest first, with where each was allocated when
-    /// `VRAMKIT_BACKTRACE=1`: what would leak if the context were dropped now (dropping it logs
+    /// The live allocations, largest first, with where each was allocated with
+    /// [`DebugSettings::backtraces`](crate::DebugSettings::backtraces): what would leak if the context were dropped now (dropping it logs
     /// the same list at warn level).
     pub fn leaks(&self) -> Vec<AllocationInfo> {
         lock(&self.mem).live_since(0, true)

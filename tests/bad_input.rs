@@ -44,7 +44,7 @@ use harness::Case;
 
 /// Every case, by area.
 fn cases() -> Vec<&'static Case> {
-    [
+    let all = [
         alloc::CASES,
         settings::CASES,
         handles::CASES,
@@ -57,8 +57,10 @@ fn cases() -> Vec<&'static Case> {
         image_params::CASES,
     ]
     .into_iter()
-    .flatten()
-    .collect()
+    .flatten();
+    #[cfg(feature = "trace-export")]
+    let all = all.chain(observe::EXPORT_CASES);
+    all.collect()
 }
 
 #[test]

@@ -140,6 +140,45 @@ fn cublas_and_the_own_kernels_agree() {
 }
 
 #[test]
+fn no_vendor_blas_never_loads_cublas() {
+    let desc = ContextDesc {
+        debug: vramkit::DebugSettings {
+            no_vendor_blas: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let Some(ctx) = try_cuda("cuda no vendor blas", desc) else {
+        return;
+    };
+    assert!(!ctx.backend().has_cublas(), "cuBLAS stays unloaded");
+    assert_eq!(
+        vramkit::kernels::matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("kernel"),
+        MatmulKernel::Tiled
+    );
+    let [a, b, c] = ["a", "b", "c"].map(|l| ctx.alloc(AllocDesc::new(l, 16)).expect("alloc"));
+    let d = MatmulDims { m: 2, n: 2, k: 2 };
+    assert!(matches!(
+        matmul_with(&ctx, a, b, c, d, MatmulKernel::Vendor),
+        Err(Error::Unsupported { .. })
+    ));
+    // Auto runs vramkit's own kernel, with the right product.
+    ctx.upload(a, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0]))
+        .expect("upload");
+    ctx.upload(b, bytemuck::cast_slice(&[5.0f32, 6.0, 7.0, 8.0]))
+        .expect("upload");
+    matmul_with(&ctx, a, b, c, d, MatmulKernel::Auto).expect("matmul");
+    let got = ctx.download(c).expect("download");
+    assert_eq!(
+        bytemuck::pod_collect_to_vec::<u8, f32>(&got),
+        [19.0, 22.0, 43.0, 50.0]
+    );
+    for h in [a, b, c] {
+        ctx.release(h).expect("release");
+    }
+}
+
+#[test]
 fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     let Some(ctx) = try_cuda("cuda segments", ContextDesc::default()) else {
         return;
@@ -177,8 +216,14 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     assert_eq!(ctx.download(a).expect("download"), data);
 
     let fixed = Context::with_backend(
-        CudaBackend::with_config(0, vramkit::backend::cuda::CudaConfig { segments: false })
-            .expect("the device opened a moment ago"),
+        CudaBackend::with_config(
+            0,
+            vramkit::backend::cuda::CudaConfig {
+                segments: false,
+                ..Default::default()
+            },
+        )
+        .expect("the device opened a moment ago"),
         ContextDesc::default(),
     );
     assert!(!fixed.backend().resizable(MemoryKind::Device));

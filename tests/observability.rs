@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use common::Mk;
 use rand::{Rng, SeedableRng};
 use vramkit::backend::Backend;
-use vramkit::{AllocDesc, BufferHandle, ContextDesc, Error, EventKind, MemoryKind};
+use vramkit::{AllocDesc, BufferHandle, ContextDesc, DebugSettings, Error, EventKind, MemoryKind};
 
 backend_tests!(
     counters_match_a_model_after_random_operations,
@@ -202,9 +202,14 @@ fn growth_checks_catch_a_planted_leak_and_pass_a_clean_loop<B: Backend>(mk: Mk<B
 }
 
 fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
-    // Every context made after this captures where allocations come from.
-    std::env::set_var("VRAMKIT_BACKTRACE", "1");
-    let ctx = mk(ContextDesc::default());
+    // No environment variable: the context's debug settings alone ask for backtraces.
+    let ctx = mk(ContextDesc {
+        debug: DebugSettings {
+            backtraces: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
     let mut live = Vec::new();
     for i in 0..12u64 {
         let tag = TAGS[i as usize % TAGS.len()];
@@ -245,14 +250,23 @@ fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
         let at = l
             .allocated_at
             .as_deref()
-            .expect("VRAMKIT_BACKTRACE=1 captures a backtrace");
-        assert!(!at.trim().is_empty());
+            .expect("DebugSettings::backtraces captures a backtrace");
+        // The backtrace names the function that allocated (this test's body).
+        assert!(
+            at.contains("the_leak_report_lists_exactly_the_live_allocations"),
+            "{at}"
+        );
     }
-    // Without leaks, the report is empty.
+    // Without leaks, the report is empty; without the setting, leaks carry no backtrace.
     let clean = mk(ContextDesc::default());
     let h = clean.alloc(AllocDesc::new("x", 8)).expect("alloc");
     clean.release(h).expect("release");
     assert!(clean.leaks().is_empty());
+    let kept = clean.alloc(AllocDesc::new("kept", 8)).expect("alloc");
+    let leaks = clean.leaks();
+    assert_eq!(leaks.len(), 1);
+    assert_eq!(leaks[0].allocated_at, None, "no backtrace unless asked for");
+    clean.release(kept).expect("release");
 }
 
 fn the_summary_names_kinds_tags_and_labels<B: Backend>(mk: Mk<B>) {
@@ -343,7 +357,25 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
         .expect("alloc");
     assert_eq!(first_alloc.label, "frame");
     assert!(first_alloc.in_use >= 3 * MIB && first_alloc.kind_in_use == first_alloc.in_use);
+    #[cfg(feature = "trace-export")]
+    check_export(&trace);
 
+    // The log is bounded: the oldest events go, and are counted.
+    ctx.start_trace(10);
+    for _ in 0..20 {
+        let h = ctx.alloc(AllocDesc::new("x", 64)).expect("alloc");
+        ctx.release(h).expect("release");
+    }
+    let t = ctx.stop_trace().expect("trace");
+    // 41 events: one block grown (everything was trimmed), 20 allocs, 20 releases.
+    assert_eq!((t.events.len(), t.dropped), (10, 31));
+    assert_eq!(t.events[9].what, EventKind::Release);
+}
+
+/// The trace of [`the_trace_exports_chrome_json_and_an_svg_plot`] as Chrome trace JSON and as
+/// an SVG plot (feature `trace-export`).
+#[cfg(feature = "trace-export")]
+fn check_export(trace: &vramkit::Trace) {
     let json: serde_json::Value =
         serde_json::from_str(&trace.to_chrome_json()).expect("valid JSON");
     let events = json["traceEvents"].as_array().expect("traceEvents");
@@ -402,15 +434,4 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
         trace.to_svg(10, 10),
         Err(Error::InvalidParameter { .. })
     ));
-
-    // The log is bounded: the oldest events go, and are counted.
-    ctx.start_trace(10);
-    for _ in 0..20 {
-        let h = ctx.alloc(AllocDesc::new("x", 64)).expect("alloc");
-        ctx.release(h).expect("release");
-    }
-    let t = ctx.stop_trace().expect("trace");
-    // 41 events: one block grown (everything was trimmed), 20 allocs, 20 releases.
-    assert_eq!((t.events.len(), t.dropped), (10, 31));
-    assert_eq!(t.events[9].what, EventKind::Release);
 }

@@ -9,9 +9,23 @@ pub fn quick() -> bool {
     std::env::var("VRAMKIT_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
+/// `desc` with the debug settings the environment turns on added
+/// ([`DebugSettings::from_env`](vramkit::DebugSettings::from_env): `VRAMKIT_BACKTRACE`,
+/// `VRAMKIT_LOG_ALLOCATIONS`, `VRAMKIT_CUDA_NO_CUBLAS`, `VRAMKIT_NO_COOPERATIVE_MATRIX`), so
+/// that e.g. `VRAMKIT_NO_COOPERATIVE_MATRIX=1` runs the f16 benches on the fallback kernel.
+pub fn with_env(mut desc: ContextDesc) -> ContextDesc {
+    let env = vramkit::DebugSettings::from_env();
+    let d = &mut desc.debug;
+    d.backtraces |= env.backtraces;
+    d.log_allocations |= env.log_allocations;
+    d.no_vendor_blas |= env.no_vendor_blas;
+    d.no_cooperative_matrix |= env.no_cooperative_matrix;
+    desc
+}
+
 /// A wgpu context, or `None` with the reason printed.
 pub fn gpu(desc: ContextDesc) -> Option<Context<WgpuBackend>> {
-    match Context::new(desc) {
+    match Context::new(with_env(desc)) {
         Ok(ctx) => {
             eprintln!("bench adapter: {}", ctx.adapter_info());
             Some(ctx)

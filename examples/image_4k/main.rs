@@ -229,6 +229,8 @@ fn run(args: &Args) -> Result<u8, Failure> {
         budget,
         staging_chunk,
         staging_slots: 2,
+        // VRAMKIT_BACKTRACE=1, VRAMKIT_LOG_ALLOCATIONS=1, ... (see DebugSettings::from_env).
+        debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
     match args.backend.as_str() {

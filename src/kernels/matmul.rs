@@ -231,7 +231,10 @@ pub fn matmul_with<B: Backend>(
     let band = bands(d, 4, max)?.rows;
     let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
     let kernel = match kernel {
-        MatmulKernel::Auto if ctx.backend().has_vendor_matmul() => MatmulKernel::Vendor,
+        MatmulKernel::Auto if ctx.vendor_blas() => MatmulKernel::Vendor,
+        MatmulKernel::Vendor if ctx.debug.no_vendor_blas => {
+            return Err(ctx.no_vendor_blas("vendor matmul"))
+        }
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
         MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),
         MatmulKernel::Cooperative | MatmulKernel::CooperativeWith(_) => {

@@ -210,7 +210,7 @@ const MAX_BINDING: u64 = 1 << 31;
 
 /// Whether the backend lists the cooperative-matrix configuration of the cooperative kernel.
 fn has_cooperative<B: Backend>(ctx: &Context<B>) -> bool {
-    ctx.backend().cooperative_matrices().iter().any(|p| {
+    ctx.cooperative_matrices().iter().any(|p| {
         (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
             && p.ab_type == wgpu::CooperativeScalarType::F16
             && p.cr_type == wgpu::CooperativeScalarType::F32
@@ -233,7 +233,7 @@ pub fn matmul_f16_kernel<B: Backend>(
     ctx: &Context<B>,
     kernel: MatmulKernel,
 ) -> Result<MatmulKernel> {
-    let vendor = ctx.backend().has_vendor_matmul();
+    let vendor = ctx.vendor_blas();
     let coop = has_cooperative(ctx);
     Ok(match kernel {
         MatmulKernel::Auto if vendor => MatmulKernel::Vendor,
@@ -242,12 +242,7 @@ pub fn matmul_f16_kernel<B: Backend>(
         | MatmulKernel::Register
         | MatmulKernel::Tiled
         | MatmulKernel::TiledWith(_) => MatmulKernel::Tiled,
-        MatmulKernel::Vendor if !vendor => {
-            return Err(Error::Unsupported {
-                what: "vendor f16 matmul".into(),
-                reason: "this backend has no vendor BLAS (cuBLAS); use MatmulKernel::Auto".into(),
-            })
-        }
+        MatmulKernel::Vendor if !vendor => return Err(ctx.no_vendor_blas("vendor f16 matmul")),
         MatmulKernel::Cooperative | MatmulKernel::CooperativeWith(_) if !coop => {
             return Err(Error::Unsupported {
                 what: "cooperative-matrix f16 matmul".into(),

@@ -60,7 +60,7 @@ pub(crate) struct Allocation {
     pub seq: u64,
     /// Whether compaction may move it.
     pub movable: bool,
-    /// Where it was allocated, when `VRAMKIT_BACKTRACE=1`.
+    /// Where it was allocated, with [`DebugSettings::backtraces`](crate::DebugSettings).
     pub backtrace: Option<Arc<Backtrace>>,
 }
 
@@ -72,6 +72,7 @@ pub(crate) struct Settings {
     /// Bytes of empty blocks kept cached.
     pub release_threshold: u64,
     pub compaction: CompactionDesc,
+    pub debug: crate::DebugSettings,
 }
 
 pub(crate) struct Manager<B: Storage> {
@@ -85,8 +86,6 @@ pub(crate) struct Manager<B: Storage> {
     pub(super) counters: Counters,
     /// Allocations made so far (the next one's `seq`).
     seq: u64,
-    /// Capture where each allocation was made (`VRAMKIT_BACKTRACE=1`).
-    backtraces: bool,
     /// The timeline, while tracing.
     pub recorder: Option<Recorder>,
     /// An error of work that returns none (a release's segment shrink), for the next call
@@ -127,7 +126,6 @@ impl<B: Storage> Manager<B> {
             settings,
             counters: Counters::default(),
             seq: 0,
-            backtraces: std::env::var("VRAMKIT_BACKTRACE").is_ok_and(|v| v == "1"),
             recorder: None,
             deferred_error: None,
         }
@@ -242,13 +240,16 @@ impl<B: Storage> Manager<B> {
             self.deferred_or_free(backend, kind, placement, last_use)?;
             return Err(e);
         }
-        log::trace!(
-            "vramkit: alloc `{label}` {} B ({kind:?}) at {}",
-            desc.size,
-            placement.offset
-        );
         let tag = self.counters.tag_index(desc.tag.as_ref());
         self.counters.on_alloc(kind, tag, desc.size, size);
+        log::log!(
+            self.settings.debug.allocation_level(),
+            "vramkit: alloc `{label}` {} B ({kind:?}, block {} at {}); {} B in use",
+            desc.size,
+            placement.block,
+            placement.offset,
+            self.counters.in_use,
+        );
         record(
             &mut self.recorder,
             EventKind::Alloc,
@@ -267,8 +268,7 @@ impl<B: Storage> Manager<B> {
             tag,
             seq,
             movable: desc.movable,
-            backtrace: self
-                .backtraces
+            backtrace: (self.settings.debug.backtraces)
                 .then(|| Arc::new(Backtrace::force_capture())),
         });
         self.pools[kind.index()].set_owner(placement.chunk, key, desc.movable);
@@ -402,9 +402,16 @@ impl<B: Storage> Manager<B> {
                 reason: StaleReason::Released,
             });
         };
-        log::trace!("vramkit: release `{}` {} B", a.label, a.requested);
         self.counters
             .on_release(a.kind, a.tag, a.requested, a.placement.size);
+        log::log!(
+            self.settings.debug.allocation_level(),
+            "vramkit: release `{}` {} B ({:?}); {} B in use",
+            a.label,
+            a.requested,
+            a.kind,
+            self.counters.in_use,
+        );
         record(
             &mut self.recorder,
             EventKind::Release,

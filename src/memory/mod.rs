@@ -27,6 +27,8 @@ pub(crate) mod staging;
 mod stats;
 mod texture_transfer;
 pub(crate) mod trace;
+#[cfg(feature = "trace-export")]
+mod trace_export;
 pub(crate) mod transfer;
 mod transfer_with;
 
@@ -173,6 +175,7 @@ pub struct AllocationInfo {
     /// Whether compaction may move it.
     pub movable: bool,
     /// Where it was allocated: a backtrace, in leak reports
-    /// ([`Context::leaks`](crate::Context::leaks)) when `VRAMKIT_BACKTRACE=1`.
+    /// ([`Context::leaks`](crate::Context::leaks)) with
+    /// [`DebugSettings::backtraces`](crate::DebugSettings::backtraces).
     pub allocated_at: Option<String>,
 }

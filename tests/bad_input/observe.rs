@@ -16,6 +16,11 @@ pub const CASES: &[Case] = &[
         "check_no_growth: checkpoint of another context",
         check_foreign,
     ),
+];
+
+/// Exporting traces (feature `trace-export`).
+#[cfg(feature = "trace-export")]
+pub const EXPORT_CASES: &[Case] = &[
     Case::new(
         "Trace::write_chrome_json: missing directory",
         json_missing_dir,
@@ -92,6 +97,7 @@ fn check_foreign() {
     );
 }
 
+#[cfg(feature = "trace-export")]
 fn trace() -> vramkit::Trace {
     let ctx = host();
     ctx.start_trace(100);
@@ -100,6 +106,7 @@ fn trace() -> vramkit::Trace {
     ctx.stop_trace().expect("a trace")
 }
 
+#[cfg(feature = "trace-export")]
 fn json_missing_dir() {
     let path = "/nonexistent-vramkit-dir/sub/trace.json";
     expect_err!(
@@ -110,6 +117,7 @@ fn json_missing_dir() {
     );
 }
 
+#[cfg(feature = "trace-export")]
 fn json_empty_path() {
     expect_err!(
         trace().write_chrome_json(""),
@@ -119,12 +127,14 @@ fn json_empty_path() {
     );
 }
 
+#[cfg(feature = "trace-export")]
 fn svg_to_directory() {
     let dir = std::env::temp_dir();
     let shown = format!("writing {}", dir.display());
     expect_err!(trace().write_svg(&dir), Error::Io { .. }, [&shown], []);
 }
 
+#[cfg(feature = "trace-export")]
 fn svg_zero() {
     expect_err!(
         trace().to_svg(0, 0),
@@ -136,6 +146,7 @@ fn svg_zero() {
 
 /// A plot of 4 billion pixels square: SVG is vector, so a plot of that size (or a typed error
 /// naming it), not an overflow or a hang.
+#[cfg(feature = "trace-export")]
 fn svg_huge() {
     match trace().to_svg(u32::MAX, u32::MAX) {
         Ok(svg) => assert!(

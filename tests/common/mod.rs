@@ -20,6 +20,20 @@ pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     v
 }
 
+/// `desc` with the debug settings the environment turns on added
+/// ([`DebugSettings::from_env`](vramkit::DebugSettings::from_env): `VRAMKIT_BACKTRACE`,
+/// `VRAMKIT_LOG_ALLOCATIONS`, `VRAMKIT_CUDA_NO_CUBLAS`, `VRAMKIT_NO_COOPERATIVE_MATRIX`), so
+/// that e.g. `VRAMKIT_NO_COOPERATIVE_MATRIX=1` runs the f16 tests on the fallback kernel.
+pub fn with_env(mut desc: ContextDesc) -> ContextDesc {
+    let env = vramkit::DebugSettings::from_env();
+    let d = &mut desc.debug;
+    d.backtraces |= env.backtraces;
+    d.log_allocations |= env.log_allocations;
+    d.no_vendor_blas |= env.no_vendor_blas;
+    d.no_cooperative_matrix |= env.no_cooperative_matrix;
+    desc
+}
+
 fn require_gpu() -> bool {
     std::env::var("VRAMKIT_REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
@@ -28,7 +42,7 @@ fn require_gpu() -> bool {
 /// With `VRAMKIT_REQUIRE_GPU=1` a missing adapter fails the test instead. The adapter is printed
 /// and checked against `WGPU_BACKEND`, since wgpu may otherwise fall back silently.
 pub fn try_gpu(test: &str, desc: ContextDesc) -> Option<Context<WgpuBackend>> {
-    match Context::new(desc) {
+    match Context::new(with_env(desc)) {
         Ok(ctx) => {
             let info = ctx.backend().adapter_info();
             eprintln!(
@@ -56,7 +70,7 @@ pub fn try_gpu(test: &str, desc: ContextDesc) -> Option<Context<WgpuBackend>> {
 
 /// A wgpu context for a test that already found an adapter.
 pub fn gpu(desc: ContextDesc) -> Context<WgpuBackend> {
-    match Context::new(desc) {
+    match Context::new(with_env(desc)) {
         Ok(ctx) => ctx,
         Err(e) => panic!("the adapter went away: {e}"),
     }
@@ -96,7 +110,7 @@ pub fn try_cuda(
     test: &str,
     desc: ContextDesc,
 ) -> Option<Context<vramkit::backend::cuda::CudaBackend>> {
-    match Context::cuda(0, desc) {
+    match Context::cuda(0, with_env(desc)) {
         Ok(ctx) => {
             eprintln!("{test}: CUDA device `{}`", ctx.adapter_info());
             Some(ctx)
@@ -114,7 +128,7 @@ pub fn try_cuda(
 /// A CUDA context for a test that already found the device.
 #[cfg(feature = "cuda")]
 pub fn cuda(desc: ContextDesc) -> Context<vramkit::backend::cuda::CudaBackend> {
-    match Context::cuda(0, desc) {
+    match Context::cuda(0, with_env(desc)) {
         Ok(ctx) => ctx,
         Err(e) => panic!("the CUDA device went away: {e}"),
     }

@@ -21,10 +21,6 @@ unsafe impl Sync for Blas {}
 impl Blas {
     /// Loads cuBLAS and makes a handle on `stream`, or `None` (logged) where it is missing.
     pub(super) fn load(stream: cudarc::driver::sys::CUstream) -> Option<Self> {
-        if std::env::var("VRAMKIT_CUDA_NO_CUBLAS").is_ok_and(|v| v == "1") {
-            log::info!("vramkit: cuBLAS disabled by VRAMKIT_CUDA_NO_CUBLAS=1");
-            return None;
-        }
         // SAFETY: only tries to dlopen cuBLAS by its known names.
         if !unsafe { sys::is_culib_present() } {
             log::info!("vramkit: cuBLAS not found; matmul uses vramkit's own kernel");

@@ -48,6 +48,8 @@ unsafe impl Sync for Stream {}
 pub struct CudaBackend {
     // Field order is drop order: cuBLAS and the stream go before the context.
     blas: OnceLock<Option<blas::Blas>>,
+    /// Whether cuBLAS may be loaded ([`CudaConfig::vendor_blas`]).
+    vendor_blas: bool,
     stream: Stream,
     subs: std::sync::Mutex<Submissions>,
     lost: OnceLock<String>,
@@ -74,11 +76,19 @@ pub struct CudaConfig {
     /// its end without copies, as PyTorch's `expandable_segments`. `false`: fixed blocks from
     /// `cuMemAlloc`.
     pub segments: bool,
+    /// Matmul on cuBLAS where it is installed (default), loaded on first use. `false` never
+    /// loads it: matmul runs vramkit's own kernels
+    /// ([`DebugSettings::no_vendor_blas`](crate::DebugSettings::no_vendor_blas) sets it
+    /// through `Context::cuda`).
+    pub vendor_blas: bool,
 }
 
 impl Default for CudaConfig {
     fn default() -> Self {
-        Self { segments: true }
+        Self {
+            segments: true,
+            vendor_blas: true,
+        }
     }
 }
 
@@ -139,6 +149,7 @@ impl CudaBackend {
         };
         Ok(Self {
             blas: OnceLock::new(),
+            vendor_blas: config.vendor_blas,
             stream: Stream(stream),
             subs: std::sync::Mutex::new(Submissions::default()),
             lost: OnceLock::new(),
@@ -177,7 +188,7 @@ impl CudaBackend {
         self.stream.0
     }
 
-    /// Whether matmul runs on cuBLAS (loaded on first use; `VRAMKIT_CUDA_NO_CUBLAS=1` turns it
+    /// Whether matmul runs on cuBLAS (loaded on first use; [`CudaConfig::vendor_blas`] turns it
     /// off).
     pub fn has_cublas(&self) -> bool {
         self.blas().is_some()
@@ -186,6 +197,10 @@ impl CudaBackend {
     fn blas(&self) -> Option<&blas::Blas> {
         self.blas
             .get_or_init(|| {
+                if !self.vendor_blas {
+                    log::info!("vramkit: cuBLAS off (CudaConfig::vendor_blas); own matmul kernels");
+                    return None;
+                }
                 self.device.bind().ok()?;
                 blas::Blas::load(self.stream.0)
             })

@@ -7,13 +7,36 @@
 //! Where the adapter lists a 16×16×16 f16×f16→f32 cooperative matrix (NVIDIA's tensor cores
 //! through `VK_KHR_cooperative_matrix`), the device is opened with wgpu's experimental
 //! `EXPERIMENTAL_COOPERATIVE_MATRIX` (plus `SHADER_F16` and `SUBGROUP`) for the f16 matmul; see
-//! the safety argument in [`open`].
+//! the safety argument in [`open`]. `DebugSettings::no_cooperative_matrix` opens it without.
+//! These variables are the only ones the library reads (the adapter choice, as `wgpu::util`);
+//! debug settings travel in `ContextDesc::debug`.
 
 use crate::error::{Error, Result};
 
-/// Opens the adapter and device named by the environment (or the default one).
+/// How [`WgpuBackend::with_config`](super::WgpuBackend::with_config) opens the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgpuConfig {
+    /// Open the device with wgpu's experimental `EXPERIMENTAL_COOPERATIVE_MATRIX` where the
+    /// adapter has the configuration vramkit's f16 matmul uses (default). `false` opens it with
+    /// no experimental feature ([`DebugSettings::no_cooperative_matrix`](crate::DebugSettings)
+    /// sets it through [`Context::new`](crate::Context::new)).
+    pub cooperative_matrix: bool,
+}
+
+impl Default for WgpuConfig {
+    fn default() -> Self {
+        Self {
+            cooperative_matrix: true,
+        }
+    }
+}
+
+/// Opens the adapter and device named by the environment (or the default one), with
+/// cooperative matrices where the adapter has them and `cooperative` allows them.
 #[allow(clippy::type_complexity)]
-pub(super) fn open() -> Result<(
+pub(super) fn open(
+    cooperative: bool,
+) -> Result<(
     wgpu::Adapter,
     wgpu::Device,
     wgpu::Queue,
@@ -90,7 +113,11 @@ pub(super) fn open() -> Result<(
     );
 
     let mut required_features = adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
-    let coop = cooperative_f16(&adapter);
+    let coop = if cooperative {
+        cooperative_f16(&adapter)
+    } else {
+        Vec::new()
+    };
     if !coop.is_empty() {
         required_features |= COOPERATIVE_FEATURES;
     }
@@ -119,8 +146,8 @@ pub(super) fn open() -> Result<(
             // vramkit's guarded ones (`kernel::compile`; naga's bounds checks would not cover
             // a whole tile). The tests run the kernel against the f64 twin on the device that
             // enables it. Code that takes the wgpu device (`WgpuBackend::device`) and builds
-            // its own cooperative kernels is on wgpu's terms; VRAMKIT_NO_COOPERATIVE_MATRIX=1
-            // opens the device without the feature.
+            // its own cooperative kernels is on wgpu's terms;
+            // `DebugSettings::no_cooperative_matrix` opens the device without the feature.
             unsafe { wgpu::ExperimentalFeatures::enabled() }
         },
         ..Default::default()
@@ -144,13 +171,12 @@ pub(super) const COOPERATIVE_FEATURES: wgpu::Features =
 /// The cooperative-matrix configurations vramkit's f16 matmul can use on `adapter`: 16×16×16,
 /// f16 A and B, f32 C, where the adapter offers `EXPERIMENTAL_COOPERATIVE_MATRIX`,
 /// `SHADER_F16` and `SUBGROUP` and its subgroups are exactly 32 wide; empty otherwise (lavapipe
-/// has none), or when `VRAMKIT_NO_COOPERATIVE_MATRIX=1` asks for the device without them.
+/// has none).
 pub(super) fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProperties> {
     let info = adapter.get_info();
     if !adapter.features().contains(COOPERATIVE_FEATURES)
         || info.subgroup_min_size != 32
         || info.subgroup_max_size != 32
-        || std::env::var("VRAMKIT_NO_COOPERATIVE_MATRIX").is_ok_and(|v| v == "1")
     {
         return Vec::new();
     }

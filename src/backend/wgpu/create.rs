@@ -10,21 +10,31 @@ use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{adapter, Recorder, WgpuBackend};
+use super::{adapter, Recorder, WgpuBackend, WgpuConfig};
 use crate::backend::{BackendLimits, DeviceInfo};
 use crate::error::Result;
 use crate::lock;
 
 impl WgpuBackend {
-    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` (or the default one),
-    /// with its full limits, and where it has them, the features of the f16 matmul on
-    /// cooperative matrices (see `adapter.rs`).
+    /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` / `WGPU_POWER_PREF`
+    /// (or the default one), as `wgpu::util` reads them: the only environment variables the
+    /// library reads. The same as [`with_config`](Self::with_config) with the default
+    /// [`WgpuConfig`]: the adapter's full limits, and where it has them, the features of the
+    /// f16 matmul on cooperative matrices (see `adapter.rs`).
     ///
     /// # Errors
     /// [`Error::NoAdapter`](crate::Error::NoAdapter) when no adapter (driver) is present or none
     /// matches the environment.
     pub fn new() -> Result<Self> {
-        let (adapter, device, queue, cooperative) = adapter::open()?;
+        Self::with_config(WgpuConfig::default())
+    }
+
+    /// As [`new`](Self::new), set up as `config` says.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_config(config: WgpuConfig) -> Result<Self> {
+        let (adapter, device, queue, cooperative) = adapter::open(config.cooperative_matrix)?;
         Ok(Self::from_parts(adapter, device, queue, cooperative))
     }
 

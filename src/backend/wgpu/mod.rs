@@ -23,6 +23,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub use adapter::WgpuConfig;
 pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 pub use texture::WgpuTexture;

@@ -114,17 +114,19 @@ impl<B: Storage> Manager<B> {
             self.count_error(KIND, &e);
             return Err(e);
         }
-        log::trace!(
-            "vramkit: texture `{}` {}×{} {:?}, {bytes} B (driver: {driver_bytes:?})",
-            desc.label,
-            desc.width,
-            desc.height,
-            desc.format
-        );
         let tag = self.counters.tag_index(desc.tag.as_ref());
         self.counters.on_reserve(KIND, bytes, true);
         self.counters.on_block_alloc(KIND);
         self.counters.on_alloc(KIND, tag, desc.texel_bytes(), bytes);
+        log::log!(
+            self.settings.debug.allocation_level(),
+            "vramkit: texture `{}` {}×{} {:?}, {bytes} B (driver: {driver_bytes:?}); {} B in use",
+            desc.label,
+            desc.width,
+            desc.height,
+            desc.format,
+            self.counters.in_use,
+        );
         let label = desc.label.clone();
         record(
             &mut self.recorder,
@@ -151,8 +153,7 @@ impl<B: Storage> Manager<B> {
             last_use: 0,
             tag,
             seq,
-            backtrace: self
-                .backtraces
+            backtrace: (self.settings.debug.backtraces)
                 .then(|| Arc::new(Backtrace::force_capture())),
         });
         Ok(TextureHandle {
@@ -197,6 +198,13 @@ impl<B: Storage> Manager<B> {
         };
         self.counters
             .on_release(KIND, t.tag, t.desc.texel_bytes(), t.bytes);
+        log::log!(
+            self.settings.debug.allocation_level(),
+            "vramkit: release texture `{}` {} B; {} B in use",
+            t.desc.label,
+            t.bytes,
+            self.counters.in_use,
+        );
         let label = t.desc.label.clone();
         record(
             &mut self.recorder,
