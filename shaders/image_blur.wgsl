@@ -44,18 +44,21 @@ fn taps() -> u32 {
     return min(min(min(r.radius, 0x7fffffffu) * 2u + 1u, arrayLength(&weights)), MAX_TAPS);
 }
 
-// The source pixels an invocation reads: its K outputs' windows, rounded up to groups of 4.
-fn run_len() -> u32 {
-    return (taps() + K + 2u) & ~3u;
+// The source pixels an invocation reads for `n` taps: its K outputs' windows, rounded up to
+// groups of 4.
+fn run_len(n: u32) -> u32 {
+    return (n + K + 2u) & ~3u;
 }
 
-// Every invocation of the workgroup calls this first (uniform control flow for the barrier):
-// the weights, and any table the source's raw reads use (prepare_src, io/src_*.wgsl). `unit` is
-// what the pass's raw reads give for 1.0 (folded into the weights).
-fn load_weights(local: u32, unit: f32) {
-    prepare_src(local);
-    let n = taps();
-    for (var q = local; q < min(run_len() / 4u + 2u, PADDED4); q += 256u) {
+// Every invocation of the workgroup (`size` of them) calls this first (uniform control flow for
+// the barrier): the weights of `n` taps, and any table the source's raw reads use (prepare_src,
+// io/src_*.wgsl, which fills entry `local & 255`). `unit` is what the pass's raw reads give for
+// 1.0 (folded into the weights).
+fn load_weights(local: u32, size: u32, n: u32, unit: f32) {
+    for (var l = local; l < 256u; l += size) {
+        prepare_src(l);
+    }
+    for (var q = local; q < min(run_len(n) / 4u + 2u, PADDED4); q += size) {
         var w = vec4<f32>(0.0);
         for (var c = 0u; c < 4u; c++) {
             let i = q * 4u + c;
@@ -123,7 +126,7 @@ fn horizontal(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT * SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT * SRC_UNIT);
     let x0 = (wg.x * 16u + lid.x) * K;
     let y = wg.y * 16u + lid.y;
     if (x0 >= r.dst_w || y >= r.dst_h) {
@@ -133,7 +136,7 @@ fn horizontal(
     let first = i32(x0 + r.ox) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_w) - 1;
     clear();
-    for (var j = 0u; j < run_len(); j += 4u) {
+    for (var j = 0u; j < run_len(taps()); j += 4u) {
         let s = first + i32(j);
         mac4(
             j,
@@ -151,13 +154,107 @@ fn horizontal(
     }
 }
 
+// The horizontal pass with coalesced global reads and writes (`horizontal_staged`, for
+// radii up to STAGED_MAX_TAPS / 2; src/kernels/image/blur.rs picks it, falling back to
+// `horizontal`). `horizontal` reads with a warp's lanes K pixels apart and writes each output on
+// its own, so a warp's every load and store instruction touches 32 scattered sectors. Here a
+// workgroup of 32 × 4 covers STAGED_SPAN = 256 outputs of 4 rows (a row per 32 invocations):
+// 1. its invocations read the rows' source segments (the 256 outputs' windows, as the runs of
+//    `horizontal` read them) into `staged`, consecutive invocations reading consecutive pixels,
+//    each pixel read and premultiplied once;
+// 2. each invocation weights its K outputs from `staged` exactly as `horizontal` does from
+//    memory: the same pixels, the same mac4 steps, so every output is the same sum in the same
+//    order, bit for bit (tests/blur_staged.rs);
+// 3. the sums go back into `staged` and consecutive invocations write consecutive pixels.
+// `staged` holds a row's pixels at `row · STAGED_ROW + swizzle(column)`: an invocation's run
+// starts K columns after its neighbour's, and the swizzle (within aligned groups of 8) puts any
+// 8 neighbouring invocations' pixels on different banks.
+// The source is never the half intermediate (no kernel composes src_half with a horizontal pass,
+// tests/shaders.rs): its raw unit squared, 2^-224, is 0 in f32.
+const STAGED_ROWS: u32 = 4u;
+// Invocations per row: a warp on NVIDIA.
+const STAGED_LANES: u32 = 32u;
+const STAGED_SPAN: u32 = 256u;
+// Radius 32 at most (src/kernels/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
+const STAGED_MAX_TAPS: u32 = 65u;
+// A row's segment, at most: the last invocation's run starts (STAGED_LANES - 1) · K = 248
+// pixels in, and is at most run_len(STAGED_MAX_TAPS) = 72 long.
+const STAGED_ROW: u32 = 320u;
+var<workgroup> staged: array<vec4<f32>, 1280>;
+
+fn swizzle(c: u32) -> u32 {
+    return c ^ ((c >> 3u) & 7u);
+}
+
+@compute @workgroup_size(32, 4)
+fn horizontal_staged(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let n = min(taps(), STAGED_MAX_TAPS);
+    load_weights(li, STAGED_LANES * STAGED_ROWS, n, SRC_UNIT * SRC_UNIT);
+    let run = run_len(n);
+    // Pixels per row, a multiple of 8 (at least 256, so the loop below wraps one row at a time).
+    let seg = ((STAGED_LANES - 1u) * K + run + 7u) & ~7u;
+    let x_wg = wg.x * STAGED_SPAN;
+    let y_wg = wg.y * STAGED_ROWS;
+    let first = i32(x_wg + r.ox) - i32((n - 1u) / 2u);
+    let last = i32(r.src_w) - 1;
+    // 1. The segments, row after row, 128 pixels a step.
+    var row = 0u;
+    var col = li;
+    for (var q = li; q < STAGED_ROWS * seg; q += STAGED_LANES * STAGED_ROWS) {
+        let y = y_wg + row;
+        if (y < r.dst_h) {
+            let s = u32(clamp(first + i32(col), 0, last));
+            staged[row * STAGED_ROW + swizzle(col)] =
+                load_premultiplied_raw((y + r.oy) * r.src_stride + s);
+        }
+        col += STAGED_LANES * STAGED_ROWS;
+        if (col >= seg) {
+            col -= seg;
+            row += 1u;
+        }
+    }
+    workgroupBarrier();
+    // 2. The invocation's K outputs, as `horizontal` computes them.
+    let base = lid.y * STAGED_ROW;
+    let c0 = lid.x * K;
+    clear();
+    if (y_wg + lid.y < r.dst_h && x_wg + c0 < r.dst_w) {
+        for (var j = 0u; j < run; j += 4u) {
+            mac4(
+                j,
+                staged[base + swizzle(c0 + j)],
+                staged[base + swizzle(c0 + j + 1u)],
+                staged[base + swizzle(c0 + j + 2u)],
+                staged[base + swizzle(c0 + j + 3u)],
+            );
+        }
+    }
+    workgroupBarrier();
+    for (var o = 0u; o < K; o++) {
+        staged[base + swizzle(c0 + o)] = sum(o);
+    }
+    workgroupBarrier();
+    // 3. The outputs, row after row.
+    for (var q = li; q < STAGED_ROWS * STAGED_SPAN; q += STAGED_LANES * STAGED_ROWS) {
+        let y = y_wg + q / STAGED_SPAN;
+        let x = x_wg + q % STAGED_SPAN;
+        if (y < r.dst_h && x < r.dst_w) {
+            store_dst(y * r.dst_stride + x, staged[(q / STAGED_SPAN) * STAGED_ROW + swizzle(q % STAGED_SPAN)]);
+        }
+    }
+}
+
 @compute @workgroup_size(16, 16)
 fn vertical(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT);
     let x = wg.x * 16u + lid.x;
     let y0 = (wg.y * 16u + lid.y) * K;
     if (x >= r.dst_w || y0 >= r.dst_h) {
@@ -167,7 +264,7 @@ fn vertical(
     let first = i32(y0 + r.oy) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_h) - 1;
     clear();
-    for (var j = 0u; j < run_len(); j += 4u) {
+    for (var j = 0u; j < run_len(taps()); j += 4u) {
         let s = first + i32(j);
         mac4(
             j,
@@ -232,7 +329,7 @@ fn vertical_area2(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT);
     let x = wg.x * 16u + lid.x;
     let y0 = (wg.y * 16u + lid.y) * 2u;
     if (x >= r.dst_w || y0 >= r.dst_h) {

@@ -14,7 +14,8 @@ __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weight
     return (unsigned)min(n, (unsigned long long)BLUR_MAX_TAPS);
 }
 
-// The source pixels a thread reads: its K outputs' windows, rounded up to groups of 4.
+// The source pixels a thread reads for `taps` taps: its K outputs' windows, rounded up to
+// groups of 4.
 __device__ __forceinline__ unsigned blur_run_len(unsigned taps) {
     return (taps + BLUR_K + 2u) & ~3u;
 }
@@ -34,14 +35,16 @@ __device__ __forceinline__ int blur_last(unsigned side) {
     return (int)min((long long)side - 1, (long long)0x7fffffff);
 }
 
-// Every thread of the block calls this first: the weights, and any table the source's raw reads
-// use (prepare_src, io/src_*.cuh); `unit` is what the pass's raw reads give for 1.
+// Every thread of the block calls this first: the weights of `taps` taps, and any table the
+// source's raw reads use (prepare_src, io/src_*.cuh, which fills entry `local & 255`); `unit` is
+// what the pass's raw reads give for 1.
 __device__ __forceinline__ void blur_load_weights(float4* padded, unsigned taps, BUF(float) weights, float unit) {
     unsigned local = threadIdx.y * blockDim.x + threadIdx.x;
-    prepare_src(local);
+    unsigned size = blockDim.x * blockDim.y;
+    for (unsigned l = local; l < 256u; l += size) prepare_src(l);
     unsigned n4 = min(blur_run_len(taps) / 4u + 2u, BLUR_PADDED4);
     float scale = 1.0f / unit;
-    for (unsigned q = local; q < n4; q += blockDim.x * blockDim.y) {
+    for (unsigned q = local; q < n4; q += size) {
         float w[4];
         for (unsigned c = 0; c < 4u; c++) {
             unsigned i = q * 4u + c;
@@ -103,6 +106,76 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
 #pragma unroll
     for (unsigned o = 0; o < BLUR_K; o++) {
         if (x0 + o < r.dst_w) store_dst(dst, out + o, a[o]);
+    }
+}
+
+// The horizontal pass with coalesced global reads and writes (see image_blur.wgsl's
+// horizontal_staged): blocks of 32 × 4 threads cover 256 outputs of 4 rows; the rows' source
+// segments go through shared memory (read once per pixel, consecutive threads reading
+// consecutive pixels), each thread weights its K outputs from there exactly as `horizontal`
+// does, and the sums go back through shared memory to be written by consecutive threads.
+// Never composed with the half source (its raw unit squared is 0 in f32).
+#define BLUR_STAGED_ROWS 4u
+#define BLUR_STAGED_LANES 32u
+#define BLUR_STAGED_SPAN 256u
+#define BLUR_STAGED_MAX_TAPS 65u
+#define BLUR_STAGED_ROW 320u
+
+// Column c of a row of `staged`, swizzled within aligned groups of 8 (no bank conflicts between
+// neighbouring threads' runs, K pixels apart).
+__device__ __forceinline__ unsigned blur_swizzle(unsigned c) {
+    return c ^ ((c >> 3) & 7u);
+}
+
+extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
+    __shared__ float4 padded[BLUR_PADDED4];
+    __shared__ float4 staged[BLUR_STAGED_ROWS * BLUR_STAGED_ROW];
+    unsigned taps = min(blur_taps(r.radius, weights), BLUR_STAGED_MAX_TAPS);
+    blur_load_weights(padded, taps, weights, SRC_UNIT * SRC_UNIT);
+    unsigned run = blur_run_len(taps);
+    unsigned seg = ((BLUR_STAGED_LANES - 1u) * BLUR_K + run + 7u) & ~7u;
+    unsigned li = threadIdx.y * blockDim.x + threadIdx.x;
+    unsigned x_wg = blockIdx.x * BLUR_STAGED_SPAN, y_wg = blockIdx.y * BLUR_STAGED_ROWS;
+    int first = blur_window_start((long long)x_wg + r.ox, taps);
+    int last = blur_last(r.src_w);
+    // 1. The segments, row after row, 128 pixels a step.
+    unsigned row = 0u, col = li;
+    for (unsigned q = li; q < BLUR_STAGED_ROWS * seg; q += BLUR_STAGED_LANES * BLUR_STAGED_ROWS) {
+        unsigned y = y_wg + row;
+        if (y < r.dst_h) {
+            unsigned s = unsigned(min(max(first + int(col), 0), last));
+            staged[row * BLUR_STAGED_ROW + blur_swizzle(col)] = load_premultiplied_raw(src, (y + r.oy) * r.src_stride + s);
+        }
+        col += BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
+        if (col >= seg) {
+            col -= seg;
+            row += 1u;
+        }
+    }
+    __syncthreads();
+    // 2. The thread's K outputs, as `horizontal` computes them.
+    unsigned base = threadIdx.y * BLUR_STAGED_ROW, c0 = threadIdx.x * BLUR_K;
+    float4 a[BLUR_K];
+    blur_clear(a);
+    if (y_wg + threadIdx.y < r.dst_h && x_wg + c0 < r.dst_w) {
+        for (unsigned j = 0; j < run; j += 4u) {
+            blur_mac4(a, padded, j,
+                      staged[base + blur_swizzle(c0 + j)],
+                      staged[base + blur_swizzle(c0 + j + 1u)],
+                      staged[base + blur_swizzle(c0 + j + 2u)],
+                      staged[base + blur_swizzle(c0 + j + 3u)]);
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned o = 0; o < BLUR_K; o++) staged[base + blur_swizzle(c0 + o)] = a[o];
+    __syncthreads();
+    // 3. The outputs, row after row.
+    for (unsigned q = li; q < BLUR_STAGED_ROWS * BLUR_STAGED_SPAN; q += BLUR_STAGED_LANES * BLUR_STAGED_ROWS) {
+        unsigned y = y_wg + q / BLUR_STAGED_SPAN, x = x_wg + q % BLUR_STAGED_SPAN;
+        if (y < r.dst_h && x < r.dst_w) {
+            store_dst(dst, y * r.dst_stride + x, staged[(q / BLUR_STAGED_SPAN) * BLUR_STAGED_ROW + blur_swizzle(q % BLUR_STAGED_SPAN)]);
+        }
     }
 }
 

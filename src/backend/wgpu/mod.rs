@@ -84,6 +84,7 @@ impl WgpuBackend {
             max_params_size: l.max_uniform_buffer_binding_size,
             max_texture_side: l.max_texture_dimension_2d,
             texture_kernels: true,
+            max_workgroup_storage: l.max_compute_workgroup_storage_size,
         };
         let a = adapter.get_info();
         let info = DeviceInfo {
