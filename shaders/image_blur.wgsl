@@ -180,6 +180,8 @@ const STAGED_MAX_TAPS: u32 = 65u;
 // A row's segment, at most: the last invocation's run starts (STAGED_LANES - 1) · K = 248
 // pixels in, and is at most run_len(STAGED_MAX_TAPS) = 72 long.
 const STAGED_ROW: u32 = 320u;
+// Steps of 128 pixels (the workgroup) that cover a row's segment.
+const STAGED_STEPS: u32 = 3u;
 var<workgroup> staged: array<vec4<f32>, 1280>;
 
 fn swizzle(c: u32) -> u32 {
@@ -195,26 +197,23 @@ fn horizontal_staged(
     let n = min(taps(), STAGED_MAX_TAPS);
     load_weights(li, STAGED_LANES * STAGED_ROWS, n, SRC_UNIT * SRC_UNIT);
     let run = run_len(n);
-    // Pixels per row, a multiple of 8 (at least 256, so the loop below wraps one row at a time).
-    let seg = ((STAGED_LANES - 1u) * K + run + 7u) & ~7u;
+    // Pixels per row: the last invocation's run ends there.
+    let seg = (STAGED_LANES - 1u) * K + run;
     let x_wg = wg.x * STAGED_SPAN;
     let y_wg = wg.y * STAGED_ROWS;
     let first = i32(x_wg + r.ox) - i32((n - 1u) / 2u);
     let last = i32(r.src_w) - 1;
-    // 1. The segments, row after row, 128 pixels a step.
-    var row = 0u;
-    var col = li;
-    for (var q = li; q < STAGED_ROWS * seg; q += STAGED_LANES * STAGED_ROWS) {
+    // 1. The segments, each in STAGED_STEPS steps of 128 pixels: constant trip counts, which
+    // the compiler unrolls, so an invocation's reads are in flight together.
+    for (var row = 0u; row < STAGED_ROWS; row++) {
         let y = y_wg + row;
-        if (y < r.dst_h) {
-            let s = u32(clamp(first + i32(col), 0, last));
-            staged[row * STAGED_ROW + swizzle(col)] =
-                load_premultiplied_raw((y + r.oy) * r.src_stride + s);
-        }
-        col += STAGED_LANES * STAGED_ROWS;
-        if (col >= seg) {
-            col -= seg;
-            row += 1u;
+        for (var k = 0u; k < STAGED_STEPS; k++) {
+            let col = li + k * STAGED_LANES * STAGED_ROWS;
+            if (y < r.dst_h && col < seg) {
+                let s = u32(clamp(first + i32(col), 0, last));
+                staged[row * STAGED_ROW + swizzle(col)] =
+                    load_premultiplied_raw((y + r.oy) * r.src_stride + s);
+            }
         }
     }
     workgroupBarrier();

@@ -120,6 +120,7 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
 #define BLUR_STAGED_SPAN 256u
 #define BLUR_STAGED_MAX_TAPS 65u
 #define BLUR_STAGED_ROW 320u
+#define BLUR_STAGED_STEPS 3u
 
 // Column c of a row of `staged`, swizzled within aligned groups of 8 (no bank conflicts between
 // neighbouring threads' runs, K pixels apart).
@@ -133,23 +134,23 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
     unsigned taps = min(blur_taps(r.radius, weights), BLUR_STAGED_MAX_TAPS);
     blur_load_weights(padded, taps, weights, SRC_UNIT * SRC_UNIT);
     unsigned run = blur_run_len(taps);
-    unsigned seg = ((BLUR_STAGED_LANES - 1u) * BLUR_K + run + 7u) & ~7u;
+    unsigned seg = (BLUR_STAGED_LANES - 1u) * BLUR_K + run;
     unsigned li = threadIdx.y * blockDim.x + threadIdx.x;
     unsigned x_wg = blockIdx.x * BLUR_STAGED_SPAN, y_wg = blockIdx.y * BLUR_STAGED_ROWS;
     int first = blur_window_start((long long)x_wg + r.ox, taps);
     int last = blur_last(r.src_w);
-    // 1. The segments, row after row, 128 pixels a step.
-    unsigned row = 0u, col = li;
-    for (unsigned q = li; q < BLUR_STAGED_ROWS * seg; q += BLUR_STAGED_LANES * BLUR_STAGED_ROWS) {
+    // 1. The segments, each in BLUR_STAGED_STEPS steps of 128 pixels, unrolled: a thread's
+    // reads are in flight together.
+#pragma unroll
+    for (unsigned row = 0; row < BLUR_STAGED_ROWS; row++) {
         unsigned y = y_wg + row;
-        if (y < r.dst_h) {
-            unsigned s = unsigned(min(max(first + int(col), 0), last));
-            staged[row * BLUR_STAGED_ROW + blur_swizzle(col)] = load_premultiplied_raw(src, (y + r.oy) * r.src_stride + s);
-        }
-        col += BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
-        if (col >= seg) {
-            col -= seg;
-            row += 1u;
+#pragma unroll
+        for (unsigned k = 0; k < BLUR_STAGED_STEPS; k++) {
+            unsigned col = li + k * BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
+            if (y < r.dst_h && col < seg) {
+                unsigned s = unsigned(min(max(first + int(col), 0), last));
+                staged[row * BLUR_STAGED_ROW + blur_swizzle(col)] = load_premultiplied_raw(src, (y + r.oy) * r.src_stride + s);
+            }
         }
     }
     __syncthreads();
@@ -171,6 +172,7 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
     for (unsigned o = 0; o < BLUR_K; o++) staged[base + blur_swizzle(c0 + o)] = a[o];
     __syncthreads();
     // 3. The outputs, row after row.
+#pragma unroll
     for (unsigned q = li; q < BLUR_STAGED_ROWS * BLUR_STAGED_SPAN; q += BLUR_STAGED_LANES * BLUR_STAGED_ROWS) {
         unsigned y = y_wg + q / BLUR_STAGED_SPAN, x = x_wg + q % BLUR_STAGED_SPAN;
         if (y < r.dst_h && x < r.dst_w) {
