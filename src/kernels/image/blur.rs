@@ -3,11 +3,11 @@
 //! [`blur_area2`], the blur followed by an exact 2× area downscale in the same two passes: its
 //! vertical pass writes the downscaled frame, so the blurred frame never goes to memory.
 //!
-//! The horizontal pass into a buffer runs staged (`horizontal_staged`: the rows' source
-//! segments and the outputs go through workgroup memory, so that a warp's global reads and
-//! writes are of consecutive pixels) where the radius is at most [`BLUR_STAGED_MAX_RADIUS`] and
-//! the device gives [`BLUR_STAGED_WORKGROUP_BYTES`] of workgroup memory; else it runs
-//! unstaged. Both compute every pixel the same way, bit for bit, so which one runs never shows.
+//! The horizontal pass into a buffer runs staged on GPUs (`horizontal_staged`: the rows'
+//! source segments and the outputs go through workgroup memory, so that a warp's global reads
+//! and writes are of consecutive pixels) where the radius is at most [`BLUR_STAGED_MAX_RADIUS`]
+//! and the device gives [`BLUR_STAGED_WORKGROUP_BYTES`] of workgroup memory; else (and on CPU
+//! adapters) it runs unstaged. Both compute every pixel the same way, bit for bit, so which one runs never shows.
 
 use super::select::{pick, Table};
 use super::{blur_weights, Blur, ImageParams, ImageView, PixelFormat};
@@ -264,6 +264,44 @@ struct Passes<'k> {
     frame: BufferHandle,
 }
 
+/// The horizontal pass of `passes` for `radius` into a `width × height` intermediate, and its
+/// workgroups: the staged one on GPUs where it has one and the radius, the device's workgroup
+/// memory and its grid allow it; else the unstaged one. Not on CPU adapters: there global reads
+/// are cached whatever their pattern and the staging is extra work (lavapipe, 1920×1080 RGBA8:
+/// 1.5–2× the unstaged pass's time at radii 6 and 24).
+fn horizontal_pass<'k, B: Backend>(
+    ctx: &Context<B>,
+    passes: &Passes<'k>,
+    radius: u32,
+    width: u32,
+    height: u32,
+) -> (&'k KernelSource, [u32; 3]) {
+    let limits = ctx.backend().limits();
+    let groups = [
+        width.div_ceil(STAGED_SPAN[0]),
+        height.div_ceil(STAGED_SPAN[1]),
+        1,
+    ];
+    let gpu = || ctx.backend().device_info().device_type != "cpu";
+    match passes.staged {
+        Some(staged)
+            if radius <= BLUR_STAGED_MAX_RADIUS
+                && limits.max_workgroup_storage >= BLUR_STAGED_WORKGROUP_BYTES
+                && groups[1] <= limits.max_workgroups[1]
+                && gpu() =>
+        {
+            (staged, groups)
+        }
+        _ => {
+            let run = 16 * BLUR_RUN;
+            (
+                passes.horizontal,
+                [width.div_ceil(run), height.div_ceil(16), 1],
+            )
+        }
+    }
+}
+
 /// A blur's intermediate: `width × height` pixels, four f16 a pixel when `half`, a texture
 /// only where `texture_ok` and the adapter prefers one.
 struct Mid {
@@ -294,29 +332,7 @@ fn two_passes<'k, B: Backend>(
         }
     };
     let passes = plan(&tmp);
-    // Horizontal: every source row, the intermediate's columns; staged where it can be.
-    let limits = ctx.backend().limits();
-    let staged_groups = [
-        width.div_ceil(STAGED_SPAN[0]),
-        height.div_ceil(STAGED_SPAN[1]),
-        1,
-    ];
-    let (horizontal, h_groups) = match passes.staged {
-        Some(staged)
-            if radius <= BLUR_STAGED_MAX_RADIUS
-                && limits.max_workgroup_storage >= BLUR_STAGED_WORKGROUP_BYTES
-                && staged_groups[1] <= limits.max_workgroups[1] =>
-        {
-            (staged, staged_groups)
-        }
-        _ => {
-            let run = 16 * BLUR_RUN;
-            (
-                passes.horizontal,
-                [width.div_ceil(run), height.div_ceil(16), 1],
-            )
-        }
-    };
+    let (horizontal, h_groups) = horizontal_pass(ctx, &passes, radius, width, height);
     let run = || -> Result<SubmissionIndex> {
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
         let h = ImageParams {
