@@ -223,13 +223,10 @@ fn horizontal_staged(
     clear();
     if (y_wg + lid.y < r.dst_h && x_wg + c0 < r.dst_w) {
         for (var j = 0u; j < run; j += 4u) {
-            mac4(
-                j,
-                staged[base + swizzle(c0 + j)],
-                staged[base + swizzle(c0 + j + 1u)],
-                staged[base + swizzle(c0 + j + 2u)],
-                staged[base + swizzle(c0 + j + 3u)],
-            );
+            // c0 + j is a multiple of 4 (and base of 8): columns c0 + j + t, t < 4, share its
+            // group of 8, so theirs are at `at ^ t`.
+            let at = base + swizzle(c0 + j);
+            mac4(j, staged[at], staged[at ^ 1u], staged[at ^ 2u], staged[at ^ 3u]);
         }
     }
     workgroupBarrier();
@@ -237,8 +234,9 @@ fn horizontal_staged(
         staged[base + swizzle(c0 + o)] = sum(o);
     }
     workgroupBarrier();
-    // 3. The outputs, row after row.
-    for (var q = li; q < STAGED_ROWS * STAGED_SPAN; q += STAGED_LANES * STAGED_ROWS) {
+    // 3. The outputs, row after row: 4 · 256 of them, 128 a step.
+    for (var k = 0u; k < STAGED_SPAN / STAGED_LANES; k++) {
+        let q = li + k * STAGED_LANES * STAGED_ROWS;
         let y = y_wg + q / STAGED_SPAN;
         let x = x_wg + q % STAGED_SPAN;
         if (y < r.dst_h && x < r.dst_w) {

@@ -160,20 +160,19 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
     blur_clear(a);
     if (y_wg + threadIdx.y < r.dst_h && x_wg + c0 < r.dst_w) {
         for (unsigned j = 0; j < run; j += 4u) {
-            blur_mac4(a, padded, j,
-                      staged[base + blur_swizzle(c0 + j)],
-                      staged[base + blur_swizzle(c0 + j + 1u)],
-                      staged[base + blur_swizzle(c0 + j + 2u)],
-                      staged[base + blur_swizzle(c0 + j + 3u)]);
+            // Columns c0 + j + t, t < 4, share the group of 8 of c0 + j (a multiple of 4).
+            unsigned at = base + blur_swizzle(c0 + j);
+            blur_mac4(a, padded, j, staged[at], staged[at ^ 1u], staged[at ^ 2u], staged[at ^ 3u]);
         }
     }
     __syncthreads();
 #pragma unroll
     for (unsigned o = 0; o < BLUR_K; o++) staged[base + blur_swizzle(c0 + o)] = a[o];
     __syncthreads();
-    // 3. The outputs, row after row.
+    // 3. The outputs, row after row: 4 · 256 of them, 128 a step.
 #pragma unroll
-    for (unsigned q = li; q < BLUR_STAGED_ROWS * BLUR_STAGED_SPAN; q += BLUR_STAGED_LANES * BLUR_STAGED_ROWS) {
+    for (unsigned k = 0; k < BLUR_STAGED_SPAN / BLUR_STAGED_LANES; k++) {
+        unsigned q = li + k * BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
         unsigned y = y_wg + q / BLUR_STAGED_SPAN, x = x_wg + q % BLUR_STAGED_SPAN;
         if (y < r.dst_h && x < r.dst_w) {
             store_dst(dst, y * r.dst_stride + x, staged[(q / BLUR_STAGED_SPAN) * BLUR_STAGED_ROW + blur_swizzle(q % BLUR_STAGED_SPAN)]);
