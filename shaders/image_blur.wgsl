@@ -50,23 +50,33 @@ fn run_len(n: u32) -> u32 {
     return (n + K + 2u) & ~3u;
 }
 
-// Every invocation of the workgroup (`size` of them) calls this first (uniform control flow for
-// the barrier): the weights of `n` taps, and any table the source's raw reads use (prepare_src,
-// io/src_*.wgsl, which fills entry `local & 255`). `unit` is what the pass's raw reads give for
-// 1.0 (folded into the weights).
-fn load_weights(local: u32, size: u32, n: u32, unit: f32) {
+// Any table the source's raw reads use (prepare_src, io/src_*.wgsl, which fills entry
+// `local & 255`), by the `size` invocations of the workgroup, before a barrier.
+fn prepare_tables(local: u32, size: u32) {
     for (var l = local; l < 256u; l += size) {
         prepare_src(l);
     }
-    for (var q = local; q < min(run_len(n) / 4u + 2u, PADDED4); q += size) {
-        var w = vec4<f32>(0.0);
-        for (var c = 0u; c < 4u; c++) {
-            let i = q * 4u + c;
-            if (i >= K - 1u && i - (K - 1u) < n) {
-                w[c] = weights[i - (K - 1u)] * (1.0 / unit);
-            }
+}
+
+// Element q of the padded weights of `n` taps (K - 1 zeros, the weights over `unit`, zeros).
+fn padded_weights(q: u32, n: u32, unit: f32) -> vec4<f32> {
+    var w = vec4<f32>(0.0);
+    for (var c = 0u; c < 4u; c++) {
+        let i = q * 4u + c;
+        if (i >= K - 1u && i - (K - 1u) < n) {
+            w[c] = weights[i - (K - 1u)] * (1.0 / unit);
         }
-        padded[q] = w;
+    }
+    return w;
+}
+
+// Every invocation of the workgroup (`size` of them) calls this first (uniform control flow for
+// the barrier): the weights of `n` taps into `padded`, and the source's tables. `unit` is what
+// the pass's raw reads give for 1.0 (folded into the weights).
+fn load_weights(local: u32, size: u32, n: u32, unit: f32) {
+    prepare_tables(local, size);
+    for (var q = local; q < min(run_len(n) / 4u + 2u, PADDED4); q += size) {
+        padded[q] = padded_weights(q, n, unit);
     }
     workgroupBarrier();
 }
@@ -86,9 +96,19 @@ fn mac(p: vec4<f32>, lo: vec4<f32>, hi: vec4<f32>) {
 
 // Source pixels j .. j + 4 of the run (j a multiple of 4) weighted into every output.
 fn mac4(j: u32, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>) {
-    let w0 = padded[j / 4u];
-    let w1 = padded[j / 4u + 1u];
-    let w2 = padded[j / 4u + 2u];
+    mac4w(padded[j / 4u], padded[j / 4u + 1u], padded[j / 4u + 2u], p0, p1, p2, p3);
+}
+
+// mac4 with the padded weights' vec4s j / 4 .. j / 4 + 3 given.
+fn mac4w(
+    w0: vec4<f32>,
+    w1: vec4<f32>,
+    w2: vec4<f32>,
+    p0: vec4<f32>,
+    p1: vec4<f32>,
+    p2: vec4<f32>,
+    p3: vec4<f32>,
+) {
     mac(p0, w0, w1);
     mac(p1, vec4<f32>(w0.yzw, w1.x), vec4<f32>(w1.yzw, w2.x));
     mac(p2, vec4<f32>(w0.zw, w1.xy), vec4<f32>(w1.zw, w2.xy));
@@ -168,21 +188,24 @@ fn horizontal(
 // 3. the sums go back into `staged` and consecutive invocations write consecutive pixels.
 // `staged` holds a row's pixels at `row · STAGED_ROW + swizzle(column)`: an invocation's run
 // starts K columns after its neighbour's, and the swizzle (within aligned groups of 8) puts any
-// 8 neighbouring invocations' pixels on different banks.
+// 8 neighbouring invocations' pixels on different banks. The padded weights follow the rows
+// (`padded`, the other passes' 8 KiB, is not used: workgroups stay small).
 // The source is never the half intermediate (no kernel composes src_half with a horizontal pass,
 // tests/shaders.rs): its raw unit squared, 2^-224, is 0 in f32.
 const STAGED_ROWS: u32 = 4u;
 // Invocations per row: a warp on NVIDIA.
 const STAGED_LANES: u32 = 32u;
 const STAGED_SPAN: u32 = 256u;
-// Radius 32 at most (src/kernels/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
-const STAGED_MAX_TAPS: u32 = 65u;
+// Radius 64 at most (src/kernels/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
+const STAGED_MAX_TAPS: u32 = 129u;
 // A row's segment, at most: the last invocation's run starts (STAGED_LANES - 1) · K = 248
-// pixels in, and is at most run_len(STAGED_MAX_TAPS) = 72 long.
-const STAGED_ROW: u32 = 320u;
+// pixels in, and is at most run_len(STAGED_MAX_TAPS) = 136 long.
+const STAGED_ROW: u32 = 384u;
 // Steps of 128 pixels (the workgroup) that cover a row's segment.
 const STAGED_STEPS: u32 = 3u;
-var<workgroup> staged: array<vec4<f32>, 1280>;
+// Where the padded weights start: run_len(STAGED_MAX_TAPS) / 4 + 2 = 36 vec4s of them.
+const STAGED_WEIGHTS: u32 = 1536u;
+var<workgroup> staged: array<vec4<f32>, 1572>;
 
 fn swizzle(c: u32) -> u32 {
     return c ^ ((c >> 3u) & 7u);
@@ -195,8 +218,12 @@ fn horizontal_staged(
     @builtin(local_invocation_index) li: u32,
 ) {
     let n = min(taps(), STAGED_MAX_TAPS);
-    load_weights(li, STAGED_LANES * STAGED_ROWS, n, SRC_UNIT * SRC_UNIT);
     let run = run_len(n);
+    prepare_tables(li, STAGED_LANES * STAGED_ROWS);
+    for (var q = li; q < run / 4u + 2u; q += STAGED_LANES * STAGED_ROWS) {
+        staged[STAGED_WEIGHTS + q] = padded_weights(q, n, SRC_UNIT * SRC_UNIT);
+    }
+    workgroupBarrier();
     // Pixels per row: the last invocation's run ends there.
     let seg = (STAGED_LANES - 1u) * K + run;
     let x_wg = wg.x * STAGED_SPAN;
@@ -226,7 +253,16 @@ fn horizontal_staged(
             // c0 + j is a multiple of 4 (and base of 8): columns c0 + j + t, t < 4, share its
             // group of 8, so theirs are at `at ^ t`.
             let at = base + swizzle(c0 + j);
-            mac4(j, staged[at], staged[at ^ 1u], staged[at ^ 2u], staged[at ^ 3u]);
+            let w = STAGED_WEIGHTS + j / 4u;
+            mac4w(
+                staged[w],
+                staged[w + 1u],
+                staged[w + 2u],
+                staged[at],
+                staged[at ^ 1u],
+                staged[at ^ 2u],
+                staged[at ^ 3u],
+            );
         }
     }
     workgroupBarrier();

@@ -220,6 +220,7 @@ fn the_staged_pass_equals_the_unstaged_one_bit_for_bit<B: Backend>(mk: Mk<B>) {
         case(37, 5, 37, 5, [0, 0], 6),
         case(517, 9, 517, 9, [0, 0], 1),
         case(517, 9, 517, 9, [0, 0], 24),
+        case(517, 9, 517, 9, [0, 0], 45),
         case(517, 9, 517, 9, [0, 0], BLUR_STAGED_MAX_RADIUS),
         // Regions inside larger sources, with windows reaching past their edges.
         case(700, 23, 301, 13, [397, 7], 13),

@@ -113,14 +113,17 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
 // horizontal_staged): blocks of 32 × 4 threads cover 256 outputs of 4 rows; the rows' source
 // segments go through shared memory (read once per pixel, consecutive threads reading
 // consecutive pixels), each thread weights its K outputs from there exactly as `horizontal`
-// does, and the sums go back through shared memory to be written by consecutive threads.
-// Never composed with the half source (its raw unit squared is 0 in f32).
+// does (the padded weights follow the rows in `staged`), and the sums go back through shared
+// memory to be written by consecutive threads. Never composed with the half source (its raw unit squared is 0 in f32).
 #define BLUR_STAGED_ROWS 4u
 #define BLUR_STAGED_LANES 32u
 #define BLUR_STAGED_SPAN 256u
-#define BLUR_STAGED_MAX_TAPS 65u
-#define BLUR_STAGED_ROW 320u
+#define BLUR_STAGED_MAX_TAPS 129u
+#define BLUR_STAGED_ROW 384u
 #define BLUR_STAGED_STEPS 3u
+// The padded weights follow the rows: blur_run_len(BLUR_STAGED_MAX_TAPS) / 4 + 2 float4s.
+#define BLUR_STAGED_WEIGHTS 1536u
+#define BLUR_STAGED_PADDED4 36u
 
 // Column c of a row of `staged`, swizzled within aligned groups of 8 (no bank conflicts between
 // neighbouring threads' runs, K pixels apart).
@@ -129,9 +132,10 @@ __device__ __forceinline__ unsigned blur_swizzle(unsigned c) {
 }
 
 extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
-    __shared__ float4 padded[BLUR_PADDED4];
-    __shared__ float4 staged[BLUR_STAGED_ROWS * BLUR_STAGED_ROW];
+    __shared__ float4 staged[BLUR_STAGED_WEIGHTS + BLUR_STAGED_PADDED4];
     unsigned taps = min(blur_taps(r.radius, weights), BLUR_STAGED_MAX_TAPS);
+    // The padded weights of at most BLUR_STAGED_MAX_TAPS taps: BLUR_STAGED_PADDED4 float4s.
+    float4* padded = staged + BLUR_STAGED_WEIGHTS;
     blur_load_weights(padded, taps, weights, SRC_UNIT * SRC_UNIT);
     unsigned run = blur_run_len(taps);
     unsigned seg = (BLUR_STAGED_LANES - 1u) * BLUR_K + run;

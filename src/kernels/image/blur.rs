@@ -24,15 +24,15 @@ pub const BLUR_RUN: u32 = 8;
 
 /// The largest radius the staged horizontal pass
 /// ([`shaders::BLUR_HORIZONTAL_STAGED`](crate::shaders::BLUR_HORIZONTAL_STAGED) and its format
-/// twins) takes: its workgroup memory holds 4 rows of `256 + 2 · 32 + 8` source pixels
-/// (`STAGED_ROW` in `shaders/image_blur.wgsl`). A Gaussian of σ ≤ 10.666 has at most this radius.
-pub const BLUR_STAGED_MAX_RADIUS: u32 = 32;
+/// twins) takes: its workgroup memory holds 4 rows of `256 + 2 · 64 + 8` source pixels
+/// (`STAGED_ROW` in `shaders/image_blur.wgsl`). A Gaussian of σ ≤ 21.333 has at most this radius.
+pub const BLUR_STAGED_MAX_RADIUS: u32 = 64;
 
-/// Bytes of workgroup memory the staged horizontal pass declares, at most: its 4 × 320 source
-/// pixels as `vec4<f32>` (20,480), the padded weights every blur pass keeps (516 × 16 = 8,256)
-/// and, for sRGB-encoded sources, the table of the bytes' linear values (2,048). A device that
-/// gives less runs the unstaged pass.
-pub const BLUR_STAGED_WORKGROUP_BYTES: u32 = 30_784;
+/// Bytes of workgroup memory the staged horizontal pass declares, at most: its 4 × 384 source
+/// pixels and 36 vec4s of padded weights as `vec4<f32>` (25,152) and, for sRGB-encoded sources,
+/// the table of the bytes' linear values (2,048). A device that gives less runs the unstaged
+/// pass.
+pub const BLUR_STAGED_WORKGROUP_BYTES: u32 = 27_200;
 
 /// Columns and rows one workgroup of the staged horizontal pass covers.
 const STAGED_SPAN: [u32; 2] = [256, 4];
