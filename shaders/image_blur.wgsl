@@ -99,7 +99,7 @@ fn mac4(j: u32, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>) {
     mac4w(padded[j / 4u], padded[j / 4u + 1u], padded[j / 4u + 2u], p0, p1, p2, p3);
 }
 
-// mac4 with the padded weights' vec4s j / 4 .. j / 4 + 3 given.
+// mac4 with its weights given: the padded weights' vec4s j / 4, j / 4 + 1 and j / 4 + 2.
 fn mac4w(
     w0: vec4<f32>,
     w1: vec4<f32>,
@@ -276,7 +276,8 @@ fn horizontal_staged(
         let y = y_wg + q / STAGED_SPAN;
         let x = x_wg + q % STAGED_SPAN;
         if (y < r.dst_h && x < r.dst_w) {
-            store_dst(y * r.dst_stride + x, staged[(q / STAGED_SPAN) * STAGED_ROW + swizzle(q % STAGED_SPAN)]);
+            let at = (q / STAGED_SPAN) * STAGED_ROW + swizzle(q % STAGED_SPAN);
+            store_dst(y * r.dst_stride + x, staged[at]);
         }
     }
 }

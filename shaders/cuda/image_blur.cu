@@ -179,7 +179,8 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
         unsigned q = li + k * BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
         unsigned y = y_wg + q / BLUR_STAGED_SPAN, x = x_wg + q % BLUR_STAGED_SPAN;
         if (y < r.dst_h && x < r.dst_w) {
-            store_dst(dst, y * r.dst_stride + x, staged[(q / BLUR_STAGED_SPAN) * BLUR_STAGED_ROW + blur_swizzle(q % BLUR_STAGED_SPAN)]);
+            unsigned at = (q / BLUR_STAGED_SPAN) * BLUR_STAGED_ROW + blur_swizzle(q % BLUR_STAGED_SPAN);
+            store_dst(dst, y * r.dst_stride + x, staged[at]);
         }
     }
 }
