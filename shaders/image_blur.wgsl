@@ -44,26 +44,39 @@ fn taps() -> u32 {
     return min(min(min(r.radius, 0x7fffffffu) * 2u + 1u, arrayLength(&weights)), MAX_TAPS);
 }
 
-// The source pixels an invocation reads: its K outputs' windows, rounded up to groups of 4.
-fn run_len() -> u32 {
-    return (taps() + K + 2u) & ~3u;
+// The source pixels an invocation reads for `n` taps: its K outputs' windows, rounded up to
+// groups of 4.
+fn run_len(n: u32) -> u32 {
+    return (n + K + 2u) & ~3u;
 }
 
-// Every invocation of the workgroup calls this first (uniform control flow for the barrier):
-// the weights, and any table the source's raw reads use (prepare_src, io/src_*.wgsl). `unit` is
-// what the pass's raw reads give for 1.0 (folded into the weights).
-fn load_weights(local: u32, unit: f32) {
-    prepare_src(local);
-    let n = taps();
-    for (var q = local; q < min(run_len() / 4u + 2u, PADDED4); q += 256u) {
-        var w = vec4<f32>(0.0);
-        for (var c = 0u; c < 4u; c++) {
-            let i = q * 4u + c;
-            if (i >= K - 1u && i - (K - 1u) < n) {
-                w[c] = weights[i - (K - 1u)] * (1.0 / unit);
-            }
+// Any table the source's raw reads use (prepare_src, io/src_*.wgsl, which fills entry
+// `local & 255`), by the `size` invocations of the workgroup, before a barrier.
+fn prepare_tables(local: u32, size: u32) {
+    for (var l = local; l < 256u; l += size) {
+        prepare_src(l);
+    }
+}
+
+// Element q of the padded weights of `n` taps (K - 1 zeros, the weights over `unit`, zeros).
+fn padded_weights(q: u32, n: u32, unit: f32) -> vec4<f32> {
+    var w = vec4<f32>(0.0);
+    for (var c = 0u; c < 4u; c++) {
+        let i = q * 4u + c;
+        if (i >= K - 1u && i - (K - 1u) < n) {
+            w[c] = weights[i - (K - 1u)] * (1.0 / unit);
         }
-        padded[q] = w;
+    }
+    return w;
+}
+
+// Every invocation of the workgroup (`size` of them) calls this first (uniform control flow for
+// the barrier): the weights of `n` taps into `padded`, and the source's tables. `unit` is what
+// the pass's raw reads give for 1.0 (folded into the weights).
+fn load_weights(local: u32, size: u32, n: u32, unit: f32) {
+    prepare_tables(local, size);
+    for (var q = local; q < min(run_len(n) / 4u + 2u, PADDED4); q += size) {
+        padded[q] = padded_weights(q, n, unit);
     }
     workgroupBarrier();
 }
@@ -83,9 +96,19 @@ fn mac(p: vec4<f32>, lo: vec4<f32>, hi: vec4<f32>) {
 
 // Source pixels j .. j + 4 of the run (j a multiple of 4) weighted into every output.
 fn mac4(j: u32, p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>) {
-    let w0 = padded[j / 4u];
-    let w1 = padded[j / 4u + 1u];
-    let w2 = padded[j / 4u + 2u];
+    mac4w(padded[j / 4u], padded[j / 4u + 1u], padded[j / 4u + 2u], p0, p1, p2, p3);
+}
+
+// mac4 with its weights given: the padded weights' vec4s j / 4, j / 4 + 1 and j / 4 + 2.
+fn mac4w(
+    w0: vec4<f32>,
+    w1: vec4<f32>,
+    w2: vec4<f32>,
+    p0: vec4<f32>,
+    p1: vec4<f32>,
+    p2: vec4<f32>,
+    p3: vec4<f32>,
+) {
     mac(p0, w0, w1);
     mac(p1, vec4<f32>(w0.yzw, w1.x), vec4<f32>(w1.yzw, w2.x));
     mac(p2, vec4<f32>(w0.zw, w1.xy), vec4<f32>(w1.zw, w2.xy));
@@ -123,7 +146,7 @@ fn horizontal(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT * SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT * SRC_UNIT);
     let x0 = (wg.x * 16u + lid.x) * K;
     let y = wg.y * 16u + lid.y;
     if (x0 >= r.dst_w || y >= r.dst_h) {
@@ -133,7 +156,7 @@ fn horizontal(
     let first = i32(x0 + r.ox) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_w) - 1;
     clear();
-    for (var j = 0u; j < run_len(); j += 4u) {
+    for (var j = 0u; j < run_len(taps()); j += 4u) {
         let s = first + i32(j);
         mac4(
             j,
@@ -151,13 +174,121 @@ fn horizontal(
     }
 }
 
+// The horizontal pass with coalesced global reads and writes (`horizontal_staged`, for
+// radii up to STAGED_MAX_TAPS / 2; src/kernels/image/blur.rs picks it, falling back to
+// `horizontal`). `horizontal` reads with a warp's lanes K pixels apart and writes each output on
+// its own, so a warp's every load and store instruction touches 32 scattered sectors. Here a
+// workgroup of 32 × 4 covers STAGED_SPAN = 256 outputs of 4 rows (a row per 32 invocations):
+// 1. its invocations read the rows' source segments (the 256 outputs' windows, as the runs of
+//    `horizontal` read them) into `staged`, consecutive invocations reading consecutive pixels,
+//    each pixel read and premultiplied once;
+// 2. each invocation weights its K outputs from `staged` exactly as `horizontal` does from
+//    memory: the same pixels, the same mac4 steps, so every output is the same sum in the same
+//    order, bit for bit (tests/blur_staged.rs);
+// 3. the sums go back into `staged` and consecutive invocations write consecutive pixels.
+// `staged` holds a row's pixels at `row · STAGED_ROW + swizzle(column)`: an invocation's run
+// starts K columns after its neighbour's, and the swizzle (within aligned groups of 8) puts any
+// 8 neighbouring invocations' pixels on different banks. The padded weights follow the rows
+// (`padded`, the other passes' 8 KiB, is not used: workgroups stay small).
+// The source is never the half intermediate (no kernel composes src_half with a horizontal pass,
+// tests/shaders.rs): its raw unit squared, 2^-224, is 0 in f32.
+const STAGED_ROWS: u32 = 4u;
+// Invocations per row: a warp on NVIDIA.
+const STAGED_LANES: u32 = 32u;
+const STAGED_SPAN: u32 = 256u;
+// Radius 64 at most (src/kernels/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
+const STAGED_MAX_TAPS: u32 = 129u;
+// A row's segment, at most: the last invocation's run starts (STAGED_LANES - 1) · K = 248
+// pixels in, and is at most run_len(STAGED_MAX_TAPS) = 136 long.
+const STAGED_ROW: u32 = 384u;
+// Steps of 128 pixels (the workgroup) that cover a row's segment.
+const STAGED_STEPS: u32 = 3u;
+// Where the padded weights start: run_len(STAGED_MAX_TAPS) / 4 + 2 = 36 vec4s of them.
+const STAGED_WEIGHTS: u32 = 1536u;
+var<workgroup> staged: array<vec4<f32>, 1572>;
+
+fn swizzle(c: u32) -> u32 {
+    return c ^ ((c >> 3u) & 7u);
+}
+
+@compute @workgroup_size(32, 4)
+fn horizontal_staged(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let n = min(taps(), STAGED_MAX_TAPS);
+    let run = run_len(n);
+    prepare_tables(li, STAGED_LANES * STAGED_ROWS);
+    for (var q = li; q < run / 4u + 2u; q += STAGED_LANES * STAGED_ROWS) {
+        staged[STAGED_WEIGHTS + q] = padded_weights(q, n, SRC_UNIT * SRC_UNIT);
+    }
+    workgroupBarrier();
+    // Pixels per row: the last invocation's run ends there.
+    let seg = (STAGED_LANES - 1u) * K + run;
+    let x_wg = wg.x * STAGED_SPAN;
+    let y_wg = wg.y * STAGED_ROWS;
+    let first = i32(x_wg + r.ox) - i32((n - 1u) / 2u);
+    let last = i32(r.src_w) - 1;
+    // 1. The segments, each in STAGED_STEPS steps of 128 pixels: constant trip counts, which
+    // the compiler unrolls, so an invocation's reads are in flight together.
+    for (var row = 0u; row < STAGED_ROWS; row++) {
+        let y = y_wg + row;
+        for (var k = 0u; k < STAGED_STEPS; k++) {
+            let col = li + k * STAGED_LANES * STAGED_ROWS;
+            if (y < r.dst_h && col < seg) {
+                let s = u32(clamp(first + i32(col), 0, last));
+                staged[row * STAGED_ROW + swizzle(col)] =
+                    load_premultiplied_raw((y + r.oy) * r.src_stride + s);
+            }
+        }
+    }
+    workgroupBarrier();
+    // 2. The invocation's K outputs, as `horizontal` computes them.
+    let base = lid.y * STAGED_ROW;
+    let c0 = lid.x * K;
+    clear();
+    if (y_wg + lid.y < r.dst_h && x_wg + c0 < r.dst_w) {
+        for (var j = 0u; j < run; j += 4u) {
+            // c0 + j is a multiple of 4 (and base of 8): columns c0 + j + t, t < 4, share its
+            // group of 8, so theirs are at `at ^ t`.
+            let at = base + swizzle(c0 + j);
+            let w = STAGED_WEIGHTS + j / 4u;
+            mac4w(
+                staged[w],
+                staged[w + 1u],
+                staged[w + 2u],
+                staged[at],
+                staged[at ^ 1u],
+                staged[at ^ 2u],
+                staged[at ^ 3u],
+            );
+        }
+    }
+    workgroupBarrier();
+    for (var o = 0u; o < K; o++) {
+        staged[base + swizzle(c0 + o)] = sum(o);
+    }
+    workgroupBarrier();
+    // 3. The outputs, row after row: 4 · 256 of them, 128 a step.
+    for (var k = 0u; k < STAGED_SPAN / STAGED_LANES; k++) {
+        let q = li + k * STAGED_LANES * STAGED_ROWS;
+        let y = y_wg + q / STAGED_SPAN;
+        let x = x_wg + q % STAGED_SPAN;
+        if (y < r.dst_h && x < r.dst_w) {
+            let at = (q / STAGED_SPAN) * STAGED_ROW + swizzle(q % STAGED_SPAN);
+            store_dst(y * r.dst_stride + x, staged[at]);
+        }
+    }
+}
+
 @compute @workgroup_size(16, 16)
 fn vertical(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT);
     let x = wg.x * 16u + lid.x;
     let y0 = (wg.y * 16u + lid.y) * K;
     if (x >= r.dst_w || y0 >= r.dst_h) {
@@ -167,7 +298,7 @@ fn vertical(
     let first = i32(y0 + r.oy) - i32((taps() - 1u) / 2u);
     let last = i32(r.src_h) - 1;
     clear();
-    for (var j = 0u; j < run_len(); j += 4u) {
+    for (var j = 0u; j < run_len(taps()); j += 4u) {
         let s = first + i32(j);
         mac4(
             j,
@@ -232,7 +363,7 @@ fn vertical_area2(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    load_weights(li, SRC_UNIT);
+    load_weights(li, 256u, taps(), SRC_UNIT);
     let x = wg.x * 16u + lid.x;
     let y0 = (wg.y * 16u + lid.y) * 2u;
     if (x >= r.dst_w || y0 >= r.dst_h) {

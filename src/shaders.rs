@@ -249,6 +249,28 @@ image_kernel!(
     BLUR_HORIZONTAL_SRGBA8_TO_HALF, "srgba8", "half", "image_blur", "horizontal", "alpha"
 );
 image_kernel!(
+    /// [`BLUR_HORIZONTAL`] with coalesced reads and writes through workgroup memory, for radii
+    /// up to [`BLUR_STAGED_MAX_RADIUS`]: workgroups of 32×4 cover 256 columns × 4 rows, and
+    /// every pixel is the one [`BLUR_HORIZONTAL`] computes, bit for bit.
+    ///
+    /// [`BLUR_STAGED_MAX_RADIUS`]: crate::kernels::image::BLUR_STAGED_MAX_RADIUS
+    BLUR_HORIZONTAL_STAGED, "rgba32f", "rgba32f", "image_blur", "horizontal_staged", "alpha"
+);
+image_kernel!(
+    /// [`BLUR_HORIZONTAL_RGBA8`] staged as [`BLUR_HORIZONTAL_STAGED`].
+    BLUR_HORIZONTAL_RGBA8_STAGED, "rgba8", "half", "image_blur", "horizontal_staged", "alpha"
+);
+image_kernel!(
+    /// [`BLUR_HORIZONTAL_SRGBA8`] staged as [`BLUR_HORIZONTAL_STAGED`].
+    BLUR_HORIZONTAL_SRGBA8_STAGED, "srgba8", "rgba32f", "image_blur", "horizontal_staged",
+    "alpha"
+);
+image_kernel!(
+    /// [`BLUR_HORIZONTAL_SRGBA8_TO_HALF`] staged as [`BLUR_HORIZONTAL_STAGED`].
+    BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED, "srgba8", "half", "image_blur", "horizontal_staged",
+    "alpha"
+);
+image_kernel!(
     /// Vertical blur pass fused with an exact 2× area downscale
     /// ([`crate::kernels::image::blur_area2`]): the f16 intermediate into sRGB-encoded RGBA8.
     /// Workgroups of 16×16 cover 16 output columns × 32 output rows.
@@ -425,6 +447,10 @@ pub const ALL: &[KernelSource] = &[
     BLUR_HORIZONTAL_SRGBA8,
     BLUR_VERTICAL_TO_SRGBA8,
     BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+    BLUR_HORIZONTAL_STAGED,
+    BLUR_HORIZONTAL_RGBA8_STAGED,
+    BLUR_HORIZONTAL_SRGBA8_STAGED,
+    BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED,
     BLUR_AREA2_HALF_TO_SRGBA8,
     BLUR_AREA2_HALF_TO_RGBA8,
     BLUR_AREA2_HALF_TO_RGBA32F,

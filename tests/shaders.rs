@@ -212,3 +212,66 @@ fn cuda_signature<'a>(src: &'a str, name: &str) -> Option<(usize, &'a str)> {
     let at = define + src[define..].find("void name(")?;
     Some((at, params(at)?))
 }
+
+/// The workgroup memory the staged horizontal blur pass declares (every workgroup variable its
+/// entry point uses, laid out by naga) is at most `BLUR_STAGED_WORKGROUP_BYTES`, the bytes the
+/// blur asks of the device before it launches the pass, and the largest of its compositions
+/// needs all of them (the constant is not stale).
+#[test]
+fn the_staged_blur_declares_the_workgroup_memory_the_blur_checks_for() {
+    use vramkit::kernels::image::BLUR_STAGED_WORKGROUP_BYTES;
+    use vramkit::shaders;
+    let mut largest = 0;
+    for k in [
+        shaders::BLUR_HORIZONTAL_STAGED,
+        shaders::BLUR_HORIZONTAL_RGBA8_STAGED,
+        shaders::BLUR_HORIZONTAL_SRGBA8_STAGED,
+        shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED,
+    ] {
+        let module = naga::front::wgsl::parse_str(k.wgsl()).expect("parses");
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&module)
+            .expect("validates");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("layout");
+        let index = module
+            .entry_points
+            .iter()
+            .position(|e| e.name == k.entry())
+            .expect("entry point");
+        let uses = info.get_entry_point(index);
+        let bytes: u32 = module
+            .global_variables
+            .iter()
+            .filter(|(h, v)| v.space == naga::AddressSpace::WorkGroup && !uses[*h].is_empty())
+            .map(|(_, v)| layouter[v.ty].size)
+            .sum();
+        eprintln!("{}: {bytes} bytes of workgroup memory", k.label());
+        assert!(
+            bytes <= BLUR_STAGED_WORKGROUP_BYTES,
+            "{}: {bytes} bytes of workgroup memory, more than BLUR_STAGED_WORKGROUP_BYTES",
+            k.label()
+        );
+        largest = largest.max(bytes);
+    }
+    assert_eq!(largest, BLUR_STAGED_WORKGROUP_BYTES);
+}
+
+/// No horizontal blur pass reads the f16 intermediate: its raw reads' unit, 2^-112, squared
+/// (the unit of the horizontal passes' premultiplied raw reads) is 0 in f32, and the weights
+/// would be infinite.
+#[test]
+fn horizontal_blur_passes_never_read_the_half_source() {
+    for k in vramkit::shaders::ALL
+        .iter()
+        .chain(vramkit::shaders::TEXTURE_KERNELS)
+    {
+        if k.entry().starts_with("horizontal") {
+            assert!(
+                !k.label().contains("(half ->"),
+                "{}: a horizontal pass composed with the half source",
+                k.label()
+            );
+        }
+    }
+}

@@ -14,7 +14,8 @@ __device__ __forceinline__ unsigned blur_taps(unsigned radius, BUF(float) weight
     return (unsigned)min(n, (unsigned long long)BLUR_MAX_TAPS);
 }
 
-// The source pixels a thread reads: its K outputs' windows, rounded up to groups of 4.
+// The source pixels a thread reads for `taps` taps: its K outputs' windows, rounded up to
+// groups of 4.
 __device__ __forceinline__ unsigned blur_run_len(unsigned taps) {
     return (taps + BLUR_K + 2u) & ~3u;
 }
@@ -34,14 +35,16 @@ __device__ __forceinline__ int blur_last(unsigned side) {
     return (int)min((long long)side - 1, (long long)0x7fffffff);
 }
 
-// Every thread of the block calls this first: the weights, and any table the source's raw reads
-// use (prepare_src, io/src_*.cuh); `unit` is what the pass's raw reads give for 1.
+// Every thread of the block calls this first: the weights of `taps` taps, and any table the
+// source's raw reads use (prepare_src, io/src_*.cuh, which fills entry `local & 255`); `unit` is
+// what the pass's raw reads give for 1.
 __device__ __forceinline__ void blur_load_weights(float4* padded, unsigned taps, BUF(float) weights, float unit) {
     unsigned local = threadIdx.y * blockDim.x + threadIdx.x;
-    prepare_src(local);
+    unsigned size = blockDim.x * blockDim.y;
+    for (unsigned l = local; l < 256u; l += size) prepare_src(l);
     unsigned n4 = min(blur_run_len(taps) / 4u + 2u, BLUR_PADDED4);
     float scale = 1.0f / unit;
-    for (unsigned q = local; q < n4; q += blockDim.x * blockDim.y) {
+    for (unsigned q = local; q < n4; q += size) {
         float w[4];
         for (unsigned c = 0; c < 4u; c++) {
             unsigned i = q * 4u + c;
@@ -103,6 +106,82 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
 #pragma unroll
     for (unsigned o = 0; o < BLUR_K; o++) {
         if (x0 + o < r.dst_w) store_dst(dst, out + o, a[o]);
+    }
+}
+
+// The horizontal pass with coalesced global reads and writes (see image_blur.wgsl's
+// horizontal_staged): blocks of 32 × 4 threads cover 256 outputs of 4 rows; the rows' source
+// segments go through shared memory (read once per pixel, consecutive threads reading
+// consecutive pixels), each thread weights its K outputs from there exactly as `horizontal`
+// does (the padded weights follow the rows in `staged`), and the sums go back through shared
+// memory to be written by consecutive threads. Never composed with the half source (its raw unit squared is 0 in f32).
+#define BLUR_STAGED_ROWS 4u
+#define BLUR_STAGED_LANES 32u
+#define BLUR_STAGED_SPAN 256u
+#define BLUR_STAGED_MAX_TAPS 129u
+#define BLUR_STAGED_ROW 384u
+#define BLUR_STAGED_STEPS 3u
+// The padded weights follow the rows: blur_run_len(BLUR_STAGED_MAX_TAPS) / 4 + 2 float4s.
+#define BLUR_STAGED_WEIGHTS 1536u
+#define BLUR_STAGED_PADDED4 36u
+
+// Column c of a row of `staged`, swizzled within aligned groups of 8 (no bank conflicts between
+// neighbouring threads' runs, K pixels apart).
+__device__ __forceinline__ unsigned blur_swizzle(unsigned c) {
+    return c ^ ((c >> 3) & 7u);
+}
+
+extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
+    __shared__ float4 staged[BLUR_STAGED_WEIGHTS + BLUR_STAGED_PADDED4];
+    unsigned taps = min(blur_taps(r.radius, weights), BLUR_STAGED_MAX_TAPS);
+    // The padded weights of at most BLUR_STAGED_MAX_TAPS taps: BLUR_STAGED_PADDED4 float4s.
+    float4* padded = staged + BLUR_STAGED_WEIGHTS;
+    blur_load_weights(padded, taps, weights, SRC_UNIT * SRC_UNIT);
+    unsigned run = blur_run_len(taps);
+    unsigned seg = (BLUR_STAGED_LANES - 1u) * BLUR_K + run;
+    unsigned li = threadIdx.y * blockDim.x + threadIdx.x;
+    unsigned x_wg = blockIdx.x * BLUR_STAGED_SPAN, y_wg = blockIdx.y * BLUR_STAGED_ROWS;
+    int first = blur_window_start((long long)x_wg + r.ox, taps);
+    int last = blur_last(r.src_w);
+    // 1. The segments, each in BLUR_STAGED_STEPS steps of 128 pixels, unrolled: a thread's
+    // reads are in flight together.
+#pragma unroll
+    for (unsigned row = 0; row < BLUR_STAGED_ROWS; row++) {
+        unsigned y = y_wg + row;
+#pragma unroll
+        for (unsigned k = 0; k < BLUR_STAGED_STEPS; k++) {
+            unsigned col = li + k * BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
+            if (y < r.dst_h && col < seg) {
+                unsigned s = unsigned(min(max(first + int(col), 0), last));
+                staged[row * BLUR_STAGED_ROW + blur_swizzle(col)] = load_premultiplied_raw(src, (y + r.oy) * r.src_stride + s);
+            }
+        }
+    }
+    __syncthreads();
+    // 2. The thread's K outputs, as `horizontal` computes them.
+    unsigned base = threadIdx.y * BLUR_STAGED_ROW, c0 = threadIdx.x * BLUR_K;
+    float4 a[BLUR_K];
+    blur_clear(a);
+    if (y_wg + threadIdx.y < r.dst_h && x_wg + c0 < r.dst_w) {
+        for (unsigned j = 0; j < run; j += 4u) {
+            // Columns c0 + j + t, t < 4, share the group of 8 of c0 + j (a multiple of 4).
+            unsigned at = base + blur_swizzle(c0 + j);
+            blur_mac4(a, padded, j, staged[at], staged[at ^ 1u], staged[at ^ 2u], staged[at ^ 3u]);
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (unsigned o = 0; o < BLUR_K; o++) staged[base + blur_swizzle(c0 + o)] = a[o];
+    __syncthreads();
+    // 3. The outputs, row after row: 4 · 256 of them, 128 a step.
+#pragma unroll
+    for (unsigned k = 0; k < BLUR_STAGED_SPAN / BLUR_STAGED_LANES; k++) {
+        unsigned q = li + k * BLUR_STAGED_LANES * BLUR_STAGED_ROWS;
+        unsigned y = y_wg + q / BLUR_STAGED_SPAN, x = x_wg + q % BLUR_STAGED_SPAN;
+        if (y < r.dst_h && x < r.dst_w) {
+            unsigned at = (q / BLUR_STAGED_SPAN) * BLUR_STAGED_ROW + blur_swizzle(q % BLUR_STAGED_SPAN);
+            store_dst(dst, y * r.dst_stride + x, staged[at]);
+        }
     }
 }
 

@@ -43,6 +43,8 @@ impl Default for HostConfig {
                 max_params_size: 64 << 10,
                 max_texture_side: 65_536,
                 texture_kernels: false,
+                // Kernels do not run here; what CUDA gives statically.
+                max_workgroup_storage: 48 << 10,
             },
             capacity: None,
             resizable: true,

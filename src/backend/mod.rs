@@ -107,6 +107,9 @@ pub struct BackendLimits {
     /// Whether kernels can bind textures ([`Compute::dispatch_textures`]); where they cannot,
     /// textures are linear memory that only transfers reach.
     pub texture_kernels: bool,
+    /// Most bytes of workgroup (shared) memory one kernel may declare; kernels that need more
+    /// than a device gives are not launched there (the blur falls back to a pass without it).
+    pub max_workgroup_storage: u32,
 }
 
 /// Total and free memory of the device, where the API tells.

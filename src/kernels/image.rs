@@ -37,7 +37,10 @@ mod unorm;
 mod view;
 mod weights;
 
-pub use blur::{blur, blur_area2, blur_area2_formats, BLUR_RUN};
+pub use blur::{
+    blur, blur_area2, blur_area2_formats, BLUR_RUN, BLUR_STAGED_MAX_RADIUS,
+    BLUR_STAGED_WORKGROUP_BYTES,
+};
 pub use params::ImageParams;
 use select::{pick, Table};
 pub use view::{ImageView, PixelFormat};

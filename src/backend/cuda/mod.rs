@@ -123,6 +123,8 @@ impl CudaBackend {
         let major = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let integrated = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0;
+        // Static `__shared__` arrays (the twins declare no dynamic shared memory).
+        let shared = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?;
         let managed = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? != 0;
         let concurrent_managed =
             device.attribute(Attr::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
@@ -168,6 +170,7 @@ impl CudaBackend {
                 // texture over linear memory is at least this on every current GPU.
                 max_texture_side: 65_536,
                 texture_kernels: false,
+                max_workgroup_storage: u32::try_from(shared).unwrap_or(0),
             },
             info,
             compute_capability: major * 10 + minor,

@@ -99,6 +99,7 @@ impl WgpuBackend {
             max_workgroups: [l.max_compute_workgroups_per_dimension; 3],
             max_params_size: l.max_uniform_buffer_binding_size,
             max_texture_side: l.max_texture_dimension_2d,
+            max_workgroup_storage: l.max_compute_workgroup_storage_size,
             texture_kernels: true,
         };
         let a = adapter.get_info();

@@ -2,6 +2,12 @@
 //! each invocation writing [`BLUR_RUN`] pixels along its pass (`shaders/image_blur.wgsl`), and
 //! [`blur_area2`], the blur followed by an exact 2× area downscale in the same two passes: its
 //! vertical pass writes the downscaled frame, so the blurred frame never goes to memory.
+//!
+//! The horizontal pass into a buffer runs staged on GPUs (`horizontal_staged`: the rows'
+//! source segments and the outputs go through workgroup memory, so that a warp's global reads
+//! and writes are of consecutive pixels) where the radius is at most [`BLUR_STAGED_MAX_RADIUS`]
+//! and the device gives [`BLUR_STAGED_WORKGROUP_BYTES`] of workgroup memory; else (and on CPU
+//! adapters) it runs unstaged. Both compute every pixel the same way, bit for bit, so which one runs never shows.
 
 use super::select::{pick, Table};
 use super::{blur_weights, Blur, ImageParams, ImageView, PixelFormat};
@@ -15,6 +21,21 @@ use PixelFormat::{Rgba32F, Rgba8, Srgba8};
 /// Pixels each invocation of a blur pass (`shaders::BLUR_*`) writes along its pass: a
 /// workgroup of 16×16 covers `16 · BLUR_RUN` columns (horizontal) or rows (vertical).
 pub const BLUR_RUN: u32 = 8;
+
+/// The largest radius the staged horizontal pass
+/// ([`shaders::BLUR_HORIZONTAL_STAGED`](crate::shaders::BLUR_HORIZONTAL_STAGED) and its format
+/// twins) takes: its workgroup memory holds 4 rows of `256 + 2 · 64 + 8` source pixels
+/// (`STAGED_ROW` in `shaders/image_blur.wgsl`). A Gaussian of σ ≤ 21.333 has at most this radius.
+pub const BLUR_STAGED_MAX_RADIUS: u32 = 64;
+
+/// Bytes of workgroup memory the staged horizontal pass declares, at most: its 4 × 384 source
+/// pixels and 36 vec4s of padded weights as `vec4<f32>` (25,152) and, for sRGB-encoded sources,
+/// the table of the bytes' linear values (2,048). A device that gives less runs the unstaged
+/// pass.
+pub const BLUR_STAGED_WORKGROUP_BYTES: u32 = 27_200;
+
+/// Columns and rows one workgroup of the staged horizontal pass covers.
+const STAGED_SPAN: [u32; 2] = [256, 4];
 
 /// Blurs `src` into `dst` (both RGBA8 or both RGBA32F, or sRGB-encoded RGBA8 on one side and
 /// RGBA32F on the other): `dst(x, y)` is the blurred source at `(x, y) + origin`, with
@@ -39,13 +60,15 @@ pub fn blur<B: Backend>(
     origin: [u32; 2],
     blur: Blur,
 ) -> Result<SubmissionIndex> {
-    // Per format pair: the passes with a buffer intermediate, then with a texture one.
-    let passes: &Table<[&KernelSource; 4]> = &[
+    // Per format pair: the passes with a buffer intermediate (horizontal, horizontal staged,
+    // vertical), then with a texture one.
+    let passes: &Table<[&KernelSource; 5]> = &[
         (
             Rgba32F,
             Rgba32F,
             [
                 &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_HORIZONTAL_STAGED,
                 &shaders::BLUR_VERTICAL,
                 &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
                 &shaders::BLUR_VERTICAL_FROM_TEXTURE,
@@ -56,6 +79,7 @@ pub fn blur<B: Backend>(
             Rgba8,
             [
                 &shaders::BLUR_HORIZONTAL_RGBA8,
+                &shaders::BLUR_HORIZONTAL_RGBA8_STAGED,
                 &shaders::BLUR_VERTICAL_RGBA8,
                 &shaders::BLUR_HORIZONTAL_RGBA8_TO_TEXTURE,
                 &shaders::BLUR_VERTICAL_RGBA8_FROM_TEXTURE,
@@ -66,6 +90,7 @@ pub fn blur<B: Backend>(
             Rgba32F,
             [
                 &shaders::BLUR_HORIZONTAL_SRGBA8,
+                &shaders::BLUR_HORIZONTAL_SRGBA8_STAGED,
                 &shaders::BLUR_VERTICAL,
                 &shaders::BLUR_HORIZONTAL_SRGBA8_TO_TEXTURE,
                 &shaders::BLUR_VERTICAL_FROM_TEXTURE,
@@ -76,13 +101,14 @@ pub fn blur<B: Backend>(
             Srgba8,
             [
                 &shaders::BLUR_HORIZONTAL,
+                &shaders::BLUR_HORIZONTAL_STAGED,
                 &shaders::BLUR_VERTICAL_TO_SRGBA8,
                 &shaders::BLUR_HORIZONTAL_TO_TEXTURE,
                 &shaders::BLUR_VERTICAL_TO_SRGBA8_FROM_TEXTURE,
             ],
         ),
     ];
-    let [h_buffer, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
+    let [h_buffer, h_staged, v_buffer, h_texture, v_texture] = pick(ctx, src, dst, passes)?;
     let p = ImageParams::region(src, dst, origin)?;
     let half = src.format == Rgba8;
     let run = 16 * BLUR_RUN;
@@ -93,15 +119,15 @@ pub fn blur<B: Backend>(
         texture_ok: true,
     };
     two_passes(ctx, blur, src.handle, mid, |tmp| {
-        let (horizontal, vertical) = if tmp.is_texture() {
-            (h_texture, v_texture)
+        let (horizontal, staged, vertical) = if tmp.is_texture() {
+            (h_texture, None, v_texture)
         } else {
-            (h_buffer, v_buffer)
+            (h_buffer, Some(h_staged), v_buffer)
         };
         Passes {
             horizontal,
+            staged,
             h_params: p,
-            h_groups: [dst.width.div_ceil(run), src.height.div_ceil(16), 1],
             vertical,
             v_params: ImageParams { ox: 0, ..p },
             v_groups: [dst.width.div_ceil(16), dst.height.div_ceil(run), 1],
@@ -131,7 +157,7 @@ pub fn blur_area2<B: Backend>(
     origin: [u32; 2],
     blur: Blur,
 ) -> Result<SubmissionIndex> {
-    let [horizontal, vertical] = pick(ctx, src, dst, AREA2)?;
+    let [horizontal, staged, vertical] = pick(ctx, src, dst, AREA2)?;
     let doubled = |side: u32| {
         side.checked_mul(2).ok_or_else(|| Error::ShapeMismatch {
             expected: "an output at most 2³¹ − 1 pixels a side (its source is twice as large)"
@@ -146,7 +172,6 @@ pub fn blur_area2<B: Backend>(
     };
     let p = ImageParams::region(src, &blurred, origin)?;
     let half = src.format != Rgba32F;
-    let run = 16 * BLUR_RUN;
     let mid = Mid {
         width: blurred.width,
         height: src.height,
@@ -155,8 +180,8 @@ pub fn blur_area2<B: Backend>(
     };
     two_passes(ctx, blur, src.handle, mid, |_| Passes {
         horizontal,
+        staged: Some(staged),
         h_params: p,
-        h_groups: [blurred.width.div_ceil(run), src.height.div_ceil(16), 1],
         vertical,
         v_params: ImageParams {
             ox: 0,
@@ -171,14 +196,15 @@ pub fn blur_area2<B: Backend>(
     })
 }
 
-/// [`blur_area2`]'s passes per format pair: horizontal into the intermediate, then the
-/// vertical pass with the downscale.
-const AREA2: &Table<[&KernelSource; 2]> = &[
+/// [`blur_area2`]'s passes per format pair: horizontal into the intermediate (unstaged and
+/// staged), then the vertical pass with the downscale.
+const AREA2: &Table<[&KernelSource; 3]> = &[
     (
         Srgba8,
         Srgba8,
         [
             &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+            &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED,
             &shaders::BLUR_AREA2_HALF_TO_SRGBA8,
         ],
     ),
@@ -187,6 +213,7 @@ const AREA2: &Table<[&KernelSource; 2]> = &[
         Rgba32F,
         [
             &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF,
+            &shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED,
             &shaders::BLUR_AREA2_HALF_TO_RGBA32F,
         ],
     ),
@@ -195,18 +222,27 @@ const AREA2: &Table<[&KernelSource; 2]> = &[
         Rgba8,
         [
             &shaders::BLUR_HORIZONTAL_RGBA8,
+            &shaders::BLUR_HORIZONTAL_RGBA8_STAGED,
             &shaders::BLUR_AREA2_HALF_TO_RGBA8,
         ],
     ),
     (
         Rgba32F,
         Rgba32F,
-        [&shaders::BLUR_HORIZONTAL, &shaders::BLUR_AREA2],
+        [
+            &shaders::BLUR_HORIZONTAL,
+            &shaders::BLUR_HORIZONTAL_STAGED,
+            &shaders::BLUR_AREA2,
+        ],
     ),
     (
         Rgba32F,
         Srgba8,
-        [&shaders::BLUR_HORIZONTAL, &shaders::BLUR_AREA2_TO_SRGBA8],
+        [
+            &shaders::BLUR_HORIZONTAL,
+            &shaders::BLUR_HORIZONTAL_STAGED,
+            &shaders::BLUR_AREA2_TO_SRGBA8,
+        ],
     ),
 ];
 
@@ -215,16 +251,55 @@ pub fn blur_area2_formats(src: PixelFormat, dst: PixelFormat) -> bool {
     AREA2.iter().any(|&(s, d, _)| s == src && d == dst)
 }
 
-/// One blur's two launches: the horizontal pass from the source frame into the intermediate,
-/// the vertical pass from it into `frame`.
+/// One blur's two launches: the horizontal pass from the source frame into the intermediate
+/// (`staged` where it has a staged form and the radius and device allow it), the vertical pass
+/// from it into `frame`.
 struct Passes<'k> {
     horizontal: &'k KernelSource,
+    staged: Option<&'k KernelSource>,
     h_params: ImageParams,
-    h_groups: [u32; 3],
     vertical: &'k KernelSource,
     v_params: ImageParams,
     v_groups: [u32; 3],
     frame: BufferHandle,
+}
+
+/// The horizontal pass of `passes` for `radius` into a `width × height` intermediate, and its
+/// workgroups: the staged one on GPUs where it has one and the radius, the device's workgroup
+/// memory and its grid allow it; else the unstaged one. Not on CPU adapters: there global reads
+/// are cached whatever their pattern and the staging is extra work (lavapipe, 1920×1080 RGBA8:
+/// 1.5–2× the unstaged pass's time at radii 6 and 24).
+fn horizontal_pass<'k, B: Backend>(
+    ctx: &Context<B>,
+    passes: &Passes<'k>,
+    radius: u32,
+    width: u32,
+    height: u32,
+) -> (&'k KernelSource, [u32; 3]) {
+    let limits = ctx.backend().limits();
+    let groups = [
+        width.div_ceil(STAGED_SPAN[0]),
+        height.div_ceil(STAGED_SPAN[1]),
+        1,
+    ];
+    let gpu = || ctx.backend().device_info().device_type != "cpu";
+    match passes.staged {
+        Some(staged)
+            if radius <= BLUR_STAGED_MAX_RADIUS
+                && limits.max_workgroup_storage >= BLUR_STAGED_WORKGROUP_BYTES
+                && groups[1] <= limits.max_workgroups[1]
+                && gpu() =>
+        {
+            (staged, groups)
+        }
+        _ => {
+            let run = 16 * BLUR_RUN;
+            (
+                passes.horizontal,
+                [width.div_ceil(run), height.div_ceil(16), 1],
+            )
+        }
+    }
 }
 
 /// A blur's intermediate: `width × height` pixels, four f16 a pixel when `half`, a texture
@@ -257,9 +332,9 @@ fn two_passes<'k, B: Backend>(
         }
     };
     let passes = plan(&tmp);
+    let (horizontal, h_groups) = horizontal_pass(ctx, &passes, radius, width, height);
     let run = || -> Result<SubmissionIndex> {
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
-        // Horizontal: every source row, the intermediate's columns.
         let h = ImageParams {
             dst_w: width,
             dst_h: height,
@@ -268,7 +343,7 @@ fn two_passes<'k, B: Backend>(
             radius,
             ..passes.h_params
         };
-        tmp.launch(ctx, passes.horizontal, false, src, w, &h, passes.h_groups)?;
+        tmp.launch(ctx, horizontal, false, src, w, &h, h_groups)?;
         // Vertical: from the intermediate into the frame.
         let v = ImageParams {
             src_w: width,
