@@ -5,9 +5,9 @@
 //! regions at an origin inside a larger source and padded strides, with random weights and all
 //! of the intermediate (its stride's padding too) compared; the unstaged pass is checked against
 //! a CPU twin on the way. And `blur_area2`, whose intermediate is a buffer on every adapter,
-//! equals its two passes launched unstaged, on both sides of the staged radius limit (on GPUs
-//! it runs the staged pass up to the limit; CPU adapters such as lavapipe always run the
-//! unstaged one, and there only the first test runs the staged pass).
+//! equals its two passes launched unstaged, on both sides of the staged radius limit (on the
+//! CUDA backend it runs the staged pass up to the limit; wgpu always runs the unstaged one,
+//! and there only the first test runs the staged pass).
 
 mod common;
 

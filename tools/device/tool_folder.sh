@@ -21,7 +21,7 @@ for backend in ${BACKENDS:-cuda wgpu}; do
   for budget in "" "--budget 600MiB"; do
     for out in jpg png; do
       rm -rf /tmp/vramkit_out /tmp/vramkit_report.json
-      timeout 240 .device/examples/image_4k $F --out /tmp/vramkit_out --out-format $out --backend $backend $budget \
+      timeout 240 .device/run ../examples/image_4k $F --out /tmp/vramkit_out --out-format $out --backend $backend $budget \
         --json /tmp/vramkit_report.json 2> /tmp/vramkit_tool.err >/dev/null
       rc=$?
       python3 - "$backend" "$budget" "$out" "$rc" <<'PY'
