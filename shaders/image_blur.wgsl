@@ -175,8 +175,8 @@ fn horizontal(
 }
 
 // The horizontal pass with coalesced global reads and writes (`horizontal_staged`, for
-// radii up to STAGED_MAX_TAPS / 2; src/kernels/image/blur.rs picks it, falling back to
-// `horizontal`). `horizontal` reads with a warp's lanes K pixels apart and writes each output on
+// radii up to STAGED_MAX_TAPS / 2; src/kernels/image/blur.rs picks its CUDA twin on the CUDA
+// backend, and `horizontal` elsewhere: through NVIDIA's Vulkan driver this one measured slower). `horizontal` reads with a warp's lanes K pixels apart and writes each output on
 // its own, so a warp's every load and store instruction touches 32 scattered sectors. Here a
 // workgroup of 32 × 4 covers STAGED_SPAN = 256 outputs of 4 rows (a row per 32 invocations):
 // 1. its invocations read the rows' source segments (the 256 outputs' windows, as the runs of

@@ -2,24 +2,28 @@
 //! the application records, and the application's submissions known to vramkit's release
 //! rules.
 //!
-//! The rules (the same queue orders everything):
+//! The rules (one queue orders everything; work runs in the order it reaches the queue):
 //! 1. **Bind** an allocation with [`Context::wgpu_binding`]: the buffer, offset and size of
-//!    its range. From then on the allocation never moves (compaction works around it), and
-//!    whatever vramkit recorded before (its clearing, uploads, kernels) is submitted, so the
-//!    application's later submissions see it. Work vramkit records afterwards reaches the
-//!    queue at [`Context::submit`] (transfers submit on their own): submit before submitting
-//!    work of yours that reads what vramkit's kernels wrote.
-//! 2. **Stay inside** `offset .. offset + size`: the buffer holds other allocations of the
-//!    context (wgpu checks accesses against the whole buffer, so a stray write cannot leave
-//!    it, but it can reach a neighbour).
-//! 3. **Tell vramkit** which of your submissions used the allocation, with
+//!    its range. From then on the allocation never moves (compaction works around it; nothing
+//!    undoes this, so a binding kept for long also keeps its block from being compacted away),
+//!    and whatever vramkit recorded before (its clearing, uploads, kernels) is submitted.
+//! 2. **Submit vramkit's work first.** vramkit records kernels into an encoder of its own that
+//!    reaches the queue at [`Context::submit`] (transfers submit on their own). Call it before
+//!    you submit work that touches an allocation vramkit has recorded work on since: else
+//!    your work runs first, whether it reads what vramkit's kernels write or writes what they
+//!    read.
+//! 3. **Stay inside** `offset .. offset + size`, and never `destroy`, map or rebind the buffer
+//!    beyond it: it holds other allocations of the context (wgpu checks accesses against the
+//!    whole buffer, so a stray write cannot leave it, but it can reach a neighbour, and a
+//!    destroyed buffer fails every allocation in it, reported as errors of later vramkit
+//!    calls).
+//! 4. **Tell vramkit** which of your submissions used the allocation, with
 //!    [`Context::track_external`], and release it only after submitting them. Device memory
 //!    is reused in queue order (as on one CUDA stream), so work vramkit records later runs
-//!    after yours; tracking keeps the block it lives in until your work completed, makes
-//!    [`Context::wait`] and the allocation's accounting include it, and is what a release of
-//!    host-visible memory waits for.
-//! 4. Textures alike: [`Context::wgpu_texture`] and [`Context::track_external_texture`]
-//!    (textures never move).
+//!    after yours; tracking keeps the block it lives in from going back to the device before
+//!    your work completed, and makes [`Context::wait`] and [`Context::wait_for`] cover it.
+//! 5. Textures alike: [`Context::wgpu_texture`] and [`Context::track_external_texture`]
+//!    (textures never move; a released texture is freed once tracked work completed).
 
 use std::num::NonZeroU64;
 
@@ -114,7 +118,11 @@ impl Context<WgpuBackend> {
     ) -> Result<()> {
         lock(&self.mem).get(handle)?;
         let after = self.backend.after_external(submission)?;
-        lock(&self.mem).touch(handle, after);
+        // Checked again under the lock that records it: a release in between is an error,
+        // not a silent no-op.
+        let mut m = lock(&self.mem);
+        m.get(handle)?;
+        m.touch(handle, after);
         Ok(())
     }
 
@@ -130,7 +138,9 @@ impl Context<WgpuBackend> {
     ) -> Result<()> {
         lock(&self.mem).texture(handle)?;
         let after = self.backend.after_external(submission)?;
-        lock(&self.mem).touch_texture(handle, after);
+        let mut m = lock(&self.mem);
+        m.texture(handle)?;
+        m.touch_texture(handle, after);
         Ok(())
     }
 }

@@ -21,9 +21,10 @@ use crate::Context;
 /// [`into_handle`](Self::into_handle) gives up ownership, leaving the release to the caller.
 ///
 /// Releasing the handle behind an `Owned` with [`Context::release`] makes its drop find a
-/// stale handle ([`Error::StaleHandle`](crate::Error::StaleHandle), kept as above): use
-/// [`Owned::release`] or [`into_handle`](Self::into_handle) instead. Handles are generational,
-/// so that drop never releases another allocation.
+/// stale handle ([`Error::StaleHandle`](crate::Error::StaleHandle)), which is logged at
+/// `warn` and not kept (the next allocation, maybe another thread's, has nothing to do with
+/// it): use [`Owned::release`] or [`into_handle`](Self::into_handle) instead. Handles are
+/// generational, so that drop never releases another allocation.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -110,8 +111,12 @@ impl<B: Backend> Drop for Owned<B> {
             return;
         }
         self.owns = false;
-        if let Err(e) = self.ctx.release(self.handle) {
-            lock(&self.ctx.mem).defer_error(e);
+        match self.ctx.release(self.handle) {
+            Ok(()) => {}
+            Err(e @ crate::Error::StaleHandle { .. }) => {
+                log::warn!("vramkit: an owned allocation was released behind its back: {e}");
+            }
+            Err(e) => lock(&self.ctx.mem).defer_error(e),
         }
     }
 }

@@ -181,6 +181,44 @@ fn wrong_device_handles_are_refused<B: Backend>(mk: Mk<B>) {
     ));
 }
 
+fn copies_in_opposite_directions_at_once<B: Backend>(mk: Mk<B>) {
+    let s = set(mk, &[64 * MIB, 64 * MIB], None);
+    let len = 5 * (64 << 10) + 3;
+    let data: Vec<Vec<u8>> = (0..2).map(|d| random_bytes(len, 40 + d)).collect();
+    let src: Vec<DeviceHandle> = (0..2)
+        .map(|d| {
+            let h = s.alloc_on(d, AllocDesc::new("src", len as u64)).unwrap();
+            s.device(d).unwrap().upload(h.handle, &data[d]).unwrap();
+            h
+        })
+        .collect();
+    let dst: Vec<DeviceHandle> = (0..2)
+        .map(|d| s.alloc_on(d, AllocDesc::new("dst", len as u64)).unwrap())
+        .collect();
+    // 0 → 1 on one thread while 1 → 0 runs on another, many times: no order of the two
+    // contexts' staging locks may wait for the other.
+    std::thread::scope(|t| {
+        t.spawn(|| (0..20).for_each(|_| s.copy(src[0], dst[1]).unwrap()));
+        t.spawn(|| (0..20).for_each(|_| s.copy(src[1], dst[0]).unwrap()));
+    });
+    assert_eq!(
+        s.device(1).unwrap().download(dst[1].handle).unwrap(),
+        data[0]
+    );
+    assert_eq!(
+        s.device(0).unwrap().download(dst[0].handle).unwrap(),
+        data[1]
+    );
+    // The set's contexts are shared: owning handles work on them.
+    let owned = s
+        .device(0)
+        .unwrap()
+        .alloc_owned(AllocDesc::new("owned", 64))
+        .unwrap();
+    drop(owned);
+    assert_eq!(s.stats().live, 4);
+}
+
 #[test]
 fn an_empty_set_is_refused() {
     assert!(matches!(
@@ -193,6 +231,7 @@ backend_tests!(
     placement_goes_to_the_most_room,
     budgets_and_the_total_hold_under_random_traffic,
     copies_between_devices_are_exact,
+    copies_in_opposite_directions_at_once,
     statistics_are_summed,
     wrong_device_handles_are_refused,
 );

@@ -251,11 +251,14 @@ fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
             .allocated_at
             .as_deref()
             .expect("DebugSettings::backtraces captures a backtrace");
-        // The backtrace names the function that allocated (this test's body).
+        // The backtrace names the function that allocated (this test's body), where the binary
+        // has its symbols (the device runs stripped copies: frames without names there).
         assert!(
-            at.contains("the_leak_report_lists_exactly_the_live_allocations"),
+            at.contains("the_leak_report_lists_exactly_the_live_allocations")
+                || !at.contains("vramkit::"),
             "{at}"
         );
+        assert!(!at.is_empty());
     }
     // Without leaks, the report is empty; without the setting, leaks carry no backtrace.
     let clean = mk(ContextDesc::default());

@@ -15,7 +15,7 @@ backend_tests!(
     dropped_owned_handles_release_once,
     explicit_release_and_into_handle,
     owned_handles_release_when_a_panic_unwinds,
-    a_failed_release_in_drop_comes_back_from_the_next_alloc,
+    a_handle_released_behind_its_back_is_no_later_error,
 );
 
 /// (live allocations, releases so far, bytes requested by live allocations).
@@ -119,15 +119,15 @@ fn owned_handles_release_when_a_panic_unwinds<B: Backend>(mk: Mk<B>) {
     assert_eq!(ctx.download_vec::<u16>(*c).expect("download"), [5; 32]);
 }
 
-fn a_failed_release_in_drop_comes_back_from_the_next_alloc<B: Backend>(mk: Mk<B>) {
+fn a_handle_released_behind_its_back_is_no_later_error<B: Backend>(mk: Mk<B>) {
     let ctx: Arc<Context<B>> = Arc::new(mk(ContextDesc::default()));
     let a = ctx.alloc_owned(AllocDesc::new("a", 64)).expect("alloc");
+    let b = ctx.alloc(AllocDesc::new("b", 64)).expect("alloc");
     ctx.release(*a).expect("released behind its back");
     let before = counts(&ctx.stats());
-    drop(a); // finds a stale handle: recorded, not lost, and nothing else released
+    drop(a); // finds a stale handle: logged, and nothing else released
     assert_eq!(counts(&ctx.stats()), before);
-    let e = ctx.alloc(AllocDesc::new("next", 16)).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::StaleHandle, "{e}");
-    // Returned once.
+    assert!(ctx.size_of(b).is_ok(), "the other allocation lives");
+    // The next allocation (another caller's business) does not get the drop's error.
     ctx.alloc(AllocDesc::new("next", 16)).expect("alloc");
 }

@@ -1,8 +1,12 @@
-//! Copies between allocations of a [`DeviceSet`]: between two devices, streamed chunk by chunk
-//! from the source's readback staging straight into the destination's upload staging (one
-//! host copy a chunk, counted in both contexts' staging budgets, each device's transfer
-//! ordered after the work already recorded on it); within one context, through a host bounce
-//! buffer of one staging chunk.
+//! Copies between allocations of a [`DeviceSet`], through a host bounce buffer of one staging
+//! chunk: each chunk is read back from the source's device and uploaded to the destination's,
+//! counted in both contexts' staging budgets, each transfer ordered after the work already
+//! recorded on its device.
+//!
+//! The two transfers never nest: a chunk read straight from one context's readback staging into
+//! another's upload staging would hold both contexts' staging locks at once, and two copies in
+//! opposite directions (or a copy and a caller's own nested transfer) would then wait for each
+//! other forever. One host copy more a chunk is the price.
 
 use super::{DeviceHandle, DeviceSet};
 use crate::backend::Backend;
@@ -10,7 +14,8 @@ use crate::error::{Error, Result};
 
 impl<B: Backend> DeviceSet<B> {
     /// Copies all of `src` into the start of `dst` (any devices of the set, the same one
-    /// included). Waits until the bytes are in `dst`'s device memory, or queued there in order.
+    /// included). Returns once the bytes are in `dst`'s device memory, or queued there in
+    /// order.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `dst` is smaller than `src`; [`Error::StaleHandle`] for a
@@ -26,26 +31,15 @@ impl<B: Backend> DeviceSet<B> {
                 actual: format!("{room} bytes"),
             });
         }
-        if src.device == dst.device {
-            let mut bounce = crate::memory::host_buffer(
-                from.staging_chunk().min(len),
-                "a copy's bounce buffer",
-            )?;
-            let mut at = 0;
-            while at < len {
-                let n = (len - at).min(bounce.len() as u64) as usize;
-                from.download_into(src.handle, at, &mut bounce[..n])?;
-                to.upload_at(dst.handle, at, &bounce[..n])?;
-                at += n as u64;
-            }
-            return Ok(());
+        let chunk = from.staging_chunk().min(to.staging_chunk()).min(len);
+        let mut bounce = crate::memory::host_buffer(chunk, "a copy's bounce buffer")?;
+        let mut at = 0;
+        while at < len {
+            let n = (len - at).min(chunk) as usize;
+            from.download_into(src.handle, at, &mut bounce[..n])?;
+            to.upload_at(dst.handle, at, &bounce[..n])?;
+            at += n as u64;
         }
-        let mut failed = Ok(());
-        from.download_with(src.handle, 0..len, |at, chunk| {
-            if failed.is_ok() {
-                failed = to.upload_at(dst.handle, at, chunk);
-            }
-        })?;
-        failed
+        Ok(())
     }
 }

@@ -18,7 +18,7 @@ mod copy;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub use stats::SetStats;
 
@@ -53,7 +53,7 @@ pub struct DeviceHandle {
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 pub struct DeviceSet<B: Backend = crate::backend::wgpu::WgpuBackend> {
-    devices: Vec<Context<B>>,
+    devices: Vec<Arc<Context<B>>>,
     total: Option<u64>,
     /// Holds the total's check and the allocation it admits together.
     admit: Mutex<()>,
@@ -72,7 +72,9 @@ impl<B: Backend> std::fmt::Debug for DeviceSet<B> {
 
 impl<B: Backend> DeviceSet<B> {
     /// A set of contexts the caller made (one per device, or several on one device), with an
-    /// optional total budget over them.
+    /// optional total budget over them. The set holds them behind `Arc`s
+    /// ([`devices`](Self::devices)), so owning handles work on them
+    /// ([`Context::alloc_owned`]).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for no contexts.
@@ -85,7 +87,7 @@ impl<B: Backend> DeviceSet<B> {
             });
         }
         Ok(Self {
-            devices,
+            devices: devices.into_iter().map(Arc::new).collect(),
             total: total_budget,
             admit: Mutex::new(()),
             next: AtomicUsize::new(0),
@@ -103,7 +105,7 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// The contexts, in device order.
-    pub fn devices(&self) -> &[Context<B>] {
+    pub fn devices(&self) -> &[Arc<Context<B>>] {
         &self.devices
     }
 
@@ -111,7 +113,7 @@ impl<B: Backend> DeviceSet<B> {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for an index past the set.
-    pub fn device(&self, index: usize) -> Result<&Context<B>> {
+    pub fn device(&self, index: usize) -> Result<&Arc<Context<B>>> {
         self.devices
             .get(index)
             .ok_or_else(|| Error::InvalidParameter {
@@ -200,10 +202,7 @@ impl<B: Backend> DeviceSet<B> {
 
     /// Each device's statistics, and their sums.
     pub fn stats(&self) -> SetStats {
-        SetStats::new(
-            self.devices.iter().map(Context::stats).collect(),
-            self.total,
-        )
+        SetStats::new(self.devices.iter().map(|c| c.stats()).collect(), self.total)
     }
 
     /// How many items of `bytes_per_item` fit now across the set: the sum of each device's

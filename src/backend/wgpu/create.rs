@@ -57,6 +57,13 @@ impl WgpuBackend {
     /// of its failures through error scopes, but uncaptured errors of work it recorded reach
     /// only your handler.
     ///
+    /// **Polling:** vramkit polls the device (`Device::poll`) inside its calls, some of them
+    /// while it holds its memory manager's lock, and wgpu runs the application's
+    /// `map_async` and `on_submitted_work_done` callbacks inside such polls: those callbacks
+    /// must not call into the same [`Context`](crate::Context) (nor a
+    /// [`DeviceSet`](crate::devices::DeviceSet) holding it), or they wait for a lock their own
+    /// thread holds. Send work to another thread from them instead.
+    ///
     /// # Errors
     /// None today; a `Result` so that checks of the device can be added.
     ///

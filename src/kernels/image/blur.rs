@@ -29,8 +29,9 @@ pub const BLUR_RUN: u32 = 8;
 
 /// The largest radius the staged horizontal pass
 /// ([`shaders::BLUR_HORIZONTAL_STAGED`](crate::shaders::BLUR_HORIZONTAL_STAGED) and its format
-/// twins) takes: its workgroup memory holds 4 rows of `256 + 2 · 64 + 8` source pixels
-/// (`STAGED_ROW` in `shaders/image_blur.wgsl`). A Gaussian of σ ≤ 21.333 has at most this radius.
+/// twins) takes: its workgroup memory holds 4 rows of 384 source pixels (`STAGED_ROW` in
+/// `shaders/image_blur.wgsl`: the last invocation's run of 129 taps + 7 more outputs, rounded
+/// to groups of 4, starting 31 · 8 pixels in). A Gaussian of σ ≤ 21.333 has at most this radius.
 pub const BLUR_STAGED_MAX_RADIUS: u32 = 64;
 
 /// Bytes of workgroup memory the staged horizontal pass declares, at most: its 4 × 384 source
