@@ -49,6 +49,26 @@ pub struct DebugSettings {
 }
 
 impl DebugSettings {
+    /// Each setting on where `self` or `other` has it on: e.g. a description's settings with
+    /// what the environment asks for added (`desc.debug.or(DebugSettings::from_env())`).
+    ///
+    /// ```
+    /// use vramkit::DebugSettings;
+    /// let a = DebugSettings { backtraces: true, ..Default::default() };
+    /// let b = DebugSettings { no_vendor_blas: true, ..Default::default() };
+    /// let both = a.or(b);
+    /// assert!(both.backtraces && both.no_vendor_blas && !both.log_allocations);
+    /// ```
+    #[must_use]
+    pub fn or(self, other: DebugSettings) -> DebugSettings {
+        DebugSettings {
+            backtraces: self.backtraces || other.backtraces,
+            log_allocations: self.log_allocations || other.log_allocations,
+            no_vendor_blas: self.no_vendor_blas || other.no_vendor_blas,
+            no_cooperative_matrix: self.no_cooperative_matrix || other.no_cooperative_matrix,
+        }
+    }
+
     /// The settings the environment asks for, for apps and examples that want them there (the
     /// library never calls it). Each variable is on when set to `1`:
     ///

@@ -121,14 +121,7 @@ impl<B: Backend> Context<B> {
         params: &[u8],
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        // Only vramkit's own (static, borrowed) kernels are guarded: the clone copies no text.
-        let checked;
-        let kernel = if kernel.is_guarded() {
-            checked = kernel.clone().checked();
-            &checked
-        } else {
-            kernel
-        };
+        let kernel = &*kernel.as_checked();
         self.dispatch_guarded(kernel, constants, bindings, params, workgroups)
     }
 

@@ -14,12 +14,7 @@ pub fn quick() -> bool {
 /// `VRAMKIT_LOG_ALLOCATIONS`, `VRAMKIT_CUDA_NO_CUBLAS`, `VRAMKIT_NO_COOPERATIVE_MATRIX`), so
 /// that e.g. `VRAMKIT_NO_COOPERATIVE_MATRIX=1` runs the f16 benches on the fallback kernel.
 pub fn with_env(mut desc: ContextDesc) -> ContextDesc {
-    let env = vramkit::DebugSettings::from_env();
-    let d = &mut desc.debug;
-    d.backtraces |= env.backtraces;
-    d.log_allocations |= env.log_allocations;
-    d.no_vendor_blas |= env.no_vendor_blas;
-    d.no_cooperative_matrix |= env.no_cooperative_matrix;
+    desc.debug = desc.debug.or(vramkit::DebugSettings::from_env());
     desc
 }
 

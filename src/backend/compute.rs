@@ -132,6 +132,16 @@ impl KernelSource {
         self
     }
 
+    /// This kernel as a caller's launch compiles it: with runtime bounds checks (a copy only
+    /// when it is one of vramkit's guarded kernels, whose static strings it shares).
+    pub(crate) fn as_checked(&self) -> Cow<'_, KernelSource> {
+        if self.guarded {
+            Cow::Owned(self.clone().checked())
+        } else {
+            Cow::Borrowed(self)
+        }
+    }
+
     /// The same kernel, compiled with runtime bounds checks.
     pub(crate) const fn checked(mut self) -> Self {
         self.guarded = false;
