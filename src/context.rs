@@ -97,7 +97,7 @@ pub struct Context<B: Backend = WgpuBackend> {
     pub(crate) id: u32,
     pub(crate) backend: B,
     pub(crate) mem: Mutex<Manager<B>>,
-    staging: Mutex<Staging<B::Block>>,
+    pub(crate) staging: Mutex<Staging<B::Block>>,
     /// The staging slot size and the rings' capacity (fixed at creation), readable while a
     /// transfer holds `staging`.
     staging_sizes: (u64, u64),
@@ -484,45 +484,5 @@ impl<B: Backend> Context<B> {
         let mut freed = staging.upload.clear(&self.backend, &mut mem)?;
         freed += staging.readback.clear(&self.backend, &mut mem)?;
         Ok(freed + mem.trim(&self.backend)?)
-    }
-}
-
-impl<B: Backend> Drop for Context<B> {
-    fn drop(&mut self) {
-        // No call follows to return an error to: errors are logged. They mean the device is
-        // gone, and its memory with it; blocks whose work may still run are leaked, not freed.
-        let waited = self
-            .backend
-            .submit()
-            .and_then(|last| self.backend.wait(last))
-            .and_then(|()| self.backend.check_device());
-        if let Err(e) = waited {
-            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
-        }
-        let mut staging = lock(&self.staging);
-        let mut mem = lock(&self.mem);
-        let staging = &mut *staging;
-        for ring in [&mut staging.upload, &mut staging.readback] {
-            if let Err(e) = ring.clear(&self.backend, &mut mem) {
-                log::warn!("vramkit: context {}: staging not freed: {e}", self.id);
-            }
-        }
-        if let Err(e) = mem.check_deferred() {
-            log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
-        }
-        for leak in mem.shutdown(&self.backend) {
-            log::warn!(
-                "vramkit: context {} dropped with `{}`{} alive: {} B of {:?} memory{}",
-                self.id,
-                leak.label,
-                leak.tag.map_or(String::new(), |t| format!(" [{t}]")),
-                leak.size,
-                leak.kind,
-                leak.allocated_at.map_or_else(
-                    || " (DebugSettings::backtraces says where it was allocated)".into(),
-                    |b| format!(", allocated at:\n{b}")
-                )
-            );
-        }
     }
 }

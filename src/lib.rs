@@ -43,6 +43,7 @@ mod observe;
 mod owned;
 mod queue;
 pub mod shaders;
+mod shutdown;
 mod signature;
 mod staging_buffer;
 pub mod texture;

@@ -26,17 +26,18 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::budget::Budget;
-use super::compact::{CompactionDesc, Goal};
+use super::compact::CompactionDesc;
 use super::geometry::Geometry;
 use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
 use super::stats::Counters;
 use super::trace::{EventKind, Recorder};
-use super::{AllocDesc, AllocationInfo, Label};
+use super::{AllocDesc, Label};
 use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
+mod collect;
 mod inspect;
 mod pin;
 mod place;
@@ -452,61 +453,5 @@ impl<B: Storage> Manager<B> {
             });
         }
         Ok(())
-    }
-
-    /// Returns released memory whose submissions have completed to the pools.
-    pub fn collect(&mut self, backend: &B) -> Result<()> {
-        self.collect_textures(backend, false)?;
-        if self.deferred.is_empty() {
-            return Ok(());
-        }
-        for p in self.deferred.take_done(backend)? {
-            self.free_placement(backend, p.kind, p.placement);
-        }
-        Ok(())
-    }
-
-    /// Waits for pending releases and frees every empty block. Returns whether memory came
-    /// back.
-    pub(super) fn reclaim(&mut self, backend: &B) -> Result<bool> {
-        let before = self.counters.reserved;
-        let had_pending = !self.deferred.is_empty() || self.textures.pending_bytes() > 0;
-        self.collect_textures(backend, true)?;
-        if let Some(last) = self.deferred.last() {
-            backend.wait(last)?;
-            self.collect(backend)?;
-        }
-        for kind in MemoryKind::ALL {
-            self.release_empty(backend, kind, 0, true);
-            self.shrink_segments(backend, kind, 0)?;
-        }
-        Ok(had_pending || self.counters.reserved < before)
-    }
-
-    /// Compacts every pool as far as it goes, then frees every empty block. Returns the bytes
-    /// freed.
-    pub fn trim(&mut self, backend: &B) -> Result<u64> {
-        self.check_deferred()?;
-        let before = self.counters.reserved;
-        self.reclaim(backend)?;
-        for kind in [MemoryKind::Device, MemoryKind::Unified] {
-            self.slide(backend, kind, u64::MAX, None, None)?;
-            self.evacuate(backend, kind, Goal::All, u64::MAX)?;
-        }
-        self.reclaim(backend)?;
-        Ok(before - self.counters.reserved)
-    }
-
-    /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.
-    pub fn shutdown(&mut self, backend: &B) -> Vec<AllocationInfo> {
-        let leaks = self.live_since(0, true);
-        self.allocs.clear();
-        self.drain_textures(backend);
-        for kind in MemoryKind::ALL {
-            for b in self.pools[kind.index()].drain() {
-                self.free_block(backend, kind, b);
-            }
-        }
-        leaks
     }
 }
