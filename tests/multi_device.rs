@@ -219,6 +219,124 @@ fn copies_in_opposite_directions_at_once<B: Backend>(mk: Mk<B>) {
     assert_eq!(s.stats().live, 4);
 }
 
+/// Values in [-1, 1) with 22 significant bits.
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    random_bytes(4 * n, seed)
+        .chunks_exact(4)
+        .map(|c| (u32::from_le_bytes([c[0], c[1], c[2], c[3]]) >> 9) as f32 / 4_194_304.0 - 1.0)
+        .collect()
+}
+
+fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
+    use vramkit::kernels::{matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
+    // Host memory runs no kernels: there only the copies and the shape checks below run.
+    let kernels = mk(ContextDesc::default()).adapter_info().api != "host";
+    for (devices, d) in [
+        (
+            2,
+            MatmulDims {
+                m: 67,
+                n: 33,
+                k: 45,
+            },
+        ),
+        (3, MatmulDims { m: 2, n: 130, k: 9 }),
+        (
+            3,
+            MatmulDims {
+                m: 100,
+                n: 1,
+                k: 300,
+            },
+        ),
+    ]
+    .into_iter()
+    .filter(|_| kernels)
+    {
+        let s = set(mk, &vec![256 * MIB; devices], Some(512 * MIB));
+        let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
+        let (a, b) = (values(m * k, 1), values(k * n, 2));
+        let alloc = |dev: usize, what: &'static str, len: usize| {
+            s.alloc_on(dev, AllocDesc::new(what, 4 * len as u64))
+                .unwrap()
+        };
+        // A on the last device, B on the first, C on the second: every band copies something.
+        let (ha, hb, hc) = (
+            alloc(devices - 1, "A", m * k),
+            alloc(0, "B", k * n),
+            alloc(1, "C", m * n),
+        );
+        s.device(ha.device)
+            .unwrap()
+            .upload_slice(ha.handle, &a)
+            .unwrap();
+        s.device(hb.device)
+            .unwrap()
+            .upload_slice(hb.handle, &b)
+            .unwrap();
+        let before = s.stats().live;
+        s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto).unwrap();
+        assert_eq!(
+            s.stats().live,
+            before,
+            "the bands' temporaries are released"
+        );
+        let split: Vec<f32> = s.device(1).unwrap().download_vec(hc.handle).unwrap();
+        // The one-device result, on device 0.
+        let ctx = s.device(0).unwrap();
+        let (a0, c0) = (alloc(0, "A0", m * k), alloc(0, "C0", m * n));
+        ctx.upload_slice(a0.handle, &a).unwrap();
+        matmul_with(ctx, a0.handle, hb.handle, c0.handle, d, MatmulKernel::Auto).unwrap();
+        let one: Vec<f32> = ctx.download_vec(c0.handle).unwrap();
+        let reference = matmul_cpu(&a, &b, d);
+        for (idx, (&got, &want)) in split.iter().zip(&reference).enumerate() {
+            let (i, j) = (idx / n, idx % n);
+            let abs: f64 = (0..k)
+                .map(|p| f64::from((a[i * k + p] * b[p * n + j]).abs()))
+                .sum();
+            let tol = 2.0 * k as f64 * f64::from(f32::EPSILON) * abs + 1e-30;
+            assert!(
+                (f64::from(got) - f64::from(want)).abs() <= tol,
+                "{d:?} C[{i}][{j}]"
+            );
+        }
+        // vramkit's own kernels compute each element the same way in a band as in the whole;
+        // cuBLAS may pick another algorithm for a band's shape.
+        if ctx.adapter_info().api != "CUDA" {
+            assert_eq!(split, one, "{d:?}: split == one device, bit for bit");
+        }
+    }
+    // Bad shapes are typed errors.
+    let s = set(mk, &[64 * MIB, 64 * MIB], None);
+    let h = s.alloc_on(0, AllocDesc::new("h", 64)).unwrap();
+    let d = MatmulDims { m: 4, n: 4, k: 4 };
+    assert!(matches!(
+        s.split_matmul(h, h, h, MatmulDims { m: 0, ..d }, Default::default()),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let small = s.alloc_on(1, AllocDesc::new("small", 60)).unwrap();
+    assert!(matches!(
+        s.split_matmul(h, h, small, d, Default::default()),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // Overlapping ranges of one allocation are refused; disjoint ones copy.
+    assert!(matches!(
+        s.copy_range(h, 0, h, 8, 16),
+        Err(Error::InvalidRange { .. })
+    ));
+    assert!(matches!(
+        s.copy_range(h, 0, small, 48, 16),
+        Err(Error::InvalidRange { .. })
+    ));
+    s.device(0)
+        .unwrap()
+        .upload(h.handle, &(0..64).collect::<Vec<u8>>())
+        .unwrap();
+    s.copy_range(h, 0, h, 32, 32).unwrap();
+    let back = s.device(0).unwrap().download(h.handle).unwrap();
+    assert_eq!(&back[32..], &(0..32).collect::<Vec<u8>>()[..]);
+}
+
 #[test]
 fn an_empty_set_is_refused() {
     assert!(matches!(
@@ -232,6 +350,7 @@ backend_tests!(
     budgets_and_the_total_hold_under_random_traffic,
     copies_between_devices_are_exact,
     copies_in_opposite_directions_at_once,
+    split_matmul_equals_one_device,
     statistics_are_summed,
     wrong_device_handles_are_refused,
 );

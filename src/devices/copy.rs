@@ -18,27 +18,69 @@ impl<B: Backend> DeviceSet<B> {
     /// order.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] when `dst` is smaller than `src`; [`Error::StaleHandle`] for a
-    /// released handle or one of another device than it says; [`Error::InvalidParameter`] for
-    /// a device past the set; transfer errors of either device.
+    /// [`Error::ShapeMismatch`] when `dst` is smaller than `src`; as
+    /// [`copy_range`](Self::copy_range).
     pub fn copy(&self, src: DeviceHandle, dst: DeviceHandle) -> Result<()> {
-        let (from, to) = (self.device(src.device)?, self.device(dst.device)?);
-        let len = from.size_of(src.handle)?;
-        let room = to.size_of(dst.handle)?;
+        let len = self.device(src.device)?.size_of(src.handle)?;
+        let room = self.device(dst.device)?.size_of(dst.handle)?;
         if room < len {
             return Err(Error::ShapeMismatch {
                 expected: format!("a destination of at least {len} bytes (the source's size)"),
                 actual: format!("{room} bytes"),
             });
         }
+        self.copy_range(src, 0, dst, 0, len)
+    }
+
+    /// Copies `len` bytes at byte `src_offset` of `src` to byte `dst_offset` of `dst` (any
+    /// devices of the set, the same one included).
+    ///
+    /// # Errors
+    /// [`Error::InvalidRange`] for a range past either allocation, or overlapping ranges of one
+    /// allocation; [`Error::StaleHandle`] for a released handle or one of another device than
+    /// it says; [`Error::InvalidParameter`] for a device past the set; transfer errors of
+    /// either device.
+    pub fn copy_range(
+        &self,
+        src: DeviceHandle,
+        src_offset: u64,
+        dst: DeviceHandle,
+        dst_offset: u64,
+        len: u64,
+    ) -> Result<()> {
+        let (from, to) = (self.device(src.device)?, self.device(dst.device)?);
+        for (ctx, h, at) in [(from, src, src_offset), (to, dst, dst_offset)] {
+            let size = ctx.size_of(h.handle)?;
+            if at.checked_add(len).is_none_or(|end| end > size) {
+                return Err(Error::InvalidRange {
+                    label: ctx.allocation_info(h.handle)?.label.to_string(),
+                    offset: at,
+                    len,
+                    size,
+                    reason: "the copy's range passes the allocation's end",
+                });
+            }
+        }
+        if src == dst && src_offset.max(dst_offset) - src_offset.min(dst_offset) < len {
+            return Err(Error::InvalidRange {
+                label: from.allocation_info(src.handle)?.label.to_string(),
+                offset: dst_offset,
+                len,
+                size: from.size_of(src.handle)?,
+                reason: "the source and destination ranges overlap; copy through a temporary",
+            });
+        }
+        if len == 0 {
+            return Ok(());
+        }
         let chunk = from.staging_chunk().min(to.staging_chunk()).min(len);
         let mut bounce = crate::memory::host_buffer(chunk, "a copy's bounce buffer")?;
-        let mut at = 0;
-        while at < len {
-            let n = (len - at).min(chunk) as usize;
-            from.download_into(src.handle, at, &mut bounce[..n])?;
-            to.upload_at(dst.handle, at, &bounce[..n])?;
-            at += n as u64;
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(chunk) as usize;
+            from.download_into(src.handle, src_offset + done, &mut bounce[..n])?;
+            to.upload_at(dst.handle, dst_offset + done, &bounce[..n])?;
+            done += n as u64;
         }
         Ok(())
     }

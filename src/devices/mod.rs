@@ -15,6 +15,7 @@
 //! total but are not refused by it.
 
 mod copy;
+mod matmul;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
