@@ -337,6 +337,71 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
     assert_eq!(&back[32..], &(0..32).collect::<Vec<u8>>()[..]);
 }
 
+/// Allocates on every device of `s`, fills one, copies it along the devices in turn and back.
+fn round_trip_over<B: Backend>(s: &DeviceSet<B>) {
+    let data = random_bytes(300_001, 77);
+    let hs: Vec<DeviceHandle> = (0..s.len())
+        .map(|d| {
+            s.alloc_on(d, AllocDesc::new("x", data.len() as u64))
+                .unwrap()
+        })
+        .collect();
+    s.device(0).unwrap().upload(hs[0].handle, &data).unwrap();
+    for w in hs.windows(2) {
+        s.copy(w[0], w[1]).unwrap();
+    }
+    let last = *hs.last().unwrap();
+    assert_eq!(
+        s.device(last.device)
+            .unwrap()
+            .download(last.handle)
+            .unwrap(),
+        data
+    );
+    assert_eq!(s.stats().live, s.len());
+}
+
+#[test]
+fn every_wgpu_adapter_opens_into_a_set() {
+    if common::try_gpu(
+        "every_wgpu_adapter_opens_into_a_set",
+        ContextDesc::default(),
+    )
+    .is_none()
+    {
+        return;
+    }
+    let s = DeviceSet::wgpu(desc(64 * MIB), Some(256 * MIB)).unwrap();
+    for (i, ctx) in s.devices().iter().enumerate() {
+        eprintln!("device {i}: {}", ctx.adapter_info());
+        assert_eq!(
+            ctx.stats().budget,
+            Some(64 * MIB),
+            "each device gets the description"
+        );
+    }
+    assert!(!s.is_empty());
+    assert_eq!(s.total_budget(), Some(256 * MIB));
+    round_trip_over(&s);
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn every_cuda_device_opens_into_a_set() {
+    if common::try_cuda("every_cuda_device_opens_into_a_set", ContextDesc::default()).is_none() {
+        return;
+    }
+    let s = DeviceSet::cuda(desc(64 * MIB), None).unwrap();
+    assert_eq!(
+        s.len(),
+        vramkit::backend::cuda::CudaBackend::device_count().unwrap()
+    );
+    for (i, ctx) in s.devices().iter().enumerate() {
+        eprintln!("device {i}: {}", ctx.adapter_info());
+    }
+    round_trip_over(&s);
+}
+
 #[test]
 fn an_empty_set_is_refused() {
     assert!(matches!(

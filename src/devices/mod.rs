@@ -16,6 +16,7 @@
 
 mod copy;
 mod matmul;
+mod open;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,8 +25,8 @@ unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
 impl Device {
-    /// Loads the driver (at run time) and retains the primary context of device `ordinal`.
-    pub(super) fn open(ordinal: i32) -> Result<Self> {
+    /// Loads the driver (at run time), starts it and checks its version; returns the version.
+    fn start() -> Result<i32> {
         // SAFETY: only tries to dlopen the driver library by its known names.
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::NoAdapter {
@@ -61,6 +61,20 @@ impl Device {
                 ),
             });
         }
+        Ok(version)
+    }
+
+    /// How many CUDA devices there are (those `CUDA_VISIBLE_DEVICES` leaves).
+    pub(super) fn count() -> Result<i32> {
+        Self::start()?;
+        cu::device::get_count().map_err(|e| Error::NoAdapter {
+            reason: format!("counting CUDA devices failed: {}", describe(e)),
+        })
+    }
+
+    /// Loads the driver (at run time) and retains the primary context of device `ordinal`.
+    pub(super) fn open(ordinal: i32) -> Result<Self> {
+        let version = Self::start()?;
         let count = cu::device::get_count().map_err(|e| Error::NoAdapter {
             reason: format!("counting CUDA devices failed: {}", describe(e)),
         })?;

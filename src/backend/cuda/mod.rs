@@ -101,6 +101,14 @@ impl std::fmt::Debug for CudaBackend {
 }
 
 impl CudaBackend {
+    /// How many CUDA devices there are (those `CUDA_VISIBLE_DEVICES` leaves).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when the driver is missing or too old.
+    pub fn device_count() -> Result<usize> {
+        Ok(usize::try_from(driver::Device::count()?).unwrap_or(0))
+    }
+
     /// Opens CUDA device `ordinal` (0 is the first device `CUDA_VISIBLE_DEVICES` leaves).
     ///
     /// # Errors

@@ -31,25 +31,55 @@ impl Default for WgpuConfig {
     }
 }
 
-/// Opens the adapter and device named by the environment (or the default one), with
-/// cooperative matrices where the adapter has them and `cooperative` allows them.
-#[allow(clippy::type_complexity)]
-pub(super) fn open(
-    cooperative: bool,
-) -> Result<(
+/// An opened device: its adapter, device, queue and the cooperative-matrix configurations it
+/// was opened with.
+pub(super) type Opened = (
     wgpu::Adapter,
     wgpu::Device,
     wgpu::Queue,
     Vec<wgpu::CooperativeMatrixProperties>,
-)> {
-    let wanted = wgpu::Backends::from_env();
-    let backends = wanted.unwrap_or(wgpu::Backends::all());
+);
+
+/// The instance and adapters of the backends `WGPU_BACKEND` asks for (`default` otherwise).
+fn adapters(
+    default: wgpu::Backends,
+) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>, wgpu::Backends)> {
+    let backends = wgpu::Backends::from_env().unwrap_or(default);
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends,
         flags: wgpu::InstanceFlags::from_build_config().with_env(),
         ..wgpu::InstanceDescriptor::new_without_display_handle()
     });
     let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+    if adapters.is_empty() {
+        return Err(Error::NoAdapter {
+            reason: format!(
+                "no adapter for backends {backends:?}: install a GPU driver, or Mesa's lavapipe \
+                 (`apt-get install mesa-vulkan-drivers libvulkan1`), or unset WGPU_BACKEND"
+            ),
+        });
+    }
+    Ok((instance, adapters, backends))
+}
+
+/// Opens every adapter of the backends `WGPU_BACKEND` asks for (the primary ones otherwise:
+/// Vulkan, Metal, DX12), CPU adapters only where there is no other: one device each.
+pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
+    let (_instance, adapters, _) = adapters(wgpu::Backends::PRIMARY)?;
+    let any_gpu = adapters
+        .iter()
+        .any(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    adapters
+        .into_iter()
+        .filter(|a| !any_gpu || a.get_info().device_type != wgpu::DeviceType::Cpu)
+        .map(|a| open_device(a, cooperative))
+        .collect()
+}
+
+/// Opens the adapter and device named by the environment (or the default one), with
+/// cooperative matrices where the adapter has them and `cooperative` allows them.
+pub(super) fn open(cooperative: bool) -> Result<Opened> {
+    let (instance, adapters, backends) = adapters(wgpu::Backends::all())?;
     let names = || {
         adapters
             .iter()
@@ -60,14 +90,6 @@ pub(super) fn open(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if adapters.is_empty() {
-        return Err(Error::NoAdapter {
-            reason: format!(
-                "no adapter for backends {backends:?}: install a GPU driver, or Mesa's lavapipe \
-                 (`apt-get install mesa-vulkan-drivers libvulkan1`), or unset WGPU_BACKEND"
-            ),
-        });
-    }
     let adapter = match std::env::var("WGPU_ADAPTER_NAME") {
         Ok(name) => {
             let needle = name.to_lowercase();
@@ -103,6 +125,13 @@ pub(super) fn open(
             ),
         });
     }
+    open_device(adapter, cooperative)
+}
+
+/// Opens a device on `adapter` with its full limits and, where it has them and `cooperative`
+/// allows them, the features of the f16 matmul on cooperative matrices.
+fn open_device(adapter: wgpu::Adapter, cooperative: bool) -> Result<Opened> {
+    let info = adapter.get_info();
     log::info!(
         "vramkit: adapter `{}` on {:?} ({:?}, driver {} {})",
         info.name,
@@ -111,7 +140,6 @@ pub(super) fn open(
         info.driver,
         info.driver_info
     );
-
     let mut required_features = adapter.features() & wgpu::Features::MAPPABLE_PRIMARY_BUFFERS;
     let coop = if cooperative {
         cooperative_f16(&adapter)

@@ -38,6 +38,22 @@ impl WgpuBackend {
         Ok(Self::from_parts(adapter, device, queue, cooperative))
     }
 
+    /// One backend per adapter of the backends `WGPU_BACKEND` asks for (Vulkan, Metal and DX12
+    /// otherwise), each with its own device, set up as `config` says; CPU adapters (lavapipe)
+    /// only where there is no other. For [`DeviceSet::wgpu`](crate::devices::DeviceSet::wgpu).
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when there is no adapter or one refuses to
+    /// open a device.
+    pub fn all(config: WgpuConfig) -> Result<Vec<Self>> {
+        Ok(adapter::open_all(config.cooperative_matrix)?
+            .into_iter()
+            .map(|(adapter, device, queue, cooperative)| {
+                Self::from_parts(adapter, device, queue, cooperative)
+            })
+            .collect())
+    }
+
     /// A backend on a device the application opened and keeps using: vramkit allocates from
     /// it, records on its queue, and reads its real limits and features
     /// (`device.limits()`, `device.features()`). Use it with
