@@ -4,7 +4,7 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
+use vramkit::kernels::{matmul, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 use vramkit::{AllocDesc, Context, ContextDesc, Error};
 
 gpu_tests!(
@@ -31,22 +31,8 @@ fn random_matrix(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// f32 accumulation of K products is within K·ε·Σ|a·b| of the exact result (a standard bound,
-/// with a factor 2 of slack for fused and unfused multiply-adds).
 fn check(c: &[f32], a: &[f32], b: &[f32], d: MatmulDims, what: &str) {
-    let reference = matmul_cpu(a, b, d);
-    let (n, k) = (d.n as usize, d.k as usize);
-    for (idx, (&got, &want)) in c.iter().zip(&reference).enumerate() {
-        let (i, j) = (idx / n, idx % n);
-        let abs: f64 = (0..k)
-            .map(|p| f64::from((a[i * k + p] * b[p * n + j]).abs()))
-            .sum();
-        let tol = 2.0 * k as f64 * f64::from(f32::EPSILON) * abs + 1e-30;
-        assert!(
-            (f64::from(got) - f64::from(want)).abs() <= tol,
-            "{what} {d:?}: C[{i}][{j}] = {got}, expected {want} (tolerance {tol:e})"
-        );
-    }
+    common::assert_matmul_close(c, a, b, d, what);
 }
 
 fn run<B: Backend>(ctx: &Context<B>, d: MatmulDims, kernel: MatmulKernel, seed: u64) {

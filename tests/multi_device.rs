@@ -228,7 +228,7 @@ fn values(n: usize, seed: u64) -> Vec<f32> {
 }
 
 fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
-    use vramkit::kernels::{matmul_cpu, matmul_with, MatmulDims, MatmulKernel};
+    use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
     // Host memory runs no kernels: there only the copies and the shape checks below run.
     let kernels = mk(ContextDesc::default()).adapter_info().api != "host";
     for (devices, d) in [
@@ -288,18 +288,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         ctx.upload_slice(a0.handle, &a).unwrap();
         matmul_with(ctx, a0.handle, hb.handle, c0.handle, d, MatmulKernel::Auto).unwrap();
         let one: Vec<f32> = ctx.download_vec(c0.handle).unwrap();
-        let reference = matmul_cpu(&a, &b, d);
-        for (idx, (&got, &want)) in split.iter().zip(&reference).enumerate() {
-            let (i, j) = (idx / n, idx % n);
-            let abs: f64 = (0..k)
-                .map(|p| f64::from((a[i * k + p] * b[p * n + j]).abs()))
-                .sum();
-            let tol = 2.0 * k as f64 * f64::from(f32::EPSILON) * abs + 1e-30;
-            assert!(
-                (f64::from(got) - f64::from(want)).abs() <= tol,
-                "{d:?} C[{i}][{j}]"
-            );
-        }
+        common::assert_matmul_close(&split, &a, &b, d, "split");
         // vramkit's own kernels compute each element the same way in a band as in the whole;
         // cuBLAS may pick another algorithm for a band's shape.
         if ctx.adapter_info().api != "CUDA" {

@@ -1,7 +1,9 @@
 //! Several devices of one host under one budget view (issue 15, first part): a [`DeviceSet`]
-//! holds one [`Context`] per device, places allocations on a named device or on the one with
-//! the most room, keeps an optional total budget over the set, sums statistics, and copies
-//! between devices.
+//! holds one [`Context`] per device (every wgpu adapter or CUDA device: `open.rs`; or contexts
+//! the caller made), places allocations on a named device or on the one with the most room,
+//! keeps an optional total budget over the set, sums statistics, copies between devices
+//! (`copy.rs`, through host staging) and splits a matmul's rows over the devices
+//! (`matmul.rs`).
 //!
 //! Handles of a set ([`DeviceHandle`]) say their device; one used with another device's context
 //! is refused as every foreign handle is ([`Error::StaleHandle`] with
