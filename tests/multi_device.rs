@@ -295,8 +295,41 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
             assert_eq!(split, one, "{d:?}: split == one device, bit for bit");
         }
     }
+    // A band the total budget refuses: a typed error, and every temporary released.
+    if kernels {
+        let s = set(mk, &[64 * MIB, 64 * MIB], Some(40 * MIB));
+        let d = MatmulDims {
+            m: 1024,
+            n: 1024,
+            k: 1024,
+        };
+        let big = |dev: usize, what: &'static str| {
+            s.alloc_on(dev, AllocDesc::new(what, 4 << 20)).unwrap()
+        };
+        let (ha, hb, hc) = (big(0, "A"), big(0, "B"), big(1, "C"));
+        let live = s.stats().live;
+        assert!(matches!(
+            s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto),
+            Err(Error::OverBudget { .. })
+        ));
+        assert_eq!(s.stats().live, live, "the refused split released its bands");
+    }
     // Bad shapes are typed errors.
     let s = set(mk, &[64 * MIB, 64 * MIB], None);
+    assert!(matches!(
+        s.split_matmul(
+            s.alloc_on(0, AllocDesc::new("x", 4)).unwrap(),
+            s.alloc_on(0, AllocDesc::new("y", 4)).unwrap(),
+            s.alloc_on(0, AllocDesc::new("z", 4)).unwrap(),
+            MatmulDims {
+                m: u32::MAX,
+                n: u32::MAX,
+                k: u32::MAX
+            },
+            Default::default()
+        ),
+        Err(Error::ShapeMismatch { .. })
+    ));
     let h = s.alloc_on(0, AllocDesc::new("h", 64)).unwrap();
     let d = MatmulDims { m: 4, n: 4, k: 4 };
     assert!(matches!(

@@ -1,12 +1,13 @@
 //! Matmul split across a [`DeviceSet`]: `C = A·B` (f32, row-major) with A's rows in one band
-//! per device, B copied to every device, and the bands of C gathered into C. Each band runs
-//! [`matmul_with`] on its device, all bands recorded before any is gathered, so the devices
-//! compute at once; the copies go through [`DeviceSet::copy_range`].
+//! per device, B copied to every device, and the bands of C gathered into C. Three passes: the
+//! bands' inputs are copied to their devices, then every band's [`matmul_with`] is recorded and
+//! submitted (the devices compute at once: no copy waits behind another device's matmul), then
+//! C's bands are gathered; the copies go through [`DeviceSet::copy_range`].
 //!
 //! Every element of C is one row of A times one column of B on one device, so a band computes
-//! the elements the whole would: with the same kernel on devices of one kind the result equals
-//! the one-device result bit for bit (a vendor BLAS may pick another algorithm for a band's
-//! shape, within the same error bound).
+//! the elements the whole would: with vramkit's kernels the result equals the one-device result
+//! bit for bit (a vendor BLAS may pick another algorithm for a band's shape, within the same
+//! error bound).
 
 use super::{DeviceHandle, DeviceSet};
 use crate::backend::Backend;
@@ -14,17 +15,25 @@ use crate::error::{Error, Result};
 use crate::kernels::{matmul_with, MatmulDims, MatmulKernel};
 use crate::AllocDesc;
 
+/// One band: its device, first row, rows, and its A, B and C there.
+struct Band {
+    device: usize,
+    row0: u64,
+    rows: u64,
+    handles: Vec<DeviceHandle>,
+}
+
 impl<B: Backend> DeviceSet<B> {
     /// `C = A·B` with A (M×K), B (K×N) and C (M×N) f32, row-major, on any devices of the set:
     /// A's rows split as evenly as whole rows allow over the first `min(len, M)` devices, each
     /// band (with a copy of B) multiplied there by `kernel`, C's bands copied into `c`. The
     /// bands' temporaries are allocated through the set (its budgets hold) and released before
-    /// it returns.
+    /// it returns, also when it fails.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] for an allocation smaller than its matrix or a zero dimension;
-    /// as [`matmul_with`] on each device, [`DeviceSet::alloc_on`] and
-    /// [`DeviceSet::copy_range`].
+    /// [`Error::ShapeMismatch`] for an allocation smaller than its matrix, a matrix past 2⁶⁴
+    /// bytes or a zero dimension; as [`matmul_with`] on each device, [`DeviceSet::alloc_on`]
+    /// and [`DeviceSet::copy_range`].
     pub fn split_matmul(
         &self,
         a: DeviceHandle,
@@ -34,21 +43,29 @@ impl<B: Backend> DeviceSet<B> {
         kernel: MatmulKernel,
     ) -> Result<()> {
         let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
+        let bytes = |rows: u64, cols: u64| {
+            rows.checked_mul(cols)
+                .and_then(|e| e.checked_mul(4))
+                .ok_or_else(|| Error::ShapeMismatch {
+                    expected: "matrices of at most 2⁶⁴ bytes".into(),
+                    actual: format!("{d:?}"),
+                })
+        };
         if m == 0 || n == 0 || k == 0 {
             return Err(Error::ShapeMismatch {
                 expected: "M, N and K of at least 1".into(),
                 actual: format!("{d:?}"),
             });
         }
-        for (h, bytes, what) in [
-            (a, 4 * m * k, "A"),
-            (b, 4 * k * n, "B"),
-            (c, 4 * m * n, "C"),
+        for (h, need, what) in [
+            (a, bytes(m, k)?, "A"),
+            (b, bytes(k, n)?, "B"),
+            (c, bytes(m, n)?, "C"),
         ] {
             let size = self.device(h.device)?.size_of(h.handle)?;
-            if size < bytes {
+            if size < need {
                 return Err(Error::ShapeMismatch {
-                    expected: format!("{what} of at least {bytes} bytes for {d:?}"),
+                    expected: format!("{what} of at least {need} bytes for {d:?}"),
                     actual: format!("{size} bytes"),
                 });
             }
@@ -56,85 +73,73 @@ impl<B: Backend> DeviceSet<B> {
         let parts = (self.len() as u64).min(m);
         let mut bands = Vec::new();
         let mut row0 = 0;
-        let mut result = Ok(());
         for i in 0..parts {
             let rows = m / parts + u64::from(i < m % parts);
-            match self.band(i as usize, a, b, row0, rows, d, kernel) {
-                Ok(band) => bands.push((band, row0, rows)),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
+            bands.push(Band {
+                device: i as usize,
+                row0,
+                rows,
+                handles: Vec::new(),
+            });
             row0 += rows;
         }
-        for &(band, row0, rows) in &bands {
-            if result.is_ok() {
-                result = self.copy_range(band[2], 0, c, 4 * row0 * n, 4 * rows * n);
+        let result = self.run_bands(&mut bands, a, b, c, d, kernel);
+        // Release every temporary, whatever happened; the first error wins.
+        let mut released = Ok(());
+        for h in bands.iter().flat_map(|band| &band.handles) {
+            if let Err(e) = self.release(*h) {
+                released = released.and(Err(e));
             }
         }
-        for (band, _, _) in bands {
-            for h in band {
-                let released = self.release(h);
-                if result.is_ok() {
-                    result = released;
-                }
-            }
-        }
-        result
+        result.and(released)
     }
 
-    /// Band `rows` rows from `row0` of A on `device`: its A, B and C there, C recorded.
-    #[allow(clippy::too_many_arguments, reason = "one band's every input, private")]
-    fn band(
+    /// The three passes of [`split_matmul`](Self::split_matmul) over `bands`, each band's
+    /// temporaries recorded in it as they are made.
+    fn run_bands(
         &self,
-        device: usize,
+        bands: &mut [Band],
         a: DeviceHandle,
         b: DeviceHandle,
-        row0: u64,
-        rows: u64,
+        c: DeviceHandle,
         d: MatmulDims,
         kernel: MatmulKernel,
-    ) -> Result<[DeviceHandle; 3]> {
+    ) -> Result<()> {
         let (n, k) = (u64::from(d.n), u64::from(d.k));
-        let a_i = self.alloc_on(device, AllocDesc::new("split matmul A band", 4 * rows * k))?;
-        let made = (|| {
-            let b_i = self.alloc_on(device, AllocDesc::new("split matmul B", 4 * k * n))?;
-            let c_i =
-                match self.alloc_on(device, AllocDesc::new("split matmul C band", 4 * rows * n)) {
-                    Ok(c_i) => c_i,
-                    Err(e) => {
-                        self.release(b_i)?;
-                        return Err(e);
-                    }
-                };
-            let run = || -> Result<()> {
-                self.copy_range(a, 4 * row0 * k, a_i, 0, 4 * rows * k)?;
-                self.copy_range(b, 0, b_i, 0, 4 * k * n)?;
-                let ctx = self.device(device)?;
-                let band = MatmulDims {
-                    m: u32::try_from(rows).unwrap_or(u32::MAX),
-                    ..d
-                };
-                matmul_with(ctx, a_i.handle, b_i.handle, c_i.handle, band, kernel)?;
-                ctx.submit()?;
-                Ok(())
-            };
-            match run() {
-                Ok(()) => Ok((b_i, c_i)),
-                Err(e) => {
-                    self.release(b_i)?;
-                    self.release(c_i)?;
-                    Err(e)
-                }
+        for band in bands.iter_mut() {
+            for (label, bytes) in [
+                ("split matmul A band", 4 * band.rows * k),
+                ("split matmul B", 4 * k * n),
+                ("split matmul C band", 4 * band.rows * n),
+            ] {
+                let h = self.alloc_on(band.device, AllocDesc::new(label, bytes))?;
+                band.handles.push(h);
             }
-        })();
-        match made {
-            Ok((b_i, c_i)) => Ok([a_i, b_i, c_i]),
-            Err(e) => {
-                self.release(a_i)?;
-                Err(e)
+            if let &[ab, bb, _] = band.handles.as_slice() {
+                self.copy_range(a, 4 * band.row0 * k, ab, 0, 4 * band.rows * k)?;
+                self.copy_range(b, 0, bb, 0, 4 * k * n)?;
             }
         }
+        for band in bands.iter() {
+            let ctx = self.device(band.device)?;
+            let dims = MatmulDims {
+                m: u32::try_from(band.rows).unwrap_or(u32::MAX),
+                ..d
+            };
+            let &[ab, bb, cb] = band.handles.as_slice() else {
+                return Err(Error::Internal {
+                    message: "a split matmul band without its three matrices".into(),
+                });
+            };
+            let (ab, bb, cb) = (ab.handle, bb.handle, cb.handle);
+            matmul_with(ctx, ab, bb, cb, dims, kernel)?;
+            ctx.submit()?;
+        }
+        for band in bands.iter() {
+            if let Some(&cb) = band.handles.get(2) {
+                self.copy_range(cb, 0, c, 4 * band.row0 * n, 4 * band.rows * n)?;
+            }
+        }
+        Ok(())
     }
 }

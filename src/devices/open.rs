@@ -8,7 +8,8 @@ use crate::{Context, ContextDesc};
 
 impl DeviceSet<WgpuBackend> {
     /// A context on every adapter of the backends `WGPU_BACKEND` asks for (Vulkan, Metal and
-    /// DX12 otherwise; CPU adapters such as lavapipe only where there is no other), each with
+    /// DX12 otherwise; CPU adapters such as lavapipe only where there is no other; a GPU that
+    /// two backends list, once; `WGPU_ADAPTER_NAME` and `WGPU_POWER_PREF` do not apply), each with
     /// `desc` (its budget is per device), and `total_budget` over the set. See
     /// [`WgpuBackend::all`].
     ///
@@ -33,9 +34,8 @@ impl DeviceSet<crate::backend::cuda::CudaBackend> {
     /// (its budget is per device), and `total_budget` over the set.
     ///
     /// # Errors
-    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when the driver is missing or too old, or a
-    /// device fails to open; [`Error::InvalidParameter`](crate::Error::InvalidParameter) when
-    /// there is no device.
+    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when the driver is missing or too old,
+    /// there is no device (the driver does not start then), or a device fails to open.
     pub fn cuda(desc: ContextDesc, total_budget: Option<u64>) -> Result<Self> {
         let n = crate::backend::cuda::CudaBackend::device_count()?;
         let contexts = (0..n)

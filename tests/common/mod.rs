@@ -191,6 +191,7 @@ pub fn assert_matmul_close(
     what: &str,
 ) {
     let reference = vramkit::kernels::matmul_cpu(a, b, d);
+    assert_eq!(c.len(), reference.len(), "{what} {d:?}: C's length");
     let (n, k) = (d.n as usize, d.k as usize);
     for (idx, (&got, &want)) in c.iter().zip(&reference).enumerate() {
         let (i, j) = (idx / n, idx % n);

@@ -7,7 +7,8 @@
 //! Where the adapter lists a 16×16×16 f16×f16→f32 cooperative matrix (NVIDIA's tensor cores
 //! through `VK_KHR_cooperative_matrix`), the device is opened with wgpu's experimental
 //! `EXPERIMENTAL_COOPERATIVE_MATRIX` (plus `SHADER_F16` and `SUBGROUP`) for the f16 matmul; see
-//! the safety argument in [`open`]. `DebugSettings::no_cooperative_matrix` opens it without.
+//! the safety argument in [`open_device`]. `DebugSettings::no_cooperative_matrix` opens it without.
+//! [`open_all`] opens every adapter instead (for `DeviceSet::wgpu`).
 //! These variables are the only ones the library reads (the adapter choice, as `wgpu::util`);
 //! debug settings travel in `ContextDesc::debug`.
 
@@ -63,15 +64,26 @@ fn adapters(
 }
 
 /// Opens every adapter of the backends `WGPU_BACKEND` asks for (the primary ones otherwise:
-/// Vulkan, Metal, DX12), CPU adapters only where there is no other: one device each.
+/// Vulkan, Metal, DX12), CPU adapters only where there is no other, a GPU that two backends list
+/// once: one device each.
 pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
     let (_instance, adapters, _) = adapters(wgpu::Backends::PRIMARY)?;
     let any_gpu = adapters
         .iter()
         .any(|a| a.get_info().device_type != wgpu::DeviceType::Cpu);
+    // One GPU listed by two backends (Vulkan and DX12 on Windows) is opened once: the first
+    // backend that lists it, by PCI bus id where the driver reports one (identical GPUs of one
+    // host share vendor, device id and name; their bus ids differ).
+    let mut seen = Vec::new();
     adapters
         .into_iter()
         .filter(|a| !any_gpu || a.get_info().device_type != wgpu::DeviceType::Cpu)
+        .filter(|a| {
+            let bus = a.get_info().device_pci_bus_id;
+            let fresh = bus.is_empty() || !seen.contains(&bus);
+            seen.push(bus);
+            fresh
+        })
         .map(|a| open_device(a, cooperative))
         .collect()
 }
