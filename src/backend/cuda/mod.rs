@@ -11,6 +11,7 @@
 
 mod blas;
 mod block;
+mod compute;
 mod driver;
 mod host_copy;
 mod kernel;
@@ -27,8 +28,8 @@ use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 pub use kernel::CudaKernel;
 
 use super::{
-    BackendLimits, BlockRange, Compute, Constants, DeferredError, DeviceInfo, KernelSource,
-    MemoryAdvice, MemoryInfo, MemoryKind, Storage, SubmissionIndex,
+    BackendLimits, DeferredError, DeviceInfo, MemoryAdvice, MemoryInfo, MemoryKind, Storage,
+    SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -495,50 +496,5 @@ unsafe impl Storage for CudaBackend {
                 .map_err(|(op, e)| self.fail(op, e))?;
         }
         subs.wait(index).map_err(|(op, e)| self.fail(op, e))
-    }
-}
-
-// SAFETY: see the promises of `Compute`.
-unsafe impl Compute for CudaBackend {
-    type Kernel = CudaKernel;
-
-    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<CudaKernel> {
-        self.enter()?;
-        kernel::compile(self, source, constants)
-    }
-
-    unsafe fn dispatch(
-        &self,
-        kernel: &CudaKernel,
-        bindings: &[BlockRange<'_, CudaBlock>],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        self.enter()?;
-        for b in bindings {
-            self.prefetch(b.block, b.offset, b.size, false)?;
-        }
-        kernel::launch(self, kernel, bindings, params, workgroups)?;
-        Ok(lock(&self.subs).record())
-    }
-
-    fn has_vendor_matmul(&self) -> bool {
-        self.has_cublas()
-    }
-
-    unsafe fn vendor_matmul(
-        &self,
-        bindings: &[BlockRange<'_, CudaBlock>],
-        dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        blas::record(self, bindings, dims, false)
-    }
-
-    unsafe fn vendor_matmul_f16(
-        &self,
-        bindings: &[BlockRange<'_, CudaBlock>],
-        dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        blas::record(self, bindings, dims, true)
     }
 }

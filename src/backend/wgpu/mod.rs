@@ -13,6 +13,7 @@
 
 mod adapter;
 mod block;
+mod compute;
 mod copy;
 mod create;
 mod external;
@@ -28,10 +29,7 @@ pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 pub use texture::WgpuTexture;
 
-use super::{
-    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelBinding, KernelSource,
-    MemoryInfo, MemoryKind, Storage, SubmissionIndex,
-};
+use super::{BackendLimits, DeviceInfo, MemoryInfo, MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::texture::{TextureCopy, TextureDesc};
@@ -463,44 +461,5 @@ unsafe impl Storage for WgpuBackend {
         self.completed.fetch_max(index, Ordering::AcqRel);
         self.prune_submitted();
         self.check_lost()
-    }
-}
-
-// SAFETY: see the promises of `Compute`.
-unsafe impl Compute for WgpuBackend {
-    type Kernel = WgpuKernel;
-
-    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<WgpuKernel> {
-        self.check_lost()?;
-        kernel::compile(self, source, constants)
-    }
-
-    unsafe fn dispatch(
-        &self,
-        kernel: &WgpuKernel,
-        bindings: &[BlockRange<'_, WgpuBlock>],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        for b in bindings {
-            b.block.unmap_for_gpu();
-        }
-        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
-        self.launch(kernel, &bind_group, workgroups)
-    }
-
-    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
-        &self.cooperative
-    }
-
-    unsafe fn dispatch_textures(
-        &self,
-        kernel: &WgpuKernel,
-        bindings: &[KernelBinding<'_, WgpuBlock, WgpuTexture>],
-        params: &[u8],
-        workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        let bind_group = self.texture_bind_group(kernel, bindings, params)?;
-        self.launch(kernel, &bind_group, workgroups)
     }
 }

@@ -1,0 +1,48 @@
+//! The `Compute` half of the seam on wgpu: pipelines built per kernel and constants
+//! (`kernel.rs`), passes recorded into the backend's encoder, texture bindings (`texture.rs`),
+//! and the cooperative-matrix configurations the device was opened with.
+
+use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel, WgpuTexture};
+use crate::backend::{
+    BlockRange, Compute, Constants, KernelBinding, KernelSource, SubmissionIndex,
+};
+use crate::error::Result;
+
+// SAFETY: see the promises of `Compute`.
+unsafe impl Compute for WgpuBackend {
+    type Kernel = WgpuKernel;
+
+    fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<WgpuKernel> {
+        self.check_lost()?;
+        kernel::compile(self, source, constants)
+    }
+
+    unsafe fn dispatch(
+        &self,
+        kernel: &WgpuKernel,
+        bindings: &[BlockRange<'_, WgpuBlock>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        for b in bindings {
+            b.block.unmap_for_gpu();
+        }
+        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
+        self.launch(kernel, &bind_group, workgroups)
+    }
+
+    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+        &self.cooperative
+    }
+
+    unsafe fn dispatch_textures(
+        &self,
+        kernel: &WgpuKernel,
+        bindings: &[KernelBinding<'_, WgpuBlock, WgpuTexture>],
+        params: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<SubmissionIndex> {
+        let bind_group = self.texture_bind_group(kernel, bindings, params)?;
+        self.launch(kernel, &bind_group, workgroups)
+    }
+}
