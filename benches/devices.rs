@@ -1,21 +1,27 @@
-//! A device set on one device (two contexts; issue #15's benchmarks before a multi-GPU machine):
-//! `DeviceSet::copy` throughput between the two contexts against one context's upload +
-//! download of the same bytes (what a host-bounced copy must do at least), and
-//! `DeviceSet::split_matmul` over the two contexts against `matmul` on one (f32, `Auto`
-//! kernel: cuBLAS on CUDA, the tiled kernel on GPU adapters). On one device the split can only
-//! add copies: the figures are the overhead a multi-GPU split pays before it gains anything.
+//! Device sets (issue #15; several GPUs: issue #16): copy throughput between devices and
+//! `DeviceSet::split_matmul` scaling.
 //!
-//! Prints a table (no criterion statistics: each figure is the median of 5 timed runs after a
-//! warm-up). Sizes: 256 MiB and 4096³ with `--bench`; 1 MiB and 128³ without (`cargo test
-//! --all-targets`, as CI runs it: a check that it runs). With `--features cuda`, CUDA device 0
-//! too.
+//! - Two contexts on one device (wgpu adapter, CUDA device 0): `DeviceSet::copy` device to
+//!   device (`CopyPath::Device` where the backend has a path) and through the host (a copy at
+//!   an unaligned start takes it), against one context's download + upload of the same bytes
+//!   (what a host-bounced copy must do at least); split matmul over the two against one. For
+//!   wgpu also two contexts of one `wgpu::Device` (`WgpuBackend::on_same_device`).
+//! - With `--features cuda` and several CUDA devices: every ordered pair's copy (peer copies
+//!   where the devices reach each other) and through the host, and split matmul over every
+//!   device against one (A, B and C on device 0, as a single-GPU program holds them).
+//!   Compare the copies with `benches/reference/peer_copy_torch.py` (`Tensor.copy_` between
+//!   GPUs: `cudaMemcpyPeerAsync`).
+//!
+//! Prints a table (each figure the median of 5 timed runs after a warm-up). Sizes: 256 MiB and
+//! 4096³ (8192³ over several CUDA devices) with `--bench`; 1 MiB and 128³ without (`cargo test
+//! --all-targets`, as CI runs it: a check that it runs).
 
 mod common;
 
 use std::time::Instant;
 
 use vramkit::backend::Backend;
-use vramkit::devices::DeviceSet;
+use vramkit::devices::{DeviceHandle, DeviceSet};
 use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
 use vramkit::{AllocDesc, Context, ContextDesc};
 
@@ -32,9 +38,86 @@ fn median(mut f: impl FnMut()) -> f64 {
     t[2]
 }
 
-fn run<B: Backend>(name: &str, mk: impl Fn() -> Context<B>) {
-    let full = std::env::args().any(|a| a == "--bench");
-    let (bytes, size) = if full {
+fn full() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// Copies `bytes` from device `from` to `to`: device to device (waited for) and through the
+/// host; prints both.
+fn copies<B: Backend>(set: &DeviceSet<B>, from: usize, to: usize, bytes: u64) -> (f64, f64) {
+    let a = set
+        .alloc_on(from, AllocDesc::new("a", bytes))
+        .expect("alloc");
+    let b = set.alloc_on(to, AllocDesc::new("b", bytes)).expect("alloc");
+    set.device(from)
+        .unwrap()
+        .upload(a.handle, &vec![7u8; bytes as usize])
+        .expect("upload");
+    let mut path = None;
+    let direct = median(|| {
+        path = Some(set.copy(a, b).expect("copy"));
+        set.device(to).unwrap().wait().expect("wait");
+    });
+    // An unaligned start goes through the host.
+    let host = median(|| {
+        set.copy_range(a, 4, b, 4, bytes - 4).expect("copy");
+    });
+    let gb = |s: f64| bytes as f64 / s / 1e9;
+    println!(
+        "  copy {} MiB {from} → {to}: copy() {:.2} ms ({:.1} GB/s, {:?}); through the host {:.2} ms ({:.1} GB/s)",
+        bytes >> 20,
+        direct * 1e3,
+        gb(direct),
+        path.expect("ran"),
+        host * 1e3,
+        gb(host),
+    );
+    set.release(a).expect("release");
+    set.release(b).expect("release");
+    (gb(direct), gb(host))
+}
+
+/// Split matmul `size`³ over the whole set against one device, A, B and C on device 0.
+fn split<B: Backend>(set: &DeviceSet<B>, size: u32) {
+    let n = u64::from(size);
+    let d = MatmulDims {
+        m: size,
+        n: size,
+        k: size,
+    };
+    let alloc = |what| -> DeviceHandle {
+        set.alloc_on(0, AllocDesc::new(what, 4 * n * n))
+            .expect("alloc")
+    };
+    let (ma, mb, mc) = (alloc("A"), alloc("B"), alloc("C"));
+    let ctx0 = set.device(0).unwrap();
+    let one = median(|| {
+        matmul_with(ctx0, ma.handle, mb.handle, mc.handle, d, MatmulKernel::Auto).expect("matmul");
+        ctx0.wait().expect("wait");
+    });
+    let split = median(|| {
+        set.split_matmul(ma, mb, mc, d, MatmulKernel::Auto)
+            .expect("split");
+        ctx0.wait().expect("wait");
+    });
+    let tflops = |s: f64| 2.0 * (n * n * n) as f64 / s / 1e12;
+    println!(
+        "  matmul {size}³: one device {:.2} ms ({:.1} TFLOP/s); split over {} {:.2} ms ({:.1} TFLOP/s): {:.2}x",
+        one * 1e3,
+        tflops(one),
+        set.len(),
+        split * 1e3,
+        tflops(split),
+        one / split
+    );
+    for h in [ma, mb, mc] {
+        set.release(h).expect("release");
+    }
+}
+
+/// Two contexts of one device.
+fn one_device<B: Backend>(name: &str, mk: impl Fn() -> Context<B>) {
+    let (bytes, size) = if full() {
         (256u64 << 20, 4096u32)
     } else {
         (1 << 20, 128)
@@ -44,73 +127,72 @@ fn run<B: Backend>(name: &str, mk: impl Fn() -> Context<B>) {
         "{name} ({}): two contexts on one device",
         set.device(0).unwrap().adapter_info()
     );
-    // Copies.
-    let a = set.alloc_on(0, AllocDesc::new("a", bytes)).expect("alloc");
-    let b = set.alloc_on(1, AllocDesc::new("b", bytes)).expect("alloc");
-    let host = vec![7u8; bytes as usize];
+    let (direct, host) = copies(&set, 0, 1, bytes);
     let ctx0 = set.device(0).unwrap();
-    ctx0.upload(a.handle, &host).expect("upload");
-    let copy = median(|| set.copy(a, b).expect("copy"));
+    let a = set.alloc_on(0, AllocDesc::new("a", bytes)).expect("alloc");
     let mut back = vec![0u8; bytes as usize];
     let floor = median(|| {
         ctx0.download_into(a.handle, 0, &mut back)
             .expect("download");
         ctx0.upload(a.handle, &back).expect("upload");
     });
-    let gib = bytes as f64 / f64::from(1 << 30);
+    let gb = bytes as f64 / floor / 1e9;
     println!(
-        "  copy {} MiB between contexts: {:.2} ms ({:.1} GiB/s); one context's download + upload: {:.2} ms ({:.1} GiB/s): {:.2}x",
-        bytes >> 20,
-        copy * 1e3,
-        gib / copy,
+        "  one context's download + upload: {:.2} ms ({gb:.1} GB/s); copy() {:.2}x, through the host {:.2}x of it",
         floor * 1e3,
-        gib / floor,
-        floor / copy
+        direct / gb,
+        host / gb
     );
-    // Split matmul.
-    let n = u64::from(size);
-    let d = MatmulDims {
-        m: size,
-        n: size,
-        k: size,
+    set.release(a).expect("release");
+    split(&set, size);
+}
+
+/// Every CUDA device, when there are several.
+#[cfg(feature = "cuda")]
+fn every_cuda_device(desc: &ContextDesc) {
+    let set = match DeviceSet::cuda(desc.clone(), None) {
+        Ok(s) if s.len() >= 2 => s,
+        Ok(_) => return println!("cuda set: one device (the pairs above)"),
+        Err(e) => return println!("cuda set: skipped ({e})"),
     };
-    let ma = set
-        .alloc_on(0, AllocDesc::new("A", 4 * n * n))
-        .expect("alloc");
-    let mb = set
-        .alloc_on(0, AllocDesc::new("B", 4 * n * n))
-        .expect("alloc");
-    let mc = set
-        .alloc_on(0, AllocDesc::new("C", 4 * n * n))
-        .expect("alloc");
-    let one = median(|| {
-        matmul_with(ctx0, ma.handle, mb.handle, mc.handle, d, MatmulKernel::Auto).expect("matmul");
-        ctx0.wait().expect("wait");
-    });
-    let split = median(|| {
-        set.split_matmul(ma, mb, mc, d, MatmulKernel::Auto)
-            .expect("split");
-    });
-    let tflops = |s: f64| 2.0 * (n * n * n) as f64 / s / 1e12;
-    println!(
-        "  matmul {size}³: one context {:.2} ms ({:.1} TFLOP/s); split over two {:.2} ms ({:.1} TFLOP/s): {:.2}x",
-        one * 1e3,
-        tflops(one),
-        split * 1e3,
-        tflops(split),
-        one / split
-    );
+    println!("cuda set: {} devices", set.len());
+    for (i, ctx) in set.devices().iter().enumerate() {
+        println!("  device {i}: {}", ctx.adapter_info());
+    }
+    let (bytes, size) = if full() {
+        (256u64 << 20, 8192u32)
+    } else {
+        (1 << 20, 128)
+    };
+    for from in 0..set.len() {
+        for to in 0..set.len() {
+            if from != to {
+                copies(&set, from, to, bytes);
+            }
+        }
+    }
+    split(&set, size);
 }
 
 fn main() {
-    let desc = || common::with_env(ContextDesc::default());
-    match Context::new(desc()) {
-        Ok(_) => run("wgpu", || Context::new(desc()).expect("adapter")),
+    let desc = common::with_env(ContextDesc::default());
+    match Context::new(desc.clone()) {
+        Ok(base) => {
+            one_device("wgpu", || Context::new(desc.clone()).expect("adapter"));
+            // Contexts of one wgpu device.
+            let b = base.backend();
+            one_device("wgpu, one device (on_same_device)", || {
+                Context::with_backend(b.on_same_device(), desc.clone())
+            });
+        }
         Err(e) => println!("wgpu: skipped ({e})"),
     }
     #[cfg(feature = "cuda")]
-    match Context::cuda(0, desc()) {
-        Ok(_) => run("cuda", || Context::cuda(0, desc()).expect("device")),
-        Err(e) => println!("cuda: skipped ({e})"),
+    {
+        match Context::cuda(0, desc.clone()) {
+            Ok(_) => one_device("cuda", || Context::cuda(0, desc.clone()).expect("device")),
+            Err(e) => println!("cuda: skipped ({e})"),
+        }
+        every_cuda_device(&desc);
     }
 }

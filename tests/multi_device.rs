@@ -198,8 +198,16 @@ fn copies_in_opposite_directions_at_once<B: Backend>(mk: Mk<B>) {
     // 0 → 1 on one thread while 1 → 0 runs on another, many times: no order of the two
     // contexts' staging locks may wait for the other.
     std::thread::scope(|t| {
-        t.spawn(|| (0..20).for_each(|_| s.copy(src[0], dst[1]).unwrap()));
-        t.spawn(|| (0..20).for_each(|_| s.copy(src[1], dst[0]).unwrap()));
+        t.spawn(|| {
+            (0..20).for_each(|_| {
+                s.copy(src[0], dst[1]).unwrap();
+            })
+        });
+        t.spawn(|| {
+            (0..20).for_each(|_| {
+                s.copy(src[1], dst[0]).unwrap();
+            })
+        });
     });
     assert_eq!(
         s.device(1).unwrap().download(dst[1].handle).unwrap(),

@@ -3,7 +3,10 @@
 //! - [`Storage`]: blocks (fixed, or segments that grow and shrink at their end), host access
 //!   to host-visible blocks, queue-ordered copies and clears, textures (made one driver
 //!   allocation each, with the driver's size where the API tells, and copies of row-padded
-//!   rectangles between blocks and textures), submissions to wait on, limits and memory info. The memory manager ([`crate::memory`]) is written once over it, so it
+//!   rectangles between blocks and textures), submissions to wait on, limits and memory info,
+//!   and optionally device-to-device copies to another backend of its type
+//!   ([`Storage::copy_to_peer`]: CUDA peers, contexts of one device; the device set's copies,
+//!   [`crate::devices`]). The memory manager ([`crate::memory`]) is written once over it, so it
 //!   runs and is tested on plain host memory ([`host::HostBackend`]) as on a GPU.
 //! - [`Compute`]: compiling kernels and launching them over block ranges, and a vendor BLAS.
 //!

@@ -160,6 +160,36 @@ pub unsafe trait Storage: Send + Sync + 'static {
         size: u64,
     ) -> Result<SubmissionIndex>;
 
+    /// Copies `size` bytes from `src` at `src_offset`, a block of this backend, to `dst` at
+    /// `dst_offset`, a block of `peer`: another backend of this type, on this device or
+    /// another, device to device. The copy runs after the work recorded so far on both and
+    /// before work recorded later on either. Returns the submissions, of this backend and of
+    /// `peer`, whose completion means the copy completed; `Ok(None)` when there is no direct
+    /// path between the two (the default; the caller then copies through the host).
+    ///
+    /// # Safety
+    /// 1. `src` is a block of `self` and `dst` a block of `peer`, both of
+    ///    [`MemoryKind::Device`], and both ranges lie inside their blocks.
+    /// 2. Offsets are multiples of [`BackendLimits::offset_alignment`] and `size` of
+    ///    [`BackendLimits::copy_alignment`], on both backends.
+    /// 3. When `self` and `peer` are one backend, as [`copy`](Storage::copy)'s second promise.
+    /// 4. Both blocks stay alive until the returned submissions complete (the memory manager
+    ///    records them as the allocations' last use).
+    unsafe fn copy_to_peer(
+        &self,
+        _src: &Self::Block,
+        _src_offset: u64,
+        _peer: &Self,
+        _dst: &Self::Block,
+        _dst_offset: u64,
+        _size: u64,
+    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>>
+    where
+        Self: Sized,
+    {
+        Ok(None)
+    }
+
     /// Records a fill of `size` bytes at `offset` with zeros.
     ///
     /// # Safety

@@ -1,4 +1,5 @@
-//! Copies between allocations of a [`DeviceSet`], through a host bounce buffer of one staging
+//! Copies between allocations of a [`DeviceSet`]: device to device where the backend has a
+//! path (`direct.rs`: one device, CUDA peers), else through a host bounce buffer of one staging
 //! chunk: each chunk is read back from the source's device and uploaded to the destination's,
 //! counted in both contexts' staging budgets, each transfer ordered after the work already
 //! recorded on its device.
@@ -9,18 +10,31 @@
 //! other forever. One host copy more a chunk is the price.
 
 use super::{DeviceHandle, DeviceSet};
+
+/// Which way a [`DeviceSet::copy`] went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyPath {
+    /// Device to device: within one device, between CUDA devices with peer access
+    /// (`cuMemcpyPeerAsync`), or between contexts sharing one wgpu device. Needs both
+    /// allocations of [`MemoryKind::Device`](crate::MemoryKind::Device), the ranges' starts at
+    /// multiples of the offset alignment (256 bytes on most GPUs) in their blocks (an
+    /// allocation's start always is) and a length of whole 4-byte words.
+    Device,
+    /// Through a host bounce buffer, chunk by chunk through both contexts' staging.
+    Host,
+}
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 
 impl<B: Backend> DeviceSet<B> {
     /// Copies all of `src` into the start of `dst` (any devices of the set, the same one
     /// included). Returns once the bytes are in `dst`'s device memory, or queued there in
-    /// order.
+    /// order, and which way they went.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `dst` is smaller than `src`; as
     /// [`copy_range`](Self::copy_range).
-    pub fn copy(&self, src: DeviceHandle, dst: DeviceHandle) -> Result<()> {
+    pub fn copy(&self, src: DeviceHandle, dst: DeviceHandle) -> Result<CopyPath> {
         let len = self.device(src.device)?.size_of(src.handle)?;
         let room = self.device(dst.device)?.size_of(dst.handle)?;
         if room < len {
@@ -33,7 +47,8 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// Copies `len` bytes at byte `src_offset` of `src` to byte `dst_offset` of `dst` (any
-    /// devices of the set, the same one included).
+    /// devices of the set, the same one included): device to device where the backend has a
+    /// path between the two and both ranges suit it (see [`CopyPath`]), else through the host.
     ///
     /// # Errors
     /// [`Error::InvalidRange`] for a range past either allocation, or overlapping ranges of one
@@ -47,7 +62,7 @@ impl<B: Backend> DeviceSet<B> {
         dst: DeviceHandle,
         dst_offset: u64,
         len: u64,
-    ) -> Result<()> {
+    ) -> Result<CopyPath> {
         let (from, to) = (self.device(src.device)?, self.device(dst.device)?);
         for (ctx, h, at) in [(from, src, src_offset), (to, dst, dst_offset)] {
             let size = ctx.size_of(h.handle)?;
@@ -71,7 +86,11 @@ impl<B: Backend> DeviceSet<B> {
             });
         }
         if len == 0 {
-            return Ok(());
+            return Ok(CopyPath::Device);
+        }
+        let (s, d) = ((src.handle, src_offset), (dst.handle, dst_offset));
+        if super::direct::copy(from, s, to, d, len)? {
+            return Ok(CopyPath::Device);
         }
         let chunk = from.staging_chunk().min(to.staging_chunk()).min(len);
         let mut bounce = crate::memory::host_buffer(chunk, "a copy's bounce buffer")?;
@@ -82,6 +101,6 @@ impl<B: Backend> DeviceSet<B> {
             to.upload_at(dst.handle, dst_offset + done, &bounce[..n])?;
             done += n as u64;
         }
-        Ok(())
+        Ok(CopyPath::Host)
     }
 }

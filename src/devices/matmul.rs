@@ -1,5 +1,6 @@
 //! Matmul split across a [`DeviceSet`]: `C = A·B` (f32, row-major) with A's rows in one band
-//! per device, B copied to every device, and the bands of C gathered into C. Three passes: the
+//! per device, B copied to every device but its own (the band there uses B where it is), and
+//! the bands of C gathered into C. Three passes: the
 //! bands' inputs are copied to their devices, then every band's [`matmul_with`] is recorded and
 //! submitted (the devices compute at once: no copy waits behind another device's matmul), then
 //! C's bands are gathered; the copies go through [`DeviceSet::copy_range`].
@@ -15,18 +16,21 @@ use crate::error::{Error, Result};
 use crate::kernels::{matmul_with, MatmulDims, MatmulKernel};
 use crate::AllocDesc;
 
-/// One band: its device, first row, rows, and its A, B and C there.
+/// One band: its device, first row, rows, its A, B and C there, and which of them it made.
 struct Band {
     device: usize,
     row0: u64,
     rows: u64,
-    handles: Vec<DeviceHandle>,
+    /// A band, B and C band, once made or found.
+    mats: Vec<DeviceHandle>,
+    temps: Vec<DeviceHandle>,
 }
 
 impl<B: Backend> DeviceSet<B> {
     /// `C = A·B` with A (M×K), B (K×N) and C (M×N) f32, row-major, on any devices of the set:
     /// A's rows split as evenly as whole rows allow over the first `min(len, M)` devices, each
-    /// band (with a copy of B) multiplied there by `kernel`, C's bands copied into `c`. The
+    /// band multiplied there by `kernel` with a copy of B (or B itself on B's device), C's
+    /// bands copied into `c`. The
     /// bands' temporaries are allocated through the set (its budgets hold) and released before
     /// it returns, also when it fails.
     ///
@@ -79,14 +83,15 @@ impl<B: Backend> DeviceSet<B> {
                 device: i as usize,
                 row0,
                 rows,
-                handles: Vec::new(),
+                mats: Vec::new(),
+                temps: Vec::new(),
             });
             row0 += rows;
         }
         let result = self.run_bands(&mut bands, a, b, c, d, kernel);
         // Release every temporary, whatever happened; the first error wins.
         let mut released = Ok(());
-        for h in bands.iter().flat_map(|band| &band.handles) {
+        for h in bands.iter().flat_map(|band| &band.temps) {
             if let Err(e) = self.release(*h) {
                 released = released.and(Err(e));
             }
@@ -112,12 +117,19 @@ impl<B: Backend> DeviceSet<B> {
                 ("split matmul B", 4 * k * n),
                 ("split matmul C band", 4 * band.rows * n),
             ] {
+                if label == "split matmul B" && band.device == b.device {
+                    band.mats.push(b);
+                    continue;
+                }
                 let h = self.alloc_on(band.device, AllocDesc::new(label, bytes))?;
-                band.handles.push(h);
+                band.temps.push(h);
+                band.mats.push(h);
+                if label == "split matmul B" {
+                    self.copy_range(b, 0, h, 0, 4 * k * n)?;
+                }
             }
-            if let &[ab, bb, _] = band.handles.as_slice() {
+            if let Some(&ab) = band.mats.first() {
                 self.copy_range(a, 4 * band.row0 * k, ab, 0, 4 * band.rows * k)?;
-                self.copy_range(b, 0, bb, 0, 4 * k * n)?;
             }
         }
         for band in bands.iter() {
@@ -126,7 +138,7 @@ impl<B: Backend> DeviceSet<B> {
                 m: u32::try_from(band.rows).unwrap_or(u32::MAX),
                 ..d
             };
-            let &[ab, bb, cb] = band.handles.as_slice() else {
+            let &[ab, bb, cb] = band.mats.as_slice() else {
                 return Err(Error::Internal {
                     message: "a split matmul band without its three matrices".into(),
                 });
@@ -136,7 +148,7 @@ impl<B: Backend> DeviceSet<B> {
             ctx.submit()?;
         }
         for band in bands.iter() {
-            if let Some(&cb) = band.handles.get(2) {
+            if let Some(&cb) = band.mats.get(2) {
                 self.copy_range(cb, 0, c, 4 * band.row0 * n, 4 * band.rows * n)?;
             }
         }

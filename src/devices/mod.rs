@@ -1,9 +1,10 @@
-//! Several devices of one host under one budget view (issue 15, first part): a [`DeviceSet`]
+//! Several devices of one host under one budget view (issue 15): a [`DeviceSet`]
 //! holds one [`Context`] per device (every wgpu adapter or CUDA device: `open.rs`; or contexts
 //! the caller made), places allocations on a named device or on the one with the most room,
 //! keeps an optional total budget over the set, sums statistics, copies between devices
-//! (`copy.rs`, through host staging) and splits a matmul's rows over the devices
-//! (`matmul.rs`).
+//! (`copy.rs`: device to device where the backend has a path, `direct.rs` over
+//! [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer); else through host
+//! staging) and splits a matmul's rows over the devices (`matmul.rs`).
 //!
 //! Handles of a set ([`DeviceHandle`]) say their device; one used with another device's context
 //! is refused as every foreign handle is ([`Error::StaleHandle`] with
@@ -17,6 +18,7 @@
 //! total but are not refused by it.
 
 mod copy;
+mod direct;
 mod matmul;
 mod open;
 mod stats;
@@ -24,6 +26,7 @@ mod stats;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub use copy::CopyPath;
 pub use stats::SetStats;
 
 use crate::backend::Backend;

@@ -15,6 +15,7 @@ mod compute;
 mod driver;
 mod host_copy;
 mod kernel;
+mod peer;
 mod segment;
 mod submissions;
 
@@ -66,6 +67,8 @@ pub struct CudaBackend {
     managed: bool,
     /// Virtual memory management, when device blocks are segments.
     vmm: Option<segment::Vmm>,
+    /// Other devices met in copies, and whether they reach this one directly (`peer.rs`).
+    peers: std::sync::Mutex<Vec<(sys::CUdevice, bool)>>,
     device: Device,
 }
 
@@ -186,6 +189,7 @@ impl CudaBackend {
             concurrent_managed,
             managed,
             vmm,
+            peers: std::sync::Mutex::new(Vec::new()),
             device,
         })
     }
@@ -392,6 +396,19 @@ unsafe impl Storage for CudaBackend {
     ) -> Result<SubmissionIndex> {
         // SAFETY: both ranges lie inside live blocks (the memory manager checked them).
         unsafe { self.copy_runs([(src.ptr + src_offset, dst.ptr + dst_offset, size)].into_iter()) }
+    }
+
+    unsafe fn copy_to_peer(
+        &self,
+        src: &CudaBlock,
+        src_offset: u64,
+        peer: &Self,
+        dst: &CudaBlock,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+        // SAFETY: the caller's promises, passed on.
+        unsafe { self.copy_peer(src, src_offset, peer, dst, dst_offset, size) }
     }
 
     fn alloc_texture(&self, desc: &TextureDesc) -> Result<(CudaTexture, Option<u64>)> {

@@ -43,11 +43,14 @@ struct Mapping {
     size: u64,
 }
 
-/// The physical side of a segment: its mappings in address order.
+/// The physical side of a segment: its mappings in address order, and the other devices
+/// that may access it (peers, `peer.rs`), whose access every later mapping gets too.
 #[derive(Debug)]
 pub(super) struct Segment {
     reserved: u64,
     mappings: Mutex<Vec<Mapping>>,
+    /// Locked after `mappings`.
+    peers: Mutex<Vec<sys::CUdevice>>,
 }
 
 impl Segment {
@@ -99,6 +102,7 @@ impl CudaBackend {
             segment: Some(Segment {
                 reserved: vmm.reserve,
                 mappings: Mutex::new(Vec::new()),
+                peers: Mutex::new(Vec::new()),
             }),
         };
         if let Err(e) = self.grow_segment(&block, size) {
@@ -142,7 +146,8 @@ impl CudaBackend {
             });
         }
         if target > mapped {
-            let made = self.map_range(block.ptr, mapped, target, vmm)?;
+            let peers = lock(&seg.peers).clone();
+            let made = self.map_range(block.ptr, mapped, target, vmm, &peers)?;
             mappings.extend(made);
         }
         drop(mappings);
@@ -157,7 +162,7 @@ impl CudaBackend {
     }
 
     /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
-    /// granularity), read-write for this device, in pieces of about 1/128 of the segment's new
+    /// granularity), read-write for this device and `peers`, in pieces of about 1/128 of the segment's new
     /// size (2–32 MiB): a shrink gives back whole pieces, so it can stop within a piece of
     /// where it is asked to, while a growth costs a few `cuMemCreate` calls and one
     /// `cuMemSetAccess`. Nothing is left mapped on failure.
@@ -167,6 +172,7 @@ impl CudaBackend {
         from: u64,
         to: u64,
         vmm: &Vmm,
+        peers: &[sys::CUdevice],
     ) -> Result<Vec<Mapping>> {
         let piece = (to / 128)
             .next_multiple_of(vmm.granularity)
@@ -186,14 +192,7 @@ impl CudaBackend {
             at += size;
         }
         if result.is_ok() {
-            let access = sys::CUmemAccessDesc {
-                location: self.location(false),
-                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-            };
-            // SAFETY: `from..to` is fully mapped (above); `access` describes this device.
-            result = unsafe { sys::cuMemSetAccess(ptr + from, (to - from) as usize, &access, 1) }
-                .result()
-                .map_err(|e| self.refused("cuMemSetAccess", e, to - from, MemoryKind::Device));
+            result = self.set_access(ptr + from, to - from, peers);
         }
         if let Err(e) = result {
             for m in made.iter().rev() {
@@ -206,6 +205,51 @@ impl CudaBackend {
             return Err(e);
         }
         Ok(made)
+    }
+
+    /// Makes `ptr .. ptr + size`, whole mappings, readable and writable by this device and
+    /// `peers`.
+    fn set_access(&self, ptr: sys::CUdeviceptr, size: u64, peers: &[sys::CUdevice]) -> Result<()> {
+        let access: Vec<sys::CUmemAccessDesc> = std::iter::once(self.device.dev)
+            .chain(peers.iter().copied())
+            .map(|id| sys::CUmemAccessDesc {
+                location: sys::CUmemLocation {
+                    type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id,
+                },
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            })
+            .collect();
+        // SAFETY: the caller passes whole mapped ranges; `access` holds `access.len()` valid
+        // descriptors of devices.
+        unsafe { sys::cuMemSetAccess(ptr, size as usize, access.as_ptr(), access.len()) }
+            .result()
+            .map_err(|e| self.refused("cuMemSetAccess", e, size, MemoryKind::Device))
+    }
+
+    /// Lets device `peer` access all of a segment, now and after it grows (a no-op for a block
+    /// that is no segment: `cuMemAlloc` memory follows the contexts' peer access).
+    pub(super) fn share_segment(&self, block: &CudaBlock, peer: sys::CUdevice) -> Result<()> {
+        let Some(seg) = &block.segment else {
+            return Ok(());
+        };
+        if peer == self.device.dev {
+            return Ok(());
+        }
+        let mappings = lock(&seg.mappings);
+        let mut peers = lock(&seg.peers);
+        if peers.contains(&peer) {
+            return Ok(());
+        }
+        peers.push(peer);
+        let mapped = Segment::mapped(&mappings);
+        if mapped > 0 {
+            if let Err(e) = self.set_access(block.ptr, mapped, &peers) {
+                peers.pop();
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Creates `size` bytes of physical memory and maps them at `ptr + offset`.

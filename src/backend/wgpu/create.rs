@@ -162,6 +162,40 @@ impl WgpuBackend {
             copy_kernel: OnceLock::new(),
             sampler: OnceLock::new(),
             cooperative,
+            shared: Arc::new(()),
         }
+    }
+
+    /// A second backend on this backend's device and queue: its own recorder and submissions
+    /// (so its own [`Context`](crate::Context), memory manager and budget), the same device-lost
+    /// and error hooks. Copies between contexts of such siblings go device to device
+    /// ([`DeviceSet::copy`](crate::devices::DeviceSet::copy)); between backends of separate
+    /// devices, through the host. (vramkit does not compare `wgpu::Device`s: wgpu 30's
+    /// equality compares ids that two instances hand out alike.)
+    pub fn on_same_device(&self) -> Self {
+        Self {
+            adapter: self.adapter.clone(),
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+            limits: self.limits.clone(),
+            info: self.info.clone(),
+            recorder: Mutex::new(Recorder {
+                encoder: None,
+                open: 1,
+            }),
+            submitted: Mutex::new(VecDeque::new()),
+            completed: Arc::new(AtomicU64::new(0)),
+            lost: Arc::clone(&self.lost),
+            uncaptured: Arc::clone(&self.uncaptured),
+            copy_kernel: OnceLock::new(),
+            sampler: OnceLock::new(),
+            cooperative: self.cooperative.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Whether `other` runs on this backend's device ([`on_same_device`](Self::on_same_device)).
+    pub(super) fn shares_device(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 }

@@ -18,6 +18,7 @@ mod copy;
 mod create;
 mod external;
 mod kernel;
+mod peer;
 mod texture;
 
 use std::collections::VecDeque;
@@ -58,6 +59,8 @@ pub struct WgpuBackend {
     sampler: OnceLock<wgpu::Sampler>,
     /// The cooperative-matrix configurations the device was opened with (see `adapter`).
     cooperative: Vec<wgpu::CooperativeMatrixProperties>,
+    /// Shared by the backends of one device ([`on_same_device`](Self::on_same_device)).
+    shared: Arc<()>,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -391,6 +394,19 @@ unsafe impl Storage for WgpuBackend {
         self.record(|e| {
             e.copy_buffer_to_buffer(&src.buffer, src_offset, &dst.buffer, dst_offset, size)
         })
+    }
+
+    unsafe fn copy_to_peer(
+        &self,
+        src: &WgpuBlock,
+        src_offset: u64,
+        peer: &Self,
+        dst: &WgpuBlock,
+        dst_offset: u64,
+        size: u64,
+    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+        // SAFETY: the caller's promises, passed on.
+        unsafe { self.copy_peer(src, src_offset, peer, dst, dst_offset, size) }
     }
 
     unsafe fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {

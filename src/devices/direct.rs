@@ -1,0 +1,76 @@
+//! Device-to-device copies between two contexts, where the backend has a direct path
+//! ([`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer): one CUDA device, CUDA peers, one wgpu device shared by two
+//! contexts) and the ranges suit it: both allocations [`MemoryKind::Device`], offsets in their
+//! blocks multiples of the offset alignment and a length of whole copy units (whole
+//! allocations always are). Anything else goes through the host (`copy.rs`).
+//!
+//! Both contexts' memory managers are locked for the call, always in the same order (by
+//! address), so copies in opposite directions cannot wait for each other; the ranges are
+//! validated there ([`Manager::resolve`](crate::memory::manager::Manager::resolve)) and the
+//! copy's submissions recorded as each allocation's last use, so neither is reused, moved or
+//! freed before the copy completed.
+
+use crate::backend::{Backend, MemoryKind};
+use crate::error::Result;
+use crate::memory::manager::Access;
+use crate::{lock, BufferHandle, Context};
+
+/// Copies `len` bytes at `src_offset` of `src` (of `from`) to `dst_offset` of `dst` (of `to`)
+/// device to device; `Ok(false)` when there is no direct path for them. The caller has checked
+/// both ranges against the allocations and that ranges of one allocation do not overlap.
+pub(super) fn copy<B: Backend>(
+    from: &Context<B>,
+    src: (BufferHandle, u64),
+    to: &Context<B>,
+    dst: (BufferHandle, u64),
+    len: u64,
+) -> Result<bool> {
+    let (fb, tb) = (from.backend(), to.backend());
+    let unit = fb.limits().copy_alignment.max(tb.limits().copy_alignment);
+    let align = fb
+        .limits()
+        .offset_alignment
+        .max(tb.limits().offset_alignment);
+    if len == 0 || !len.is_multiple_of(unit) {
+        return Ok(false);
+    }
+    let one = std::ptr::eq(from, to);
+    // Lock order: by address; one context, one lock.
+    let (first, second) = if std::ptr::from_ref(from) <= std::ptr::from_ref(to) {
+        (from, to)
+    } else {
+        (to, from)
+    };
+    let mut first_guard = lock(&first.mem);
+    let mut second_guard = (!one).then(|| lock(&second.mem));
+    let (fm, tm) = match &mut second_guard {
+        None => (&mut *first_guard, None),
+        Some(g) if std::ptr::eq(first, from) => (&mut *first_guard, Some(&mut **g)),
+        Some(g) => (&mut **g, Some(&mut *first_guard)),
+    };
+    let done = {
+        let s = fm.resolve(src.0, src.1, Some(len), Access::Words, fb.limits())?;
+        let d = match &tm {
+            Some(tm) => tm.resolve(dst.0, dst.1, Some(len), Access::Words, tb.limits())?,
+            None => fm.resolve(dst.0, dst.1, Some(len), Access::Words, tb.limits())?,
+        };
+        let suits = |kind, at: u64| kind == MemoryKind::Device && at.is_multiple_of(align);
+        if !suits(s.kind, s.offset) || !suits(d.kind, d.offset) {
+            return Ok(false);
+        }
+        // SAFETY: `resolve` placed both ranges inside live Device blocks of their backends;
+        // the offsets are multiples of both offset alignments and `len` of both copy units
+        // (checked above); the caller refused overlapping ranges of one allocation, and
+        // allocations never share bytes; the submissions returned are recorded below as both
+        // allocations' last use, and blocks are freed only once their allocations' last use
+        // has completed.
+        unsafe { fb.copy_to_peer(s.block, s.offset, tb, d.block, d.offset, len)? }
+    };
+    let Some((s_index, d_index)) = done else {
+        return Ok(false);
+    };
+    // Record the uses, each in its own context's manager.
+    fm.touch(src.0, s_index);
+    tm.unwrap_or(fm).touch(dst.0, d_index);
+    Ok(true)
+}
