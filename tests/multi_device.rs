@@ -305,16 +305,23 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
     }
     // A band the total budget refuses: a typed error, and every temporary released.
     if kernels {
-        let s = set(mk, &[64 * MIB, 64 * MIB], Some(40 * MIB));
+        // A, B and C made on the contexts (they count in the total), the total just above
+        // what they hold: band 1 needs 32 MiB more on device 1 (an A band, B, a C band), more
+        // than any block there has left.
+        let n = 2048u64;
         let d = MatmulDims {
-            m: 1024,
-            n: 1024,
-            k: 1024,
+            m: n as u32,
+            n: n as u32,
+            k: n as u32,
         };
-        let big = |dev: usize, what: &'static str| {
-            s.alloc_on(dev, AllocDesc::new(what, 4 << 20)).unwrap()
+        let ctxs = vec![mk(desc(64 * MIB)), mk(desc(64 * MIB))];
+        let mat = |dev: usize, what: &'static str| DeviceHandle {
+            device: dev,
+            handle: ctxs[dev].alloc(AllocDesc::new(what, 4 * n * n)).unwrap(),
         };
-        let (ha, hb, hc) = (big(0, "A"), big(0, "B"), big(1, "C"));
+        let (ha, hb, hc) = (mat(0, "A"), mat(0, "B"), mat(1, "C"));
+        let held: u64 = ctxs.iter().map(|c| c.stats().reserved).sum();
+        let s = DeviceSet::from_contexts(ctxs, Some(held + 8 * MIB)).unwrap();
         let live = s.stats().live;
         assert!(matches!(
             s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto),

@@ -22,7 +22,7 @@ cargo bench --features cuda --no-run $(targets bench "$2") --message-format=json
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/
 # Photographs for the tool's folder run (tool_folder.sh): scikit-image's, from the reference venv.
-SK=$(ls -d ${VRAMKIT_REFERENCE_VENV:-/tmp/vramkit-reference-venv}/lib/python3*/site-packages/skimage/data 2>/dev/null | head -1)
+SK=$(ls -d ${VRAMKIT_REFERENCE_VENV:-/tmp/vramkit-reference-venv}/lib/python3*/site-packages/skimage/data 2>/dev/null | head -1 || true)
 rm -rf .device/photos; if [ -n "$SK" ]; then mkdir -p .device/photos && for p in astronaut coffee chelsea rocket motorcycle_left hubble_deep_field; do
   cp "$SK/$p.png" .device/photos/ 2>/dev/null || true; done; fi
 touch .device/args_none
