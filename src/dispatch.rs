@@ -85,7 +85,7 @@ impl<B: Backend> Context<B> {
     /// of group 0 and `params` (if not empty) a uniform buffer at binding `n`. The pipeline is
     /// built once and cached. Returns the submission the launch belongs to.
     ///
-    /// The kernel runs with runtime bounds checks (see the [module docs](self)): an index
+    /// The kernel runs with runtime bounds checks (WGSL's, and `BUF` in the CUDA twins): an index
     /// past a binding is clamped into it, so wrong params give wrong values in that binding,
     /// never a write outside it. vramkit's typed kernel functions ([`crate::kernels`])
     /// validate their params and run without the checks. Every loop of a shipped kernel ends
@@ -94,8 +94,8 @@ impl<B: Backend> Context<B> {
     /// pixels wide averages that many per output pixel. A kernel of your own is yours to bound.
     ///
     /// # Errors
-    /// [`Error::Shader`] if the kernel does not compile; [`Error::TooLarge`] if a binding passes
-    /// the device's binding limit; [`Error::StaleHandle`]; [`Error::Unsupported`] on the host.
+    /// [`Error::Shader`](crate::Error::Shader) if the kernel does not compile; [`Error::TooLarge`](crate::Error::TooLarge) if a binding passes
+    /// the device's binding limit; [`Error::StaleHandle`](crate::Error::StaleHandle); [`Error::Unsupported`](crate::Error::Unsupported) on the host.
     pub fn dispatch(
         &self,
         kernel: &KernelSource,
@@ -111,7 +111,7 @@ impl<B: Backend> Context<B> {
     /// bindings that may be ranges of allocations.
     ///
     /// # Errors
-    /// As [`dispatch`](Self::dispatch), and [`Error::InvalidRange`] for a range past the
+    /// As [`dispatch`](Self::dispatch), and [`Error::InvalidRange`](crate::Error::InvalidRange) for a range past the
     /// allocation's end, an unaligned offset or a size that is not a multiple of 4.
     pub fn dispatch_with(
         &self,
