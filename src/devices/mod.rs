@@ -143,7 +143,7 @@ impl<B: Backend> DeviceSet<B> {
     pub fn alloc_on(&self, index: usize, desc: AllocDesc) -> Result<DeviceHandle> {
         let ctx = self.device(index)?;
         let _admit = lock(&self.admit);
-        let size = desc.size;
+        let (size, kind) = (desc.size, desc.kind);
         let handle = ctx.alloc(desc)?;
         if let Some(total) = self.total {
             let held = self.stats().reserved;
@@ -152,13 +152,15 @@ impl<B: Backend> DeviceSet<B> {
                 // Give back what the refused allocation made the context hold.
                 ctx.trim()?;
                 let stats = self.stats();
+                // A request inside a free range of the device's pool takes no new memory.
+                let largest_free = ctx.stats().kinds[kind.index()].largest_free;
                 return Err(Error::OverBudget {
                     requested: size,
                     limit: total,
                     in_use: stats.in_use,
                     reserved: stats.reserved,
-                    largest_free: 0,
-                    fits_now: total.saturating_sub(stats.reserved),
+                    largest_free,
+                    fits_now: largest_free.max(total.saturating_sub(stats.reserved)),
                 });
             }
         }
