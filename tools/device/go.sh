@@ -27,7 +27,8 @@ done
 [ -e .device/quick ] || [ "$ONLY" = tests ] || for p in $(cat .device/refs 2>/dev/null || echo image_cupy matmul_torch); do
   [ -f .device/ref/$p.py ] && { echo "== $p"; timeout 120 python3 .device/ref/$p.py 2>&1 | tail -20; }
 done
-[ -d .device/photos ] && [ "$ONLY" != tests ] && sh .device/tool_folder.sh
+[ -d .device/photos ] && [ "$ONLY" != tests ] && [ ! -e .device/no_tool_folder ] && sh .device/tool_folder.sh
+[ -d .device/photos ] && [ "$ONLY" != tests ] && [ -e .device/tool_devices ] && sh .device/tool_devices.sh
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 if [ ! -e .device/quick ] && [ "$ONLY" != tests ] && [ -n "$NCU" ] && [ -e .device/bin/bench_image_kernels ]; then
   echo "== ncu ($NCU): the CUDA blur passes, sigma 2, 4K"

@@ -1,22 +1,10 @@
 #!/bin/sh
 # The 4K tool over a folder of photographs (issue 13: does frame-level pipelining matter?).
-# Makes 16 3840×2160 JPEGs from the photographs in .device/photos (scikit-image's, upscaled
-# with OpenCV, quality 92), then runs the default chain over the folder on each backend, with
+# Makes 16 3840×2160 JPEGs from photographs (frames.sh), then runs the default chain over the folder on each backend, with
 # the default budget (several frames at once) and with one that holds a single frame's working
 # set; prints the whole run's seconds per frame and the pipeline's own (upload, kernels,
 # download) from the JSON report.
-F=/tmp/vramkit_frames
-FRAMES=${FRAMES:-16}
-rm -rf $F && mkdir -p $F
-python3 - "$F" "$FRAMES" <<'PY'
-import cv2, glob, sys
-srcs = sorted(glob.glob('.device/photos/*.png'))
-for i in range(int(sys.argv[2])):
-    img = cv2.imread(srcs[i % len(srcs)], cv2.IMREAD_COLOR)
-    big = cv2.resize(img, (3840, 2160), interpolation=cv2.INTER_CUBIC)
-    cv2.imwrite(f'{sys.argv[1]}/f{i:02d}.jpg', big, [cv2.IMWRITE_JPEG_QUALITY, 92])
-print(len(srcs), 'photographs ->', sys.argv[2], 'frames')
-PY
+. .device/frames.sh
 for backend in ${BACKENDS:-cuda wgpu}; do
   for budget in "" "--budget 600MiB"; do
     for out in jpg png; do
