@@ -5,6 +5,8 @@ mod common;
 
 #[path = "cli/deep.rs"]
 mod deep;
+#[path = "cli/devices.rs"]
+mod devices;
 #[path = "cli/product.rs"]
 mod product;
 

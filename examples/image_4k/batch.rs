@@ -1,10 +1,10 @@
 //! A run over many files: what each input writes, the first frame decoded before a device is
-//! looked for, and the workers that process the rest, recording each file's outcome so that one
-//! bad file is listed and the others go on.
+//! looked for, and the workers that process the rest on one or several devices, recording each
+//! file's outcome and device so that one bad file is listed and the others go on.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -52,6 +52,9 @@ pub struct Job {
     pub items: Vec<Item>,
     pub format: OutFormat,
     pub outcomes: Vec<Outcome>,
+    /// The device (index in the run's devices) each file was run on; `None` for a file that
+    /// never reached one (not processed, or failed to decode).
+    pub device_of: Vec<Option<usize>>,
     pub first: Option<(usize, Frame)>,
     /// Wall time of the processing, seconds.
     pub seconds: f64,
@@ -148,6 +151,7 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
     outcomes.resize_with(items.len(), || None);
     Ok(Job {
         chain,
+        device_of: vec![None; items.len()],
         items,
         format,
         outcomes,
@@ -203,20 +207,62 @@ fn make<B: Backend>(
     })
 }
 
-/// Processes every frame of `job` on `ctx`, several at once when the budget holds several
-/// working sets, recording each outcome. A lost device stops the frames not yet started.
+/// A device's first frame: its index, and the frame when it is decoded already.
+type FirstFrame = (usize, Option<Frame>);
+
+/// How many frames device `ctx` runs at once: as many as whole working sets fit its budget now
+/// (at most 4, at most `left`).
 ///
 /// # Errors
-/// Only what stops the whole run: the output directory cannot be made, the device cannot say
+/// The device cannot say how many fit.
+fn at_once<B: Backend>(
+    args: &Args,
+    job: &Job,
+    ctx: &Context<B>,
+    size: [u32; 2],
+    left: usize,
+) -> Result<usize, Failure> {
+    Ok(match Pipeline::new(job.chain.clone(), size) {
+        Ok(p) => {
+            let p = p.with_working_format(args.format.into());
+            let [fw, fh] = p.output_size();
+            (ctx.max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
+                .clamp(1, 4)
+                .min(left)
+        }
+        Err(_) => 1,
+    })
+}
+
+/// Processes every frame of `job` on `devices`, all working at once, each running several
+/// frames at once when its budget holds several working sets, and records each outcome and
+/// device. Each device's workers take the next frame from one shared queue; device `d` starts
+/// with the `d`-th frame (device 0 with the one decoded already), so that every device gets a
+/// frame when there are as many. A lost device stops its frames not yet started; the other
+/// devices go on.
+///
+/// # Errors
+/// Only what stops the whole run: the output directory cannot be made, a device cannot say
 /// how many frames fit.
-pub fn process<B: Backend>(args: &Args, job: &mut Job, ctx: &Context<B>) -> Result<(), Failure> {
+pub fn process<B: Backend>(
+    args: &Args,
+    job: &mut Job,
+    devices: &[Arc<Context<B>>],
+) -> Result<(), Failure> {
     let Some((start_at, first)) = job.first.take() else {
         return Ok(());
     };
-    if args.trace.is_some() || args.plot.is_some() {
-        ctx.start_trace(1 << 20);
+    let several = devices.len() > 1;
+    for (d, ctx) in devices.iter().enumerate() {
+        if args.trace.is_some() || args.plot.is_some() {
+            ctx.start_trace(1 << 20);
+        }
+        if several {
+            eprintln!("device {d}: {}", ctx.adapter_info());
+        } else {
+            eprintln!("device: {}", ctx.adapter_info());
+        }
     }
-    eprintln!("device: {}", ctx.adapter_info());
     for dir in job.items.iter().filter_map(|i| i.output.parent()) {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir)
@@ -230,32 +276,47 @@ pub fn process<B: Backend>(args: &Args, job: &mut Job, ctx: &Context<B>) -> Resu
     );
     bar.set_position(start_at as u64);
     let start = Instant::now();
-    // As many frames at once as whole working sets fit the budget now (at most 4).
-    let jobs = match Pipeline::new(job.chain.clone(), first.size) {
-        Ok(p) => {
-            let p = p.with_working_format(args.format.into());
-            let [fw, fh] = p.output_size();
-            (ctx.max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
-                .clamp(1, 4)
-                .min(frames - start_at)
+    let mut jobs = Vec::with_capacity(devices.len());
+    for (d, ctx) in devices.iter().enumerate() {
+        let n = at_once(args, job, ctx, first.size, frames - start_at)?;
+        match (n, several) {
+            (1, _) => {}
+            (n, false) => eprintln!("{n} frames at once"),
+            (n, true) => eprintln!("device {d}: {n} frames at once"),
         }
-        Err(_) => 1,
-    };
-    if jobs > 1 {
-        eprintln!("{jobs} frames at once");
+        jobs.push(n);
     }
-    let next = AtomicUsize::new(start_at + 1);
-    let stop = AtomicBool::new(false);
-    let first = Mutex::new(Some(first));
-    let outcomes = Mutex::new(std::mem::take(&mut job.outcomes));
+    // Each device's first frame, taken by the first of its workers to ask: device d's is the
+    // d-th from `start_at`, device 0's already decoded. The rest come from `next`.
+    let mut firsts: Vec<Mutex<Option<FirstFrame>>> = (0..devices.len())
+        .map(|d| {
+            Mutex::new(
+                Some(start_at + d)
+                    .filter(|&i| i < frames)
+                    .map(|i| (i, None)),
+            )
+        })
+        .collect();
+    firsts[0] = Mutex::new(Some((start_at, Some(first))));
+    let next = AtomicUsize::new(start_at + devices.len());
+    let stop: Vec<AtomicBool> = devices.iter().map(|_| AtomicBool::new(false)).collect();
+    let record = Mutex::new((
+        std::mem::take(&mut job.outcomes),
+        std::mem::take(&mut job.device_of),
+    ));
     let shared = &*job;
-    let work = || loop {
-        let taken = first.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let (i, frame) = match taken {
-            Some(f) => (start_at, Ok(f)),
+    let work = |d: usize| loop {
+        let mine = firsts[d].lock().unwrap_or_else(|e| e.into_inner()).take();
+        let (i, frame) = match mine {
+            Some((i, Some(f))) => (i, Ok(f)),
+            Some((i, None)) => (i, load(&shared.items[i], args.max_pixels)),
             None => {
+                // A stopped device takes no more frames: the others may still make them.
+                if stop[d].load(Ordering::Relaxed) {
+                    return;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= frames || stop.load(Ordering::Relaxed) {
+                if i >= frames {
                     return;
                 }
                 (i, load(&shared.items[i], args.max_pixels))
@@ -263,20 +324,27 @@ pub fn process<B: Backend>(args: &Args, job: &mut Job, ctx: &Context<B>) -> Resu
         };
         let item = &shared.items[i];
         bar.set_message(item.output.display().to_string());
-        let outcome = frame.and_then(|f| make(args, shared, ctx, item, f));
+        let ran = frame.is_ok();
+        let outcome = frame.and_then(|f| make(args, shared, &devices[d], item, f));
         if matches!(outcome, Err(Failure::NoGpu(_))) {
-            stop.store(true, Ordering::Relaxed);
+            stop[d].store(true, Ordering::Relaxed);
         }
-        outcomes.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+        {
+            let mut r = record.lock().unwrap_or_else(|e| e.into_inner());
+            r.0[i] = Some(outcome);
+            r.1[i] = ran.then_some(d);
+        }
         bar.inc(1);
     };
     std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(work);
+        for (d, &n) in jobs.iter().enumerate() {
+            for _ in 0..n {
+                s.spawn(move || work(d));
+            }
         }
     });
     bar.finish_and_clear();
     job.seconds = start.elapsed().as_secs_f64();
-    job.outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    (job.outcomes, job.device_of) = record.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(())
 }

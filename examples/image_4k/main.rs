@@ -4,6 +4,14 @@
 //!
 //! `cargo run --release --example image_4k -- --budget 256MiB --out out`
 //!
+//! `--devices all` (or `--devices 0,1`) spreads the frames over several devices of the backend,
+//! one context each with its own `--budget`, working at the same time: each device's workers
+//! take the next frame from one shared queue (device `d` starts with the `d`-th frame, so that
+//! each device gets one when there are as many frames). An index given twice (`0,0`) opens two
+//! contexts on one device, which is how the flag is tried with one GPU or on lavapipe. Outputs
+//! are those of a one-device run; the table and the JSON report say which device made each
+//! file, and the summary how many frames each made.
+//!
 //! Everything that needs no device is checked first: the chain, the inputs (each decoded only
 //! when its turn comes, but the first before a device is looked for) and the outputs, which
 //! never overwrite an input, each other or (without `--force`) an existing file. A file that
@@ -15,6 +23,7 @@
 //! failing file (in input order).
 
 mod batch;
+mod devices;
 mod input;
 mod output;
 mod paths;
@@ -22,9 +31,12 @@ mod report;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use bytesize::ByteSize;
 use clap::Parser;
+use vramkit::backend::Backend;
+use vramkit::devices::DeviceSet;
 use vramkit::image::{parse_chain, Op, MAX_FRAME_PIXELS};
 use vramkit::{Context, ContextDesc, Error};
 
@@ -47,7 +59,8 @@ struct Args {
     /// linear to srgb, held in rgba32f). 16-bit inputs always use rgba32f.
     #[arg(long, value_enum, default_value_t = Format::Rgba32f)]
     format: Format,
-    /// Device-memory budget, e.g. 256MiB or 1GiB. None: the device's limit.
+    /// Device-memory budget of each device (with --devices, every device has this budget),
+    /// e.g. 256MiB or 1GiB. None: the device's limit.
     #[arg(long)]
     budget: Option<ByteSize>,
     /// Where outputs go: a directory (`<name>.<ext>` per input), or, for one input, a file
@@ -67,8 +80,9 @@ struct Args {
     /// vramkit's limit).
     #[arg(long, default_value_t = DEFAULT_MAX_PIXELS)]
     max_pixels: u64,
-    /// Write a JSON report (per file: input, output, sizes, tiles, seconds, error; totals) to
-    /// FILE; `-` prints it to stdout and the table to stderr.
+    /// Write a JSON report (per file: input, output, device, sizes, tiles, seconds, error; per
+    /// device: frames, peak memory; totals) to FILE; `-` prints it to stdout and the table to
+    /// stderr.
     #[arg(long, value_name = "FILE.json")]
     json: Option<PathBuf>,
     /// Write the memory timeline as Chrome trace-event JSON (open in ui.perfetto.dev).
@@ -81,6 +95,15 @@ struct Args {
     /// with `--features cuda`).
     #[arg(long, default_value = "wgpu")]
     backend: String,
+    /// Spread the frames over several devices of --backend, working at once: `all` (every
+    /// wgpu adapter, CPU ones such as lavapipe only where there is no GPU; or every CUDA device)
+    /// or device indices in that order, e.g. `0,1`. An index given twice (`0,0`) opens two
+    /// contexts on one device (with one GPU, or on lavapipe, this tries the flag). --budget is
+    /// per device. None: the one device the tool picks (WGPU_ADAPTER_NAME; CUDA device 0).
+    /// With several devices, --trace and --plot write one file per device
+    /// (`NAME.device1.json`, ...).
+    #[arg(long, value_name = "all|0,1")]
+    devices: Option<String>,
 }
 
 /// The working format, as the command line spells it.
@@ -214,13 +237,21 @@ fn check_args(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Processes `job` on the devices of `set` and reports.
+fn on<B: Backend>(args: &Args, job: &mut batch::Job, set: &DeviceSet<B>) -> Result<u8, Failure> {
+    batch::process(args, job, set.devices())?;
+    report::finish(args, job, set.devices())
+}
+
 fn run(args: &Args) -> Result<u8, Failure> {
     check_args(args)?;
+    let wanted = devices::parse(args.devices.as_deref())?;
     let chain = chain(args)?;
     let mut job = batch::prepare(args, chain)?;
     if job.first.is_none() {
         // Every input failed before a device was needed.
-        return report::finish(args, &job, None::<&Context>);
+        let none: &[Arc<Context>] = &[];
+        return report::finish(args, &job, none);
     }
     let budget = args.budget.map(|b| b.as_u64());
     // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
@@ -235,16 +266,8 @@ fn run(args: &Args) -> Result<u8, Failure> {
     };
     match args.backend.as_str() {
         #[cfg(feature = "cuda")]
-        "cuda" => {
-            let ctx = Context::cuda(0, desc)?;
-            batch::process(args, &mut job, &ctx)?;
-            report::finish(args, &job, Some(&ctx))
-        }
-        _ => {
-            let ctx = Context::new(desc)?;
-            batch::process(args, &mut job, &ctx)?;
-            report::finish(args, &job, Some(&ctx))
-        }
+        "cuda" => on(args, &mut job, &devices::open_cuda(&wanted, &desc)?),
+        _ => on(args, &mut job, &devices::open_wgpu(&wanted, &desc)?),
     }
 }
 

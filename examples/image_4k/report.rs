@@ -1,7 +1,10 @@
-//! The end of a run: the table of frames (failures listed with their reasons), where the memory
-//! went, the trace and plot files, the JSON report, and the exit code.
+//! The end of a run: the table of frames (failures listed with their reasons, each file's
+//! device), where the memory went, the frames each device made, the trace and plot files, the
+//! JSON report, and the exit code.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytesize::ByteSize;
 use serde_json::{json, Value};
@@ -20,17 +23,34 @@ fn input_name(job: &Job, i: usize) -> String {
         .map_or("test chart".into(), |p| p.display().to_string())
 }
 
-/// The JSON report: per file its input, output, sizes, tiles, seconds and error; the totals.
-fn json_report<B: Backend>(job: &Job, ctx: Option<&Context<B>>, code: u8) -> Value {
+/// How many frames each of `n` devices wrote.
+fn frames_per_device(job: &Job, n: usize) -> Vec<usize> {
+    let mut count = vec![0; n];
+    for (o, d) in job.outcomes.iter().zip(&job.device_of) {
+        if let (Some(Ok(_)), Some(d)) = (o, d) {
+            if let Some(c) = count.get_mut(*d) {
+                *c += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The JSON report: per file its input, output, device, sizes, tiles, seconds and error; per
+/// device its name, frames and memory; the totals (peaks: the highest of any one device, each
+/// against its own budget).
+fn json_report<B: Backend>(job: &Job, devices: &[Arc<Context<B>>], code: u8) -> Value {
     let size = |s: [u32; 2]| json!({ "width": s[0], "height": s[1] });
     let files: Vec<Value> = job
         .items
         .iter()
         .zip(&job.outcomes)
-        .map(|(item, outcome)| {
+        .zip(&job.device_of)
+        .map(|((item, outcome), device)| {
             let mut v = json!({
                 "input": item.input.as_ref().map(|p| p.display().to_string()),
                 "output": item.output.display().to_string(),
+                "device": device,
             });
             let fields = match outcome {
                 Some(Ok(d)) => json!({
@@ -64,25 +84,48 @@ fn json_report<B: Backend>(job: &Job, ctx: Option<&Context<B>>, code: u8) -> Val
         .iter()
         .filter(|o| matches!(o, Some(Ok(_))))
         .count();
-    let stats = ctx.map(|c| c.stats());
+    let stats: Vec<_> = devices.iter().map(|c| c.stats()).collect();
+    let names: Vec<String> = devices
+        .iter()
+        .map(|c| c.adapter_info().to_string())
+        .collect();
+    let frames = frames_per_device(job, devices.len());
+    let per_device: Vec<Value> = (0..devices.len())
+        .map(|d| {
+            json!({
+                "index": d,
+                "device": names[d],
+                "frames": frames[d],
+                "peak_reserved_bytes": stats[d].peak_reserved,
+                "peak_in_use_bytes": stats[d].peak_in_use,
+                "budget_bytes": stats[d].budget,
+            })
+        })
+        .collect();
     json!({
         "files": files,
+        "devices": per_device,
         "totals": {
             "files": job.items.len(),
             "written": written,
             "failed": job.items.len() - written,
             "seconds": job.seconds,
-            "device": ctx.map(|c| c.adapter_info().to_string()),
-            "peak_reserved_bytes": stats.as_ref().map(|s| s.peak_reserved),
-            "peak_in_use_bytes": stats.as_ref().map(|s| s.peak_in_use),
-            "budget_bytes": stats.as_ref().and_then(|s| s.budget),
+            "device": (!names.is_empty()).then(|| names.join("; ")),
+            "peak_reserved_bytes": stats.iter().map(|s| s.peak_reserved).max(),
+            "peak_in_use_bytes": stats.iter().map(|s| s.peak_in_use).max(),
+            "budget_bytes": stats.first().and_then(|s| s.budget),
         },
         "exit_code": code,
     })
 }
 
 /// Where the memory went, for the last frame written.
-fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std::io::Result<()> {
+fn resources<B: Backend>(
+    out: &mut dyn Write,
+    d: &Done,
+    ctx: &Context<B>,
+    header: &str,
+) -> std::io::Result<()> {
     let b = |x: u64| ByteSize(x).to_string();
     let stats = ctx.stats();
     let [w, h] = d.size;
@@ -96,7 +139,7 @@ fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std
     };
     writeln!(out)?;
     for (what, bytes) in [
-        ("resource", "bytes".to_string()),
+        (header, "bytes".to_string()),
         (frame_in, host_frame(w, h)),
         (frame_out, host_frame(ow, oh)),
         ("run buffers (host, peak)", b(d.report.host_bytes)),
@@ -115,11 +158,12 @@ fn resources<B: Backend>(out: &mut dyn Write, d: &Done, ctx: &Context<B>) -> std
     Ok(())
 }
 
-/// The table of frames, the resources, the failures and the files written, to `out`.
+/// The table of frames, the resources, the frames per device, the failures and the files
+/// written, to `out`.
 fn table<B: Backend>(
     out: &mut dyn Write,
     job: &Job,
-    ctx: Option<&Context<B>>,
+    devices: &[Arc<Context<B>>],
 ) -> std::io::Result<()> {
     let width = (0..job.items.len())
         .map(|i| input_name(job, i).len())
@@ -128,28 +172,41 @@ fn table<B: Backend>(
         .max(14);
     writeln!(
         out,
-        "{:<width$} {:>12} {:>12} {:>8} {:>10} {:>9}",
-        "frame", "input", "output", "tiles", "tile", "time"
+        "{:<width$} {:>12} {:>12} {:>8} {:>10} {:>9} {:>6}",
+        "frame", "input", "output", "tiles", "tile", "time", "device"
     )?;
     for (i, outcome) in job.outcomes.iter().enumerate() {
         let name = input_name(job, i);
         match outcome {
             Some(Ok(d)) => writeln!(
                 out,
-                "{name:<width$} {:>12} {:>12} {:>8} {:>10} {:>8.2}s",
+                "{name:<width$} {:>12} {:>12} {:>8} {:>10} {:>8.2}s {:>6}",
                 format!("{}x{}", d.size[0], d.size[1]),
                 format!("{}x{}", d.out_size[0], d.out_size[1]),
                 d.report.tiles,
                 format!("{}x{}", d.report.tile[0], d.report.tile[1]),
-                d.report.seconds
+                d.report.seconds,
+                job.device_of[i].map_or("-".into(), |d| d.to_string())
             )?,
             Some(Err(f)) => writeln!(out, "{name:<width$} failed (exit code {})", f.code())?,
             None => writeln!(out, "{name:<width$} not processed")?,
         }
     }
-    let done: Vec<&Done> = job.outcomes.iter().flatten().flatten().collect();
-    if let (Some(d), Some(ctx)) = (done.last(), ctx) {
-        resources(out, d, ctx)?;
+    let done: Vec<(&Done, Option<usize>)> = job
+        .outcomes
+        .iter()
+        .zip(&job.device_of)
+        .filter_map(|(o, d)| Some((o.as_ref()?.as_ref().ok()?, *d)))
+        .collect();
+    if let Some(&(d, Some(device))) = done.last() {
+        if let Some(ctx) = devices.get(device) {
+            let header = if devices.len() > 1 {
+                format!("resource (device {device})")
+            } else {
+                "resource".into()
+            };
+            resources(out, d, ctx, &header)?;
+        }
     }
     let n = done.len();
     if n > 0 {
@@ -160,6 +217,15 @@ fn table<B: Backend>(
             job.seconds / n as f64,
             n as f64 / job.seconds
         )?;
+    }
+    if devices.len() > 1 {
+        for (d, frames) in frames_per_device(job, devices.len()).iter().enumerate() {
+            writeln!(
+                out,
+                "device {d} ({}): {frames} frame(s)",
+                devices[d].adapter_info()
+            )?;
+        }
     }
     for (item, o) in job.items.iter().zip(&job.outcomes) {
         if let Some(Ok(_)) = o {
@@ -190,7 +256,11 @@ fn table<B: Backend>(
 ///
 /// # Errors
 /// A trace, plot or report that cannot be written.
-pub fn finish<B: Backend>(args: &Args, job: &Job, ctx: Option<&Context<B>>) -> Result<u8, Failure> {
+pub fn finish<B: Backend>(
+    args: &Args,
+    job: &Job,
+    devices: &[Arc<Context<B>>],
+) -> Result<u8, Failure> {
     let json_to_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let mut out: Box<dyn Write> = if json_to_stdout {
         Box::new(std::io::stderr())
@@ -198,15 +268,20 @@ pub fn finish<B: Backend>(args: &Args, job: &Job, ctx: Option<&Context<B>>) -> R
         Box::new(std::io::stdout())
     };
     let failed = |e: std::io::Error| Failure::Other(format!("cannot print the report: {e}"));
-    table(&mut *out, job, ctx).map_err(failed)?;
-    if let Some(trace) = ctx.and_then(|c| c.stop_trace()) {
+    table(&mut *out, job, devices).map_err(failed)?;
+    for (d, ctx) in devices.iter().enumerate() {
+        let Some(trace) = ctx.stop_trace() else {
+            continue;
+        };
         if let Some(p) = &args.trace {
-            trace.write_chrome_json(p)?;
+            let p = per_device(p, d, devices.len());
+            trace.write_chrome_json(&p)?;
             let events = trace.events.len();
             writeln!(out, "wrote {} ({events} memory events)", p.display()).map_err(failed)?;
         }
         if let Some(p) = &args.plot {
-            trace.write_svg(p)?;
+            let p = per_device(p, d, devices.len());
+            trace.write_svg(&p)?;
             writeln!(out, "wrote {}", p.display()).map_err(failed)?;
         }
     }
@@ -220,7 +295,7 @@ pub fn finish<B: Backend>(args: &Args, job: &Job, ctx: Option<&Context<B>>) -> R
         })
         .unwrap_or(0);
     if let Some(p) = &args.json {
-        let text = serde_json::to_string_pretty(&json_report(job, ctx, code))
+        let text = serde_json::to_string_pretty(&json_report(job, devices, code))
             .map_err(|e| Failure::Other(format!("cannot write the JSON report: {e}")))?;
         if json_to_stdout {
             println!("{text}");
@@ -238,4 +313,20 @@ pub fn finish<B: Backend>(args: &Args, job: &Job, ctx: Option<&Context<B>>) -> R
         eprintln!("error: {}", f.message());
     }
     Ok(code)
+}
+
+/// The trace or plot file of device `d` of `n`: `path` itself for one device, else
+/// `NAME.device<d>.EXT` beside it.
+fn per_device(path: &Path, d: usize, n: usize) -> PathBuf {
+    if n <= 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or("trace".into(), |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.device{d}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.device{d}"),
+    };
+    path.with_file_name(name)
 }
