@@ -18,6 +18,13 @@ use vramkit::devices::{nccl_version, DeviceHandle, DeviceSet, NcclGroup, NcclId,
 use vramkit::devices::{CopyPath, ReduceOp};
 use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
 
+/// Serialises the tests that make communicators: NCCL collectives of several communicators on
+/// the same GPUs may wait for each other when issued from threads at once.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static GPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    GPU.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn require() -> bool {
     std::env::var("VRAMKIT_REQUIRE_CUDA").is_ok_and(|v| v == "1")
 }
@@ -113,6 +120,7 @@ fn ids_round_trip_through_bytes_and_wrong_lengths_are_refused() {
 
 #[test]
 fn one_rank_gives_its_input_back_exactly() {
+    let _gpu = one_at_a_time();
     let Some(set) = one_device_set("one_rank_gives_its_input_back_exactly", 1) else {
         return;
     };
@@ -139,6 +147,7 @@ fn one_rank_gives_its_input_back_exactly() {
 
 #[test]
 fn bad_buffers_are_typed_errors() {
+    let _gpu = one_at_a_time();
     let Some(set) = one_device_set("bad_buffers_are_typed_errors", 1) else {
         return;
     };
@@ -206,6 +215,7 @@ fn bad_buffers_are_typed_errors() {
 /// by an id on one device.
 #[test]
 fn two_ranks_on_one_gpu_are_unsupported() {
+    let _gpu = one_at_a_time();
     let test = "two_ranks_on_one_gpu_are_unsupported";
     let Some(set) = one_device_set(test, 2) else {
         return;
@@ -267,6 +277,7 @@ const LENS: [usize; 5] = [1, 7, 65_537, 1_000_003, (4 << 20) + 13];
 
 #[test]
 fn all_reduce_across_devices_is_exact_and_ordered() {
+    let _gpu = one_at_a_time();
     let Some(set) = devices_set("all_reduce_across_devices_is_exact_and_ordered") else {
         return;
     };
@@ -348,6 +359,7 @@ fn all_reduce_across_devices_is_exact_and_ordered() {
 
 #[test]
 fn ranks_joined_by_an_id_reduce_across_devices() {
+    let _gpu = one_at_a_time();
     let Some(set) = devices_set("ranks_joined_by_an_id_reduce_across_devices") else {
         return;
     };
