@@ -20,6 +20,8 @@
 mod copy;
 mod direct;
 mod matmul;
+#[cfg(feature = "nccl")]
+mod nccl;
 mod open;
 mod stats;
 
@@ -27,6 +29,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use copy::CopyPath;
+#[cfg(feature = "nccl")]
+pub use nccl::{nccl_version, NcclGroup, NcclId, NcclRank, ReduceOp};
 pub use stats::SetStats;
 
 use crate::backend::Backend;

@@ -11,6 +11,8 @@
 
 mod blas;
 mod block;
+#[cfg(feature = "nccl")]
+pub(crate) mod collective;
 mod compute;
 mod driver;
 mod host_copy;
