@@ -77,8 +77,24 @@ fn copies<B: Backend>(set: &DeviceSet<B>, from: usize, to: usize, bytes: u64) ->
     (gb(direct), gb(host))
 }
 
-/// Split matmul `size`³ over the whole set against one device, A, B and C on device 0.
-fn split<B: Backend>(set: &DeviceSet<B>, size: u32) {
+/// Rows per device that make every device finish together, A, B and C on device 0: another
+/// device first receives B (4·K·N bytes) and its band of A, computes, and sends its band of C
+/// back, at `link` bytes/s; a row takes `row` seconds on any device.
+fn balanced_rows(d: MatmulDims, devices: usize, row: f64, link: f64) -> Vec<u32> {
+    let (m, n, k) = (f64::from(d.m), f64::from(d.n), f64::from(d.k));
+    let (b_copy, per_row) = (4.0 * k * n / link, row + 4.0 * (k + n) / link);
+    let others = (devices - 1) as f64;
+    // Device 0 computes for `t`; each other device takes (t − b_copy) / per_row rows.
+    let t = (m + others * b_copy / per_row) / (1.0 / row + others / per_row);
+    let other = (((t - b_copy) / per_row).max(0.0) as u32).min(d.m / devices as u32);
+    let mut rows = vec![other; devices];
+    rows[0] = d.m - other * (devices as u32 - 1);
+    rows
+}
+
+/// Split matmul `size`³ over the whole set against one device, A, B and C on device 0: rows
+/// split evenly, and (given the link's bytes/s) split so that the devices finish together.
+fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
     let n = u64::from(size);
     let d = MatmulDims {
         m: size,
@@ -110,6 +126,20 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32) {
         tflops(split),
         one / split
     );
+    if let Some(link) = link {
+        let rows = balanced_rows(d, set.len(), one / f64::from(size), link);
+        let balanced = median(|| {
+            set.split_matmul_rows(ma, mb, mc, d, MatmulKernel::Auto, &rows)
+                .expect("split");
+            ctx0.wait().expect("wait");
+        });
+        println!(
+            "  matmul {size}³ split by rows {rows:?} (balanced for the link): {:.2} ms ({:.1} TFLOP/s): {:.2}x",
+            balanced * 1e3,
+            tflops(balanced),
+            one / balanced
+        );
+    }
     for h in [ma, mb, mc] {
         set.release(h).expect("release");
     }
@@ -144,7 +174,7 @@ fn one_device<B: Backend>(name: &str, mk: impl Fn() -> Context<B>) {
         host / gb
     );
     set.release(a).expect("release");
-    split(&set, size);
+    split(&set, size, None);
 }
 
 /// Every CUDA device, when there are several.
@@ -164,14 +194,15 @@ fn every_cuda_device(desc: &ContextDesc) {
     } else {
         (1 << 20, 128)
     };
+    let mut link = f64::INFINITY;
     for from in 0..set.len() {
         for to in 0..set.len() {
             if from != to {
-                copies(&set, from, to, bytes);
+                link = link.min(copies(&set, from, to, bytes).0 * 1e9);
             }
         }
     }
-    split(&set, size);
+    split(&set, size, Some(link));
 }
 
 fn main() {

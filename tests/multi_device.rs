@@ -302,6 +302,30 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         if ctx.adapter_info().api != "CUDA" {
             assert_eq!(split, one, "{d:?}: split == one device, bit for bit");
         }
+        // Rows of one's choosing: the first device left out, the last taking the most.
+        let mut rows = vec![0u32; devices];
+        rows[devices - 1] = d.m - d.m / 3;
+        rows[1] += d.m / 3;
+        s.device(1)
+            .unwrap()
+            .upload_slice(hc.handle, &vec![f32::NAN; m * n])
+            .unwrap();
+        s.split_matmul_rows(ha, hb, hc, d, MatmulKernel::Auto, &rows)
+            .unwrap();
+        let uneven: Vec<f32> = s.device(1).unwrap().download_vec(hc.handle).unwrap();
+        common::assert_matmul_close(&uneven, &a, &b, d, "split by rows");
+        if ctx.adapter_info().api != "CUDA" {
+            assert_eq!(
+                uneven, one,
+                "{d:?} rows {rows:?}: == one device, bit for bit"
+            );
+        }
+        for bad in [vec![d.m; devices + 1], vec![1; devices]] {
+            assert!(matches!(
+                s.split_matmul_rows(ha, hb, hc, d, MatmulKernel::Auto, &bad),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
     }
     // A band the total budget refuses: a typed error, and every temporary released.
     if kernels {

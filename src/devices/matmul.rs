@@ -30,14 +30,11 @@ impl<B: Backend> DeviceSet<B> {
     /// `C = A·B` with A (M×K), B (K×N) and C (M×N) f32, row-major, on any devices of the set:
     /// A's rows split as evenly as whole rows allow over the first `min(len, M)` devices, each
     /// band multiplied there by `kernel` with a copy of B (or B itself on B's device), C's
-    /// bands copied into `c`. The
-    /// bands' temporaries are allocated through the set (its budgets hold) and released before
-    /// it returns, also when it fails.
+    /// bands copied into `c`. The bands' temporaries are allocated through the set (its
+    /// budgets hold) and released before it returns, also when it fails.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] for an allocation smaller than its matrix, a matrix past 2⁶⁴
-    /// bytes or a zero dimension; as [`matmul_with`] on each device, [`DeviceSet::alloc_on`]
-    /// and [`DeviceSet::copy_range`].
+    /// As [`split_matmul_rows`](Self::split_matmul_rows).
     pub fn split_matmul(
         &self,
         a: DeviceHandle,
@@ -45,6 +42,38 @@ impl<B: Backend> DeviceSet<B> {
         c: DeviceHandle,
         d: MatmulDims,
         kernel: MatmulKernel,
+    ) -> Result<()> {
+        let parts = (self.len() as u32).min(d.m).max(1);
+        let rows: Vec<u32> = (0..self.len() as u32)
+            .map(|i| {
+                if i < parts {
+                    d.m / parts + u32::from(i < d.m % parts)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.split_matmul_rows(a, b, c, d, kernel, &rows)
+    }
+
+    /// [`split_matmul`](Self::split_matmul) with the rows of A each device takes, in device
+    /// order (0 leaves a device out; they add up to M): to give the device that holds B, or
+    /// the faster one, more rows. Measured on two H200s (`benches/devices.rs`), 8192³ split
+    /// evenly is 1.72× one device, the other device's band waiting for its copy of B.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for rows that are not one count per device or do not add up
+    /// to M; [`Error::ShapeMismatch`] for an allocation smaller than its matrix, a matrix past
+    /// 2⁶⁴ bytes or a zero dimension; as [`matmul_with`] on each device,
+    /// [`DeviceSet::alloc_on`] and [`DeviceSet::copy_range`].
+    pub fn split_matmul_rows(
+        &self,
+        a: DeviceHandle,
+        b: DeviceHandle,
+        c: DeviceHandle,
+        d: MatmulDims,
+        kernel: MatmulKernel,
+        rows: &[u32],
     ) -> Result<()> {
         let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
         let bytes = |rows: u64, cols: u64| {
@@ -61,6 +90,14 @@ impl<B: Backend> DeviceSet<B> {
                 actual: format!("{d:?}"),
             });
         }
+        let total: u64 = rows.iter().map(|&r| u64::from(r)).sum();
+        if rows.len() != self.len() || total != m {
+            return Err(Error::InvalidParameter {
+                name: "rows",
+                value: format!("{rows:?} for {} devices and M = {m}", self.len()),
+                reason: "give one row count per device of the set, adding up to M",
+            });
+        }
         for (h, need, what) in [
             (a, bytes(m, k)?, "A"),
             (b, bytes(k, n)?, "B"),
@@ -74,19 +111,19 @@ impl<B: Backend> DeviceSet<B> {
                 });
             }
         }
-        let parts = (self.len() as u64).min(m);
         let mut bands = Vec::new();
         let mut row0 = 0;
-        for i in 0..parts {
-            let rows = m / parts + u64::from(i < m % parts);
-            bands.push(Band {
-                device: i as usize,
-                row0,
-                rows,
-                mats: Vec::new(),
-                temps: Vec::new(),
-            });
-            row0 += rows;
+        for (device, &r) in rows.iter().enumerate() {
+            if r > 0 {
+                bands.push(Band {
+                    device,
+                    row0,
+                    rows: u64::from(r),
+                    mats: Vec::new(),
+                    temps: Vec::new(),
+                });
+            }
+            row0 += u64::from(r);
         }
         let result = self.run_bands(&mut bands, a, b, c, d, kernel);
         // Release every temporary, whatever happened; the first error wins.

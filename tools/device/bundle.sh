@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: .device/bundle.sh "TEST..." "BENCH..." : builds (release, --features cuda) and copies
+# Usage: .device/bundle.sh "TEST..." "BENCH..." : builds (release, --features nccl) and copies
 # the named test and bench binaries (paths from cargo's JSON messages, so a test and a bench of
 # one name never mix up), the image_4k example and the Vulkan loader into .device, stripped,
 # as dev.tgz (the carry limit is 64 MiB).
@@ -12,12 +12,12 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])'; }
 targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
-cargo build --release --features cuda --example image_4k -q
+cargo build --release --features nccl --example image_4k -q
 /work/shared/tools/device-bundle.sh target/release/examples/image_4k >/dev/null
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
-cargo test --release --features cuda --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
+cargo test --release --features nccl --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
-cargo bench --features cuda --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
+cargo bench --features nccl --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/

@@ -9,6 +9,13 @@ export VRAMKIT_REQUIRE_GPU=1 VRAMKIT_REQUIRE_CUDA=1 WGPU_BACKEND=vulkan
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 nvidia-smi -L
+# NCCL (feature nccl): pip's nvidia-nccl ships libnccl.so.2, cudarc looks for libnccl.so.
+NCCL_LIB=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)
+if [ -n "$NCCL_LIB" ] && [ -e "$NCCL_LIB/libnccl.so.2" ]; then
+  mkdir -p /tmp/nccl-link && ln -sf "$NCCL_LIB/libnccl.so.2" /tmp/nccl-link/libnccl.so
+  export LD_LIBRARY_PATH=/tmp/nccl-link:$NCCL_LIB:$LD_LIBRARY_PATH
+fi
+export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 # ONLY=tests or ONLY=benches splits the work over two calls (each call is at most 10 minutes).
 [ "$ONLY" = benches ] || for t in $(ls .device/bin); do
   case $t in bench_*) continue;; esac
