@@ -74,14 +74,19 @@ fn copies_are_exact_and_ordered<B: Backend>(
             assert_eq!(s.copy_range(b, 256, a2, 512, n).unwrap(), want);
             let got = download(s, a2);
             assert_eq!(&got[512..], &data[256..256 + n as usize], "at offsets");
-            // A start off the alignment goes through the host, as exactly.
-            assert_eq!(s.copy_range(b, 4, a2, 8, n).unwrap(), CopyPath::Host);
-            let got = download(s, a2);
-            assert_eq!(
-                &got[8..8 + n as usize],
-                &data[4..4 + n as usize],
-                "unaligned"
-            );
+            // A start off the alignment (or off a word) goes through the host, as exactly.
+            for (from_at, to_at) in [(4usize, 8usize), (1, 2), (3, 0), (0, 1)] {
+                let got_path = s
+                    .copy_range(b, from_at as u64, a2, to_at as u64, n)
+                    .unwrap();
+                assert_eq!(got_path, CopyPath::Host, "{from_at} → {to_at}");
+                let got = download(s, a2);
+                let (src, dst) = (
+                    &data[from_at..from_at + n as usize],
+                    &got[to_at..to_at + n as usize],
+                );
+                assert!(src == dst, "unaligned {from_at} → {to_at}, {n} bytes");
+            }
         }
         s.release(a2).unwrap();
         s.release(b).unwrap();
@@ -180,6 +185,95 @@ fn contexts_sharing_one_wgpu_device_copy_directly() {
     copies_are_exact_and_ordered(&apps, 0, 1, CopyPath::Host);
 }
 
+/// Holding a context's CUDA stream (a host function that sleeps on it) makes the order of the
+/// copy against both contexts' work observable: without the backend's ordering, the copy
+/// would read what came later or miss what came before.
+#[cfg(feature = "cuda")]
+mod held {
+    use super::*;
+    use vramkit::backend::cuda::cudarc::driver::sys;
+    use vramkit::backend::cuda::CudaBackend;
+
+    unsafe extern "C" fn sleep(_: *mut std::ffi::c_void) {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+
+    /// Work recorded on `ctx` after this waits 300 ms.
+    fn hold(ctx: &vramkit::Context<CudaBackend>) {
+        ctx.submit().unwrap(); // binds the context to this thread
+                               // SAFETY: a live stream of the current context and a callback that touches nothing.
+        unsafe { sys::cuLaunchHostFunc(ctx.backend().stream(), Some(sleep), std::ptr::null_mut()) }
+            .result()
+            .unwrap();
+    }
+
+    pub fn order_holds_against_held_streams(s: &DeviceSet<CudaBackend>, from: usize, to: usize) {
+        let len = 8 * MIB;
+        let (old, new) = (random_bytes(len as usize, 1), random_bytes(len as usize, 2));
+        let (src, dst) = (s.device(from).unwrap(), s.device(to).unwrap());
+        // The destination held: the copy waits there while the source's memory is released,
+        // given back (`trim`) and written anew; none of that may reach the copy.
+        let a = s.alloc_on(from, AllocDesc::new("a", len)).unwrap();
+        upload(s, a, &old);
+        src.wait().unwrap();
+        let b = s.alloc_on(to, AllocDesc::new("b", len)).unwrap();
+        hold(dst);
+        assert_eq!(s.copy(a, b).unwrap(), CopyPath::Device);
+        s.release(a).unwrap();
+        src.trim().unwrap();
+        let a2 = s.alloc_on(from, AllocDesc::new("a2", len)).unwrap();
+        upload(s, a2, &new);
+        assert!(
+            download(s, b) == old,
+            "{from} → {to}: the source's later work came first"
+        );
+        // The source held: an upload recorded before the copy (queued behind the hold) must
+        // reach it.
+        hold(src);
+        upload(s, a2, &old);
+        assert_eq!(s.copy(a2, b).unwrap(), CopyPath::Device);
+        assert!(
+            download(s, b) == old,
+            "{from} → {to}: the copy ran before the source's work"
+        );
+        s.release(a2).unwrap();
+        s.release(b).unwrap();
+    }
+
+    /// Whether CUDA devices `a` and `b` reach each other (`cuDeviceCanAccessPeer` both ways).
+    pub fn peers(a: usize, b: usize) -> bool {
+        let dev = |i: usize| {
+            let mut d = 0;
+            // SAFETY: writes one device handle; the driver is loaded (a context exists).
+            unsafe { sys::cuDeviceGet(&mut d, i as i32) }
+                .result()
+                .unwrap();
+            d
+        };
+        let can = |x, y| {
+            let mut c = 0;
+            // SAFETY: writes one int.
+            unsafe { sys::cuDeviceCanAccessPeer(&mut c, x, y) }
+                .result()
+                .unwrap();
+            c != 0
+        };
+        a == b || (can(dev(a), dev(b)) && can(dev(b), dev(a)))
+    }
+
+    #[test]
+    fn two_contexts_of_one_device_keep_the_order() {
+        let Some(first) =
+            common::try_cuda("held::two_contexts_of_one_device_keep_the_order", desc())
+        else {
+            return;
+        };
+        let s = DeviceSet::from_contexts(vec![first, common::cuda(desc())], None).unwrap();
+        order_holds_against_held_streams(&s, 0, 1);
+        order_holds_against_held_streams(&s, 1, 0);
+    }
+}
+
 /// Every pair of CUDA devices (peer copies where the devices reach each other, else through
 /// the host); with one device, its two contexts.
 #[cfg(feature = "cuda")]
@@ -203,12 +297,15 @@ fn every_pair_of_cuda_devices() {
             let sink = s.alloc_on(to, AllocDesc::new("sink", 4096)).unwrap();
             let path = s.copy(probe, sink).unwrap();
             eprintln!("CUDA {from} → {to}: {path:?}");
-            if from == to {
-                assert_eq!(path, CopyPath::Device);
+            if held::peers(from, to) {
+                assert_eq!(path, CopyPath::Device, "{from} → {to}: peers copy directly");
             }
             s.release(probe).unwrap();
             s.release(sink).unwrap();
             copies_are_exact_and_ordered(&s, from, to, path);
+            if from != to && path == CopyPath::Device {
+                held::order_holds_against_held_streams(&s, from, to);
+            }
         }
     }
     let probe = s.alloc_on(0, AllocDesc::new("p", 4)).unwrap();

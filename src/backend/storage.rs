@@ -175,6 +175,10 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 3. When `self` and `peer` are one backend, as [`copy`](Storage::copy)'s second promise.
     /// 4. Both blocks stay alive until the returned submissions complete (the memory manager
     ///    records them as the allocations' last use).
+    ///
+    /// In return, an implementation orders work recorded later on either backend after the
+    /// copy (the manager reuses released memory in recording order), and when it fails after
+    /// issuing the copy, returns only once the copy has finished.
     unsafe fn copy_to_peer(
         &self,
         _src: &Self::Block,

@@ -18,7 +18,8 @@ pub enum CopyPath {
     /// (`cuMemcpyPeerAsync`), or between contexts sharing one wgpu device. Needs both
     /// allocations of [`MemoryKind::Device`](crate::MemoryKind::Device), the ranges' starts at
     /// multiples of the offset alignment (256 bytes on most GPUs) in their blocks (an
-    /// allocation's start always is) and a length of whole 4-byte words.
+    /// allocation's start always is) and a length of whole 4-byte words. An empty copy
+    /// (nothing moves) reports it too.
     Device,
     /// Through a host bounce buffer, chunk by chunk through both contexts' staging.
     Host,

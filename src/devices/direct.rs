@@ -31,7 +31,13 @@ pub(super) fn copy<B: Backend>(
         .limits()
         .offset_alignment
         .max(tb.limits().offset_alignment);
-    if len == 0 || !len.is_multiple_of(unit) {
+    // Allocations start at multiples of the alignment: starts off it never suit, and would
+    // not pass `resolve`'s word check.
+    if len == 0
+        || !len.is_multiple_of(unit)
+        || !src.1.is_multiple_of(align)
+        || !dst.1.is_multiple_of(align)
+    {
         return Ok(false);
     }
     let one = std::ptr::eq(from, to);
@@ -62,8 +68,9 @@ pub(super) fn copy<B: Backend>(
         // the offsets are multiples of both offset alignments and `len` of both copy units
         // (checked above); the caller refused overlapping ranges of one allocation, and
         // allocations never share bytes; the submissions returned are recorded below as both
-        // allocations' last use, and blocks are freed only once their allocations' last use
-        // has completed.
+        // allocations' last use, so blocks are freed only once the copy completed, and the
+        // backend orders each side's later work (a reuse, a move) after the copy (promise 4
+        // of `copy_to_peer`).
         unsafe { fb.copy_to_peer(s.block, s.offset, tb, d.block, d.offset, len)? }
     };
     let Some((s_index, d_index)) = done else {

@@ -68,10 +68,15 @@ impl CudaBackend {
         }
         let ok = can_access(a, b).map_err(|e| self.fail("cuDeviceCanAccessPeer", e))?
             && can_access(b, a).map_err(|e| self.fail("cuDeviceCanAccessPeer", e))?;
-        if ok {
-            self.enable_peer(peer)?;
-            peer.enable_peer(self)?;
-        }
+        // A refused enable leaves the host path, not an error.
+        let ok = ok
+            && match self.enable_peer(peer).and_then(|()| peer.enable_peer(self)) {
+                Ok(()) => true,
+                Err(e) => {
+                    log::warn!("vramkit: enabling CUDA peer access failed ({e}); copies go through the host");
+                    false
+                }
+            };
         log::info!(
             "vramkit: CUDA devices {} and {}: {}",
             self.device.ordinal,
@@ -118,8 +123,15 @@ impl CudaBackend {
         if !self.reaches(peer)? {
             return Ok(None);
         }
-        self.share_segment(src, peer.device.dev)?;
-        peer.share_segment(dst, self.device.dev)?;
+        if let Err(e) = self
+            .share_segment(src, peer.device.dev)
+            .and_then(|()| peer.share_segment(dst, self.device.dev))
+        {
+            log::warn!(
+                "vramkit: sharing segments with a peer failed ({e}); copying through the host"
+            );
+            return Ok(None);
+        }
         let (from, to) = (src.ptr + src_offset, dst.ptr + dst_offset);
         // The destination's stream waits for the source's work so far, then copies.
         Mark::after(self)?.before(peer)?;
@@ -141,13 +153,27 @@ impl CudaBackend {
             }
         }
         .result();
-        issued.map_err(|e| peer.fail("cuMemcpyPeerAsync", e))?;
+        let op = if self.device.dev == peer.device.dev {
+            "cuMemcpyDtoDAsync"
+        } else {
+            "cuMemcpyPeerAsync"
+        };
+        issued.map_err(|e| peer.fail(op, e))?;
         lock(&peer.subs).record();
-        let d = peer.submit()?;
-        // The source's later work (a reuse, a move) waits for the copy.
-        Mark::after(peer)?.before(self)?;
-        let s = self.submit()?;
-        Ok(Some((s, d)))
+        let ordered = (|| {
+            let d = peer.submit()?;
+            // The source's later work (a reuse, a move) waits for the copy.
+            Mark::after(peer)?.before(self)?;
+            Ok((self.submit()?, d))
+        })();
+        if ordered.is_err() {
+            // Nothing orders the source's later work after the copy: let it finish first.
+            if peer.enter().is_ok() {
+                // SAFETY: a live stream of the current context.
+                let _ = unsafe { sys::cuStreamSynchronize(peer.stream.0) };
+            }
+        }
+        ordered.map(Some)
     }
 }
 

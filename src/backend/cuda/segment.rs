@@ -236,6 +236,7 @@ impl CudaBackend {
         if peer == self.device.dev {
             return Ok(());
         }
+        self.enter()?;
         let mappings = lock(&seg.mappings);
         let mut peers = lock(&seg.peers);
         if peers.contains(&peer) {
