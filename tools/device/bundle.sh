@@ -25,6 +25,9 @@ mkdir -p .device/ref && cp benches/reference/*.py .device/ref/
 SK=$(ls -d ${VRAMKIT_REFERENCE_VENV:-/tmp/vramkit-reference-venv}/lib/python3*/site-packages/skimage/data 2>/dev/null | head -1 || true)
 rm -rf .device/photos; if [ -n "$SK" ]; then mkdir -p .device/photos && for p in astronaut coffee chelsea rocket motorcycle_left hubble_deep_field; do
   cp "$SK/$p.png" .device/photos/ 2>/dev/null || true; done; fi
+# Mutants (test binaries built from deliberately broken code, MUTANTS=folder): go.sh runs them
+# and reports whether their tests fail, as they must.
+rm -rf .device/mutants; if [ -n "${MUTANTS:-}" ]; then mkdir -p .device/mutants && cp "$MUTANTS"/* .device/mutants/; fi
 touch .device/args_none
-(cd .device && tar czf dev.tgz bin examples lib run ref args_* $(ls -d photos 2>/dev/null) && rm -rf bin examples lib ref photos)
+(cd .device && tar czf dev.tgz bin examples lib run ref args_* $(ls -d photos mutants 2>/dev/null) && rm -rf bin examples lib ref photos mutants)
 tar tzf .device/dev.tgz | grep bin/ | tr '\n' ' '; echo; ls -la .device/dev.tgz

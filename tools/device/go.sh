@@ -24,6 +24,11 @@ export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
   echo "== $t rc=$? $(( $(date +%s) - start ))s $(grep -h 'test result' $OUT/test_$t.log | tr '\n' ' ')" | tee -a $OUT/summary.txt
   grep -h "FAILED\|panicked" $OUT/test_$t.log | head -5 | tee -a $OUT/summary.txt
 done
+[ "$ONLY" = benches ] || for m in $(ls .device/mutants 2>/dev/null); do
+  timeout 150 env LD_LIBRARY_PATH=.device/lib:$LD_LIBRARY_PATH XDG_RUNTIME_DIR=/tmp .device/mutants/$m --test-threads=1 held:: every_pair > $OUT/mutant_$m.log 2>&1
+  rc=$?; [ $rc = 0 ] && v="SURVIVED (its tests passed)" || v="caught (rc=$rc)"
+  echo "== mutant $m: $v $(grep -h 'panicked at' $OUT/mutant_$m.log | head -2 | tr '\n' ' ')" | tee -a $OUT/summary.txt
+done
 [ "$ONLY" = tests ] || for b in $(ls .device/bin | grep '^bench_'); do
   start=$(date +%s)
   args=$(cat .device/args_$b 2>/dev/null)
