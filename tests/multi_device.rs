@@ -138,6 +138,17 @@ fn statistics_are_summed<B: Backend>(mk: Mk<B>) {
     assert_eq!(stats.live, 3);
     assert_eq!(stats.total_budget, Some(80 * MIB));
     assert!(stats.to_string().contains("2 devices"));
+    let summary = s.summary();
+    assert!(summary.starts_with(&stats.to_string()), "{summary}");
+    for (i, ctx) in s.devices().iter().enumerate() {
+        // Each device's own table, after its header (minus the peaks' lines that change).
+        let table = ctx.summary();
+        let first = table.lines().next().unwrap();
+        assert!(
+            summary.contains(&format!("== device {i}\n{first}")),
+            "{summary}"
+        );
+    }
     // max_batch: the devices' own answers summed, within the total's room.
     let per_item = 4 * MIB;
     let sum: u64 = s

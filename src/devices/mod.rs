@@ -218,6 +218,16 @@ impl<B: Backend> DeviceSet<B> {
         SetStats::new(self.devices.iter().map(|c| c.stats()).collect(), self.total)
     }
 
+    /// A human-readable report: the set's sums (as [`SetStats`]'s `Display`), then each
+    /// device's [`Context::summary`] table.
+    pub fn summary(&self) -> String {
+        let mut out = self.stats().to_string();
+        for (i, ctx) in self.devices.iter().enumerate() {
+            out.push_str(&format!("\n\n== device {i}\n{}", ctx.summary()));
+        }
+        out
+    }
+
     /// How many items of `bytes_per_item` fit now across the set: the sum of each device's
     /// [`Context::max_batch`], and within the total budget's room.
     ///
