@@ -207,12 +207,24 @@ mod held {
             .unwrap();
     }
 
+    /// One staging chunk per 8 MiB upload, so that an upload behind a held stream is one
+    /// queued copy (with small chunks, the staging ring would wait for the hold itself).
+    pub fn held_desc() -> ContextDesc {
+        ContextDesc {
+            budget: Some(256 * MIB),
+            staging_chunk: 16 << 20,
+            ..Default::default()
+        }
+    }
+
     pub fn order_holds_against_held_streams(s: &DeviceSet<CudaBackend>, from: usize, to: usize) {
         let len = 8 * MIB;
         let (old, new) = (random_bytes(len as usize, 1), random_bytes(len as usize, 2));
         let (src, dst) = (s.device(from).unwrap(), s.device(to).unwrap());
-        // The destination held: the copy waits there while the source's memory is released,
-        // given back (`trim`) and written anew; none of that may reach the copy.
+        // The destination held: the copy waits there while the source's memory is released
+        // and written anew (the memory manager reuses it at once, in stream order); none of
+        // that may reach the copy. (Not `trim`: freeing pinned staging synchronises the whole
+        // context, which two contexts of one device share.)
         let a = s.alloc_on(from, AllocDesc::new("a", len)).unwrap();
         upload(s, a, &old);
         src.wait().unwrap();
@@ -220,7 +232,6 @@ mod held {
         hold(dst);
         assert_eq!(s.copy(a, b).unwrap(), CopyPath::Device);
         s.release(a).unwrap();
-        src.trim().unwrap();
         let a2 = s.alloc_on(from, AllocDesc::new("a2", len)).unwrap();
         upload(s, a2, &new);
         assert!(
@@ -268,7 +279,12 @@ mod held {
         else {
             return;
         };
-        let s = DeviceSet::from_contexts(vec![first, common::cuda(desc())], None).unwrap();
+        drop(first);
+        let s = DeviceSet::from_contexts(
+            vec![common::cuda(held_desc()), common::cuda(held_desc())],
+            None,
+        )
+        .unwrap();
         order_holds_against_held_streams(&s, 0, 1);
         order_holds_against_held_streams(&s, 1, 0);
     }
@@ -303,13 +319,16 @@ fn every_pair_of_cuda_devices() {
             s.release(probe).unwrap();
             s.release(sink).unwrap();
             copies_are_exact_and_ordered(&s, from, to, path);
-            if from != to && path == CopyPath::Device {
-                held::order_holds_against_held_streams(&s, from, to);
-            }
         }
     }
     let probe = s.alloc_on(0, AllocDesc::new("p", 4)).unwrap();
     let sink = s.alloc_on(1, AllocDesc::new("q", 4)).unwrap();
     let path = s.copy(probe, sink).unwrap();
     opposite_directions_at_once(&s, path);
+    let hs = DeviceSet::cuda(held::held_desc(), None).unwrap();
+    for (from, to) in [(0, 1), (1, 0)] {
+        if held::peers(from, to) {
+            held::order_holds_against_held_streams(&hs, from, to);
+        }
+    }
 }
