@@ -286,11 +286,21 @@ pub(crate) unsafe fn all_reduce(
         return Err(e);
     }
     ended?;
-    parts
+    let indices: Result<Vec<SubmissionIndex>> = parts
         .iter()
         .map(|p| {
             lock(&p.backend.subs).record();
             p.backend.submit()
         })
-        .collect()
+        .collect();
+    if indices.is_err() {
+        // The caller records no last use then: let the all-reduce finish before returning.
+        for p in parts {
+            if p.backend.enter().is_ok() {
+                // SAFETY: a live stream of the current context.
+                let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(p.backend.stream.0) };
+            }
+        }
+    }
+    indices
 }
