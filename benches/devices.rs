@@ -77,21 +77,6 @@ fn copies<B: Backend>(set: &DeviceSet<B>, from: usize, to: usize, bytes: u64) ->
     (gb(direct), gb(host))
 }
 
-/// Rows per device that make every device finish together, A, B and C on device 0: another
-/// device first receives B (4·K·N bytes) and its band of A, computes, and sends its band of C
-/// back, at `link` bytes/s; a row takes `row` seconds on any device.
-fn balanced_rows(d: MatmulDims, devices: usize, row: f64, link: f64) -> Vec<u32> {
-    let (m, n, k) = (f64::from(d.m), f64::from(d.n), f64::from(d.k));
-    let (b_copy, per_row) = (4.0 * k * n / link, row + 4.0 * (k + n) / link);
-    let others = (devices - 1) as f64;
-    // Device 0 computes for `t`; each other device takes (t − b_copy) / per_row rows.
-    let t = (m + others * b_copy / per_row) / (1.0 / row + others / per_row);
-    let other = (((t - b_copy) / per_row).max(0.0) as u32).min(d.m / devices as u32);
-    let mut rows = vec![other; devices];
-    rows[0] = d.m - other * (devices as u32 - 1);
-    rows
-}
-
 /// Split matmul `size`³ over the whole set against one device, A, B and C on device 0: rows
 /// split evenly, and (given the link's bytes/s) split so that the devices finish together.
 fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
@@ -127,7 +112,9 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         one / split
     );
     if let Some(link) = link {
-        let rows = balanced_rows(d, set.len(), one / f64::from(size), link);
+        let rows = set
+            .balanced_rows(d, 0, one / f64::from(size), link)
+            .expect("rows");
         let balanced = median(|| {
             set.split_matmul_rows(ma, mb, mc, d, MatmulKernel::Auto, &rows)
                 .expect("split");

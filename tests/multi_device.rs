@@ -491,3 +491,76 @@ backend_tests!(
     statistics_are_summed,
     wrong_device_handles_are_refused,
 );
+
+/// `balanced_rows` against its model, recomputed here: every device finishes within a row of
+/// the home device, the rows add up to M, and the limits (an infinite link: an even split; a
+/// link too slow to pay: everything at home) hold.
+#[test]
+fn balanced_rows_finish_together() {
+    use vramkit::kernels::MatmulDims;
+    let host = |_| vramkit::Context::host(ContextDesc::default());
+    for devices in [1usize, 2, 3, 8] {
+        let s = DeviceSet::from_contexts((0..devices).map(host).collect(), None).unwrap();
+        for (m, nk, row, link) in [
+            (8192u32, 8192u32, 2.64e-6, 373e9),
+            (4096, 1024, 1e-7, 20e9),
+            (100, 300, 1e-5, 1e12),
+        ] {
+            let d = MatmulDims { m, n: nk, k: nk };
+            for home in 0..devices {
+                let rows = s.balanced_rows(d, home, row, link).unwrap();
+                assert_eq!(
+                    rows.iter().map(|&r| u64::from(r)).sum::<u64>(),
+                    u64::from(m)
+                );
+                let (n, k) = (f64::from(nk), f64::from(nk));
+                let finish = |i: usize| {
+                    let r = f64::from(rows[i]);
+                    if i == home {
+                        r * row
+                    } else if r == 0.0 {
+                        0.0
+                    } else {
+                        4.0 * k * n / link + r * (row + 4.0 * (k + n) / link)
+                    }
+                };
+                let per_row = row + 4.0 * (k + n) / link;
+                for i in 0..devices {
+                    if i != home && rows[i] > 0 {
+                        assert!(
+                            (finish(i) - finish(home)).abs() <= per_row * (devices as f64 + 1.0),
+                            "{devices} devices, {d:?}, home {home}: {rows:?}"
+                        );
+                    }
+                }
+            }
+            let even = s.balanced_rows(d, 0, row, f64::INFINITY).unwrap();
+            assert!(
+                even.iter()
+                    .all(|&r| r.abs_diff(m / devices as u32) < devices as u32),
+                "{even:?}"
+            );
+        }
+        let slow = s
+            .balanced_rows(
+                MatmulDims {
+                    m: 64,
+                    n: 64,
+                    k: 64,
+                },
+                0,
+                1e-9,
+                1.0,
+            )
+            .unwrap();
+        assert_eq!(slow[0], 64, "a link too slow to pay: everything at home");
+        assert!(matches!(
+            s.balanced_rows(MatmulDims { m: 4, n: 4, k: 4 }, devices, 1e-6, 1e9),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            s.balanced_rows(MatmulDims { m: 4, n: 4, k: 4 }, 0, f64::NAN, 1e9),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+}

@@ -23,6 +23,7 @@ mod matmul;
 #[cfg(feature = "nccl")]
 mod nccl;
 mod open;
+mod split_plan;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
