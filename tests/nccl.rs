@@ -383,7 +383,8 @@ fn ranks_joined_by_an_id_reduce_across_devices() {
                 assert_eq!((comm.rank(), comm.ranks()), (rank, n));
                 let b = ctx.alloc(AllocDesc::new("b", len as u64 * 4)).unwrap();
                 ctx.upload(b, bytemuck::cast_slice(&input)).unwrap();
-                comm.all_reduce(b, ReduceOp::Sum).unwrap();
+                // SAFETY: every thread reduces a buffer of `n` f32 with Sum, once.
+                unsafe { comm.all_reduce(b, ReduceOp::Sum) }.unwrap();
                 let got: Vec<f32> = bytemuck::pod_collect_to_vec(&ctx.download(b).unwrap());
                 ctx.release(b).unwrap();
                 got

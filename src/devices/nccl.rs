@@ -237,7 +237,8 @@ impl NcclId {
 /// let id = NcclId::from_bytes(&bytes)?; // sent by rank 0
 /// let comm = NcclRank::new(ctx.clone(), &id, rank, nranks)?;
 /// let grads = ctx.alloc(AllocDesc::new("grads", 4 << 20))?;
-/// comm.all_reduce(grads, ReduceOp::Sum)?;
+/// // SAFETY: every rank reduces a buffer of 4 MiB here, with the same op, in the same order.
+/// unsafe { comm.all_reduce(grads, ReduceOp::Sum)? };
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 pub struct NcclRank {
@@ -309,11 +310,22 @@ impl NcclRank {
     /// size; each rank calls it, in the same order of collectives. Returns once queued on the
     /// context's stream, ordered with its work.
     ///
+    /// # Safety
+    /// This rank checks only its own buffer; what the other ranks pass is beyond it, and NCCL
+    /// leaves a mismatch undefined. The caller promises:
+    /// 1. Every rank passes a buffer of the same size and the same `op`.
+    /// 2. Every rank issues its collectives on this communicator in the same order.
+    ///
+    /// (A rank that returns an error before issuing leaves the others waiting: they can only
+    /// be ended by dropping their `NcclRank`s after aborting the job. [`NcclGroup`], which sees
+    /// every rank's buffer, is safe.)
+    ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a size that is not whole f32; [`Error::StaleHandle`] for
     /// a released or foreign handle; [`Error::Unsupported`] for a buffer that is not device
-    /// memory; [`Error::Cuda`] for NCCL failures.
-    pub fn all_reduce(&self, buf: BufferHandle, op: ReduceOp) -> Result<()> {
+    /// memory, or a communicator aborted by an earlier failed collective; [`Error::Cuda`] for
+    /// NCCL failures.
+    pub unsafe fn all_reduce(&self, buf: BufferHandle, op: ReduceOp) -> Result<()> {
         let contexts = std::slice::from_ref(&self.context);
         let count = f32_count(contexts, &[buf])?;
         let comm = lock(&self.comm);

@@ -123,8 +123,9 @@ fn init_error(op: &'static str, e: &NcclError) -> Error {
     error(op, e)
 }
 
-/// One NCCL communicator (one rank), destroyed when dropped.
-pub(crate) struct Comm(sys::ncclComm_t);
+/// One NCCL communicator (one rank), destroyed when dropped, or aborted for good when a
+/// collective failed half-issued.
+pub(crate) struct Comm(sys::ncclComm_t, std::sync::atomic::AtomicBool);
 
 // SAFETY: a communicator may be used from any thread; its owners serialise the calls that use
 // it (a mutex around each collective), as NCCL requires.
@@ -134,6 +135,9 @@ unsafe impl Sync for Comm {}
 
 impl Drop for Comm {
     fn drop(&mut self) {
+        if self.aborted() {
+            return;
+        }
         // SAFETY: destroyed once; NCCL waits for the communicator's work in flight.
         if let Err(e) = unsafe { nc::comm_destroy(self.0) } {
             log::warn!(
@@ -164,7 +168,7 @@ impl Comm {
         // SAFETY: `comms` holds `n` slots and `devices` `n` valid ordinals.
         unsafe { nc::comm_init_all(comms.as_mut_ptr(), n, devices.as_ptr()) }
             .map_err(|e| init_error("ncclCommInitAll", &e))?;
-        Ok(comms.into_iter().map(Comm).collect())
+        Ok(comms.into_iter().map(Comm::from_raw).collect())
     }
 
     /// Rank `rank` of `nranks` on `backend`'s device, joining the ranks that use `id`
@@ -185,11 +189,42 @@ impl Comm {
         // SAFETY: `comm` is a valid slot; the caller checked `0 <= rank < nranks`.
         unsafe { nc::comm_init_rank(&mut comm, nranks, id, rank) }
             .map_err(|e| init_error("ncclCommInitRank", &e))?;
-        Ok(Comm(comm))
+        Ok(Comm::from_raw(comm))
     }
 
-    /// Fails with the communicator's asynchronous error, if it has one (a peer that failed).
+    fn from_raw(comm: sys::ncclComm_t) -> Self {
+        Self(comm, std::sync::atomic::AtomicBool::new(false))
+    }
+
+    fn aborted(&self) -> bool {
+        self.1.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Aborts the communicator's work in flight and frees it (`ncclCommAbort`), once; every
+    /// later collective on it fails.
+    fn abort(&self) {
+        if !self.1.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            // SAFETY: a live communicator, aborted once and never used by NCCL again.
+            if let Err(e) = unsafe { nc::comm_abort(self.0) } {
+                log::warn!(
+                    "vramkit: aborting an NCCL communicator failed: {}",
+                    describe(&e)
+                );
+            }
+        }
+    }
+
+    /// Fails with the communicator's asynchronous error, if it has one (a peer that failed),
+    /// or when it was aborted.
     fn check_async(&self) -> Result<()> {
+        if self.aborted() {
+            return Err(Error::Unsupported {
+                what: "an NCCL collective on an aborted communicator".into(),
+                reason: "an earlier all-reduce failed half-issued and its communicator was \
+                         aborted: make a new NcclGroup or NcclRank"
+                    .into(),
+            });
+        }
         let mut state = R::ncclSuccess;
         // SAFETY: a live communicator; writes one result.
         unsafe { sys::ncclCommGetAsyncError(self.0, &mut state) }
@@ -282,10 +317,20 @@ pub(crate) unsafe fn all_reduce(
     }
     // The group is closed whatever happened inside it.
     let ended = nc::group_end().map_err(|e| error("ncclGroupEnd", &e));
-    if let Some(e) = first {
+    if let Some(e) = first.or(ended.err()) {
+        // Parts issued before the failure would wait for the missing ones forever, writing
+        // their buffers meanwhile: abort them, then let their streams drain.
+        for p in parts {
+            p.comm.abort();
+        }
+        for p in parts {
+            if p.backend.enter().is_ok() {
+                // SAFETY: a live stream of the current context.
+                let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(p.backend.stream.0) };
+            }
+        }
         return Err(e);
     }
-    ended?;
     let indices: Result<Vec<SubmissionIndex>> = parts
         .iter()
         .map(|p| {
