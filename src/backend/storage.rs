@@ -161,8 +161,8 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ) -> Result<SubmissionIndex>;
 
     /// Copies `size` bytes from `src` at `src_offset`, a block of this backend, to `dst` at
-    /// `dst_offset`, a block of `peer`: another backend of this type, on this device or
-    /// another, device to device. The copy runs after the work recorded so far on both and
+    /// `dst_offset`, a block of `peer`: another backend of this type (one backend copies
+    /// with [`copy`](Storage::copy)), on this device or another, device to device. The copy runs after the work recorded so far on both and
     /// before work recorded later on either. Returns the submissions, of this backend and of
     /// `peer`, whose completion means the copy completed; `Ok(None)` when there is no direct
     /// path between the two (the default; the caller then copies through the host).
@@ -172,7 +172,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ///    [`MemoryKind::Device`], and both ranges lie inside their blocks.
     /// 2. Offsets are multiples of [`BackendLimits::offset_alignment`] and `size` of
     ///    [`BackendLimits::copy_alignment`], on both backends.
-    /// 3. When `self` and `peer` are one backend, as [`copy`](Storage::copy)'s second promise.
+    /// 3. `self` and `peer` are two backends, not one.
     /// 4. Both blocks stay alive until the returned submissions complete (the memory manager
     ///    records them as the allocations' last use).
     ///

@@ -64,14 +64,22 @@ pub(super) fn copy<B: Backend>(
         if !suits(s.kind, s.offset) || !suits(d.kind, d.offset) {
             return Ok(false);
         }
-        // SAFETY: `resolve` placed both ranges inside live Device blocks of their backends;
-        // the offsets are multiples of both offset alignments and `len` of both copy units
-        // (checked above); the caller refused overlapping ranges of one allocation, and
-        // allocations never share bytes; the submissions returned are recorded below as both
-        // allocations' last use, so blocks are freed only once the copy completed, and the
-        // backend orders each side's later work (a reuse, a move) after the copy (promise 4
-        // of `copy_to_peer`).
-        unsafe { fb.copy_to_peer(s.block, s.offset, tb, d.block, d.offset, len)? }
+        if one {
+            // SAFETY: `resolve` placed both ranges inside live blocks of this backend; the
+            // caller refused overlapping ranges of one allocation, and allocations never share
+            // bytes; offsets and `len` are multiples of the copy unit (checked above); the
+            // submission is recorded below as both allocations' last use.
+            let index = unsafe { fb.copy(s.block, s.offset, d.block, d.offset, len)? };
+            Some((index, index))
+        } else {
+            // SAFETY: `resolve` placed both ranges inside live Device blocks of their two
+            // backends; the offsets are multiples of both offset alignments and `len` of both
+            // copy units (checked above); the submissions returned are recorded below as both
+            // allocations' last use, so blocks are freed only once the copy completed, and the
+            // backend orders each side's later work (a reuse, a move) after the copy (what
+            // `copy_to_peer` promises in return).
+            unsafe { fb.copy_to_peer(s.block, s.offset, tb, d.block, d.offset, len)? }
+        }
     };
     let Some((s_index, d_index)) = done else {
         return Ok(false);

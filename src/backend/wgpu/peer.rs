@@ -1,4 +1,4 @@
-//! Copies between two wgpu backends ([`Storage::copy_to_peer`]): direct only between
+//! Copies between two wgpu backends ([`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer)): direct only between
 //! backends of one device ([`WgpuBackend::on_same_device`]). wgpu buffers belong to one device,
 //! so other pairs get `None` and the caller copies through the host. (Two backends an
 //! application made with [`WgpuBackend::from_device`] from clones of one device are not known
@@ -10,14 +10,14 @@
 //! (the queue completes in order); the source's later work is submitted after it.
 
 use super::{WgpuBackend, WgpuBlock};
-use crate::backend::{Storage, SubmissionIndex};
+use crate::backend::SubmissionIndex;
 use crate::error::Result;
 
 impl WgpuBackend {
-    /// [`Storage::copy_to_peer`] for wgpu; see the [module docs](self).
+    /// [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer) for wgpu; see the [module docs](self).
     ///
     /// # Safety
-    /// As [`Storage::copy_to_peer`].
+    /// As [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer).
     pub(super) unsafe fn copy_peer(
         &self,
         src: &WgpuBlock,
@@ -27,12 +27,6 @@ impl WgpuBackend {
         dst_offset: u64,
         size: u64,
     ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
-        if std::ptr::eq(self, peer) {
-            // SAFETY: the caller's promises include `copy`'s for one backend; offsets are
-            // multiples of the offset alignment, as a copy within one block needs.
-            let index = unsafe { self.copy(src, src_offset, dst, dst_offset, size)? };
-            return Ok(Some((index, index)));
-        }
         if !self.shares_device(peer) {
             return Ok(None);
         }
