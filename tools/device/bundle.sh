@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Usage: .device/bundle.sh "TEST..." "BENCH..." : builds (release, --features nccl) and copies
-# the named test and bench binaries (paths from cargo's JSON messages, so a test and a bench of
-# one name never mix up), the image_4k example and the Vulkan loader into .device, stripped,
-# as dev.tgz (the carry limit is 64 MiB).
+# Usage: .device/bundle.sh "TEST..." "BENCH..." (either may be empty): builds (release,
+# --features nccl) and copies the named test and bench binaries (paths from cargo's JSON
+# messages, so a test and a bench of one name never mix up), the image_4k example and the
+# Vulkan loader into .device, stripped, as dev.tgz (the carry limit is 64 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh tools/device/frames.sh tools/device/tool_folder.sh tools/device/tool_devices.sh .device/
 rm -rf .device/bin .device/examples .device/lib
@@ -17,7 +17,7 @@ cargo build --release --features nccl --example image_4k -q
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
 cargo test --release --features nccl --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
-cargo bench --features nccl --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
+[ -z "$2" ] || cargo bench --features nccl --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/

@@ -16,11 +16,12 @@ if [ -n "$NCCL_LIB" ] && [ -e "$NCCL_LIB/libnccl.so.2" ]; then
   export LD_LIBRARY_PATH=/tmp/nccl-link:$NCCL_LIB:$LD_LIBRARY_PATH
 fi
 export NCCL_NVLS_ENABLE=0 NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-# ONLY=tests or ONLY=benches splits the work over two calls (each call is at most 10 minutes).
+# ONLY=tests or ONLY=benches splits the work over two calls (each call is at most 10 minutes);
+# TEST_THREADS=N runs each test binary's tests N at a time (default 1).
 [ "$ONLY" = benches ] || for t in $(ls .device/bin); do
   case $t in bench_*) continue;; esac
   start=$(date +%s)
-  env $(cat .device/env_test_$t 2>/dev/null) timeout 150 .device/run $t --test-threads=1 > $OUT/test_$t.log 2>&1
+  env $(cat .device/env_test_$t 2>/dev/null) timeout 150 .device/run $t --test-threads=${TEST_THREADS:-1} > $OUT/test_$t.log 2>&1
   echo "== $t rc=$? $(( $(date +%s) - start ))s $(grep -h 'test result' $OUT/test_$t.log | tr '\n' ' ')" | tee -a $OUT/summary.txt
   grep -h "FAILED\|panicked" $OUT/test_$t.log | head -5 | tee -a $OUT/summary.txt
 done
