@@ -67,7 +67,7 @@ pub struct DeviceHandle {
 pub struct DeviceSet<B: Backend = crate::backend::wgpu::WgpuBackend> {
     devices: Vec<Arc<Context<B>>>,
     total: Option<u64>,
-    /// Holds the total's check and the allocation it admits together.
+    /// Holds the total's check and the allocation it admits together (sets with a total).
     admit: Mutex<()>,
     /// Where the next tie of `alloc_anywhere` starts looking.
     next: AtomicUsize,
@@ -147,7 +147,8 @@ impl<B: Backend> DeviceSet<B> {
     /// [`Error::InvalidParameter`] for an index past the set.
     pub fn alloc_on(&self, index: usize, desc: AllocDesc) -> Result<DeviceHandle> {
         let ctx = self.device(index)?;
-        let _admit = lock(&self.admit);
+        // Only a total ties the devices' allocations together; without one they run side by side.
+        let _admit = self.total.map(|_| lock(&self.admit));
         let (size, kind) = (desc.size, desc.kind);
         let handle = ctx.alloc(desc)?;
         if let Some(total) = self.total {
