@@ -50,6 +50,8 @@ impl<B: Backend> DeviceSet<B> {
     /// Copies `len` bytes at byte `src_offset` of `src` to byte `dst_offset` of `dst` (any
     /// devices of the set, the same one included): device to device where the backend has a
     /// path between the two and both ranges suit it (see [`CopyPath`]), else through the host.
+    /// The copy runs after the work recorded so far on both devices, and their work recorded
+    /// later waits for it: on either device, nothing recorded after a copy overlaps it.
     ///
     /// # Errors
     /// [`Error::InvalidRange`] for a range past either allocation, or overlapping ranges of one

@@ -1,9 +1,16 @@
 //! Matmul split across a [`DeviceSet`]: `C = A·B` (f32, row-major) with A's rows in one band
-//! per device, B copied to every device but its own (the band there uses B where it is), and
-//! the bands of C gathered into C. Three passes: the
-//! bands' inputs are copied to their devices, then every band's [`matmul_with`] is recorded and
-//! submitted (the devices compute at once: no copy waits behind another device's matmul), then
-//! C's bands are gathered; the copies go through [`DeviceSet::copy_range`].
+//! per device, B copied to every device but its own, and the bands of C gathered into C. A
+//! matrix is used where it lies when it is on the band's device: B always, A and C for the band
+//! that starts at row 0 (the kernel reads and writes only their first rows), so the band on
+//! the device holding A, B and C makes no copies and no temporaries. Three passes: the bands'
+//! inputs are copied to their devices, then every band's [`matmul_with`] is recorded and
+//! submitted, then C's bands are gathered; the copies go through [`DeviceSet::copy_range`].
+//!
+//! Timing follows from the copies' stream order ([`DeviceSet::copy`]: both sides' later work
+//! waits for a copy): the device the inputs come from starts its band only once the copies
+//! out of it finished, and the gathers into C's device run after its own band. A split pays
+//! when the other devices' share of compute outweighs those copies; see
+//! [`balanced_rows`](DeviceSet::balanced_rows) for the model.
 //!
 //! Every element of C is one row of A times one column of B on one device, so a band computes
 //! the elements the whole would: with vramkit's kernels the result equals the one-device result
@@ -63,7 +70,7 @@ impl<B: Backend> DeviceSet<B> {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for rows that are not one count per device or do not add up
-    /// to M; [`Error::ShapeMismatch`] for an allocation smaller than its matrix, a matrix past
+    /// to M, or C the same allocation as A or B; [`Error::ShapeMismatch`] for an allocation smaller than its matrix, a matrix past
     /// 2⁶⁴ bytes or a zero dimension; as [`matmul_with`] on each device,
     /// [`DeviceSet::alloc_on`] and [`DeviceSet::copy_range`].
     pub fn split_matmul_rows(
@@ -89,6 +96,16 @@ impl<B: Backend> DeviceSet<B> {
                 expected: "M, N and K of at least 1".into(),
                 actual: format!("{d:?}"),
             });
+        }
+        for (what, operand) in [("A", a), ("B", b)] {
+            if operand == c {
+                return Err(Error::InvalidParameter {
+                    name: "matmul output",
+                    value: format!("C is the same allocation as {what}"),
+                    reason: "a band's C can be written while another band still reads A and B: \
+                             give C an allocation of its own",
+                });
+            }
         }
         let total: u64 = rows.iter().map(|&r| u64::from(r)).sum();
         if rows.len() != self.len() || total != m {
@@ -149,24 +166,28 @@ impl<B: Backend> DeviceSet<B> {
     ) -> Result<()> {
         let (n, k) = (u64::from(d.n), u64::from(d.k));
         for band in bands.iter_mut() {
-            for (label, bytes) in [
-                ("split matmul A band", 4 * band.rows * k),
-                ("split matmul B", 4 * k * n),
-                ("split matmul C band", 4 * band.rows * n),
+            // A matrix on the band's device is used where it lies: B always, A and C when the
+            // band starts at row 0 (the kernel reads and writes the first rows only).
+            let in_place = |h: DeviceHandle, rows_from_0: bool| {
+                (h.device == band.device && (rows_from_0 || band.row0 == 0)).then_some(h)
+            };
+            for (label, bytes, there) in [
+                ("split matmul A band", 4 * band.rows * k, in_place(a, false)),
+                ("split matmul B", 4 * k * n, in_place(b, true)),
+                ("split matmul C band", 4 * band.rows * n, in_place(c, false)),
             ] {
-                if label == "split matmul B" && band.device == b.device {
-                    band.mats.push(b);
+                if let Some(h) = there {
+                    band.mats.push(h);
                     continue;
                 }
                 let h = self.alloc_on(band.device, AllocDesc::new(label, bytes))?;
                 band.temps.push(h);
                 band.mats.push(h);
                 if label == "split matmul B" {
-                    self.copy_range(b, 0, h, 0, 4 * k * n)?;
+                    self.copy_range(b, 0, h, 0, bytes)?;
+                } else if label == "split matmul A band" {
+                    self.copy_range(a, 4 * band.row0 * k, h, 0, bytes)?;
                 }
-            }
-            if let Some(&ab) = band.mats.first() {
-                self.copy_range(a, 4 * band.row0 * k, ab, 0, 4 * band.rows * k)?;
             }
         }
         for band in bands.iter() {
@@ -180,13 +201,15 @@ impl<B: Backend> DeviceSet<B> {
                     message: "a split matmul band without its three matrices".into(),
                 });
             };
-            let (ab, bb, cb) = (ab.handle, bb.handle, cb.handle);
-            matmul_with(ctx, ab, bb, cb, dims, kernel)?;
+            matmul_with(ctx, ab.handle, bb.handle, cb.handle, dims, kernel)?;
             ctx.submit()?;
         }
         for band in bands.iter() {
-            if let Some(&cb) = band.mats.get(2) {
-                self.copy_range(cb, 0, c, 4 * band.row0 * n, 4 * band.rows * n)?;
+            match band.mats.get(2) {
+                Some(&cb) if cb != c => {
+                    self.copy_range(cb, 0, c, 4 * band.row0 * n, 4 * band.rows * n)?;
+                }
+                _ => {}
             }
         }
         Ok(())
