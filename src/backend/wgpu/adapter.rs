@@ -8,11 +8,18 @@
 //! through `VK_KHR_cooperative_matrix`), the device is opened with wgpu's experimental
 //! `EXPERIMENTAL_COOPERATIVE_MATRIX` (plus `SHADER_F16` and `SUBGROUP`) for the f16 matmul; see
 //! the safety argument in [`open_device`]. `DebugSettings::no_cooperative_matrix` opens it without.
-//! [`open_all`] opens every adapter instead (for `DeviceSet::wgpu`).
+//! [`open_all`] opens every adapter instead (for `DeviceSet::wgpu`). Both open one thread at a
+//! time in the process ([`OPENING`]): a driver hung with several threads opening at once.
 //! These variables are the only ones the library reads (the adapter choice, as `wgpu::util`);
 //! debug settings travel in `ContextDesc::debug`.
 
 use crate::error::{Error, Result};
+
+/// Held while an instance is made and its adapters and devices are opened: one thread at a
+/// time in the process. NVIDIA's Vulkan driver (580, H200) hung with four threads opening
+/// devices at once (one thread waiting on a driver lock, the others on futexes), seen as a
+/// test binary stuck with four test threads.
+static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// How [`WgpuBackend::with_config`](super::WgpuBackend::with_config) opens the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +74,7 @@ fn adapters(
 /// Vulkan, Metal, DX12), CPU adapters only where there is no other, a GPU that two backends list
 /// once: one device each.
 pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
+    let _one_at_a_time = crate::lock(&OPENING);
     let (_instance, adapters, _) = adapters(wgpu::Backends::PRIMARY)?;
     let any_gpu = adapters
         .iter()
@@ -91,6 +99,7 @@ pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
 /// Opens the adapter and device named by the environment (or the default one), with
 /// cooperative matrices where the adapter has them and `cooperative` allows them.
 pub(super) fn open(cooperative: bool) -> Result<Opened> {
+    let _one_at_a_time = crate::lock(&OPENING);
     let (instance, adapters, backends) = adapters(wgpu::Backends::all())?;
     let names = || {
         adapters
