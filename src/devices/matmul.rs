@@ -64,9 +64,10 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// [`split_matmul`](Self::split_matmul) with the rows of A each device takes, in device
-    /// order (0 leaves a device out; they add up to M): to give the device that holds B, or
-    /// the faster one, more rows. Measured on two H200s (`benches/devices.rs`), 8192³ split
-    /// evenly is 1.72× one device, the other device's band waiting for its copy of B.
+    /// order (0 leaves a device out; they add up to M): to leave out a device that would not
+    /// pay for its copies, or give a faster one more rows ([`balanced_rows`](Self::balanced_rows)
+    /// plans them). Measured on two H200s (`benches/devices.rs`), 8192³ split evenly is 1.75×
+    /// one device: both bands wait for B and the other band's A to reach the other device.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for rows that are not one count per device or do not add up
