@@ -116,8 +116,8 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         let rows = set
             .balanced_rows(d, 0, one / f64::from(size), link)
             .expect("rows");
-        // The plan, and (the model's claim checked) the plan with a twentieth of M moved to
-        // device 0, which holds the inputs, from the last device with rows: not faster.
+        // The plan, and the plan with a twentieth of M moved to device 0 (which holds the
+        // inputs) from the last device with rows, which the model says is slower: compare.
         let mut tilted = rows.clone();
         let last = (1..tilted.len()).rev().find(|&i| tilted[i] >= size / 20);
         if let Some(last) = last {

@@ -364,9 +364,10 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         ));
         assert_eq!(s.stats().live, live, "the refused split released its bands");
     }
-    // A, B and C on device 0: its band (rows from 0) uses them where they lie, no temporary
-    // there; device 1 makes its three. The same result as one device.
-    if kernels {
+    // A, B and C on one device (0, then 1): its band (rows from 0) uses them where they lie,
+    // no temporary there; the other device makes its three. The same result as one device.
+    for home in [0usize, 1].into_iter().filter(|_| kernels) {
+        let other = 1 - home;
         let d = MatmulDims {
             m: 70,
             n: 36,
@@ -376,7 +377,8 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         let (m, n, k) = (d.m as usize, d.n as usize, d.k as usize);
         let (a, b) = (values(m * k, 5), values(k * n, 6));
         let mat = |what: &'static str, len: usize| {
-            s.alloc_on(0, AllocDesc::new(what, 4 * len as u64)).unwrap()
+            s.alloc_on(home, AllocDesc::new(what, 4 * len as u64))
+                .unwrap()
         };
         let (ha, hb, hc, c0) = (
             mat("A", m * k),
@@ -384,16 +386,16 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
             mat("C", m * n),
             mat("C0", m * n),
         );
-        let ctx = s.device(0).unwrap();
+        let ctx = s.device(home).unwrap();
         ctx.upload_slice(ha.handle, &a).unwrap();
         ctx.upload_slice(hb.handle, &b).unwrap();
         let made = |i: usize| s.device(i).unwrap().stats().allocations;
-        let before = (made(0), made(1));
+        let before = (made(home), made(other));
         s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto).unwrap();
         assert_eq!(
-            (made(0), made(1)),
+            (made(home), made(other)),
             (before.0, before.1 + 3),
-            "device 0 uses A, B and C in place; device 1 makes an A band, B and a C band"
+            "device {home} uses A, B and C in place; device {other} makes an A band, B and a C band"
         );
         let split: Vec<f32> = ctx.download_vec(hc.handle).unwrap();
         common::assert_matmul_close(&split, &a, &b, d, "split in place");
@@ -638,6 +640,42 @@ fn balanced_rows_finish_soonest() {
                 "{even:?}"
             );
         }
+        // Small cases against the true optimum: every split of M rows over the devices.
+        if devices <= 3 {
+            for (m, nk, row, link) in [
+                (12u32, 8u32, 1e-6, 1e9),
+                (12, 64, 1e-6, 5e8),
+                (9, 256, 1e-5, 4e9),
+                (11, 32, 1e-7, 1e10),
+            ] {
+                let d = MatmulDims { m, n: nk, k: nk };
+                let (n, k) = (f64::from(nk), f64::from(nk));
+                let mut splits: Vec<Vec<u32>> = vec![vec![]];
+                for _ in 0..devices {
+                    splits = splits
+                        .into_iter()
+                        .flat_map(|p| (0..=m).map(move |r| [p.clone(), vec![r]].concat()))
+                        .collect();
+                }
+                for home in 0..devices {
+                    let best = splits
+                        .iter()
+                        .filter(|r| r.iter().sum::<u32>() == m && r[home] > 0)
+                        .map(|r| simulated_split(r, home, n, k, row, link))
+                        .fold(f64::INFINITY, f64::min);
+                    let rows = s.balanced_rows(d, home, row, link).unwrap();
+                    let t = simulated_split(&rows, home, n, k, row, link);
+                    assert!(
+                        t <= best * (1.0 + 1e-9),
+                        "{devices} devices, {d:?}, home {home}: {rows:?} takes {t}, the best {best}"
+                    );
+                }
+            }
+        }
+        assert!(matches!(
+            s.balanced_rows(MatmulDims { m: 0, n: 4, k: 4 }, 0, 1e-6, 1e9),
+            Err(Error::ShapeMismatch { .. })
+        ));
         let slow = s
             .balanced_rows(
                 MatmulDims {

@@ -150,7 +150,10 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// # Safety
     /// 1. Both ranges lie inside their blocks.
     /// 2. Within one block, the ranges do not overlap.
-    /// 3. Offsets and `size` are multiples of [`BackendLimits::copy_alignment`].
+    /// 3. Offsets and `size` are multiples of [`BackendLimits::copy_alignment`]; within one
+    ///    block, offsets are multiples of [`BackendLimits::offset_alignment`] too (the memory
+    ///    manager's units are: a backend may copy within a block with a kernel binding both
+    ///    ranges).
     unsafe fn copy(
         &self,
         src: &Self::Block,

@@ -1,8 +1,10 @@
-//! Device-to-device copies between two contexts, where the backend has a direct path
-//! ([`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer): one CUDA device, CUDA peers, one wgpu device shared by two
-//! contexts) and the ranges suit it: both allocations [`MemoryKind::Device`], offsets in their
-//! blocks multiples of the offset alignment and a length of whole copy units (whole
-//! allocations always are). Anything else goes through the host (`copy.rs`).
+//! Device-to-device copies of a [`DeviceSet`](super::DeviceSet): within one context, the
+//! backend's own [`Storage::copy`](crate::backend::Storage::copy); between two contexts, where
+//! the backend has a direct path ([`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer):
+//! one CUDA device, CUDA peers, one wgpu device shared by two contexts). Either way the ranges
+//! must suit it: both allocations [`MemoryKind::Device`], offsets in their blocks multiples of
+//! the offset alignment and a length of whole copy units (whole allocations always are).
+//! Anything else goes through the host (`copy.rs`).
 //!
 //! Both contexts' memory managers are locked for the call, always in the same order (by
 //! address), so copies in opposite directions cannot wait for each other; the ranges are
@@ -67,7 +69,8 @@ pub(super) fn copy<B: Backend>(
         if one {
             // SAFETY: `resolve` placed both ranges inside live blocks of this backend; the
             // caller refused overlapping ranges of one allocation, and allocations never share
-            // bytes; offsets and `len` are multiples of the copy unit (checked above); the
+            // bytes; offsets are multiples of the offset alignment (so of the copy unit, as a
+            // copy within one block needs) and `len` of the copy unit (checked above); the
             // submission is recorded below as both allocations' last use.
             let index = unsafe { fb.copy(s.block, s.offset, d.block, d.offset, len)? };
             Some((index, index))

@@ -1,8 +1,9 @@
 //! Matmul split across a [`DeviceSet`]: `C = A·B` (f32, row-major) with A's rows in one band
 //! per device, B copied to every device but its own, and the bands of C gathered into C. A
 //! matrix is used where it lies when it is on the band's device: B always, A and C for the band
-//! that starts at row 0 (the kernel reads and writes only their first rows), so the band on
-//! the device holding A, B and C makes no copies and no temporaries. Three passes: the bands'
+//! that starts at row 0 (the kernel reads and writes only their first rows), which goes to A's
+//! device (else C's) when it takes rows; so the band on the device holding A, B and C makes no
+//! copies and no temporaries. The other bands follow in device order. Three passes: the bands'
 //! inputs are copied to their devices, then every band's [`matmul_with`] is recorded and
 //! submitted, then C's bands are gathered; the copies go through [`DeviceSet::copy_range`].
 //!
@@ -129,19 +130,28 @@ impl<B: Backend> DeviceSet<B> {
                 });
             }
         }
+        // The band from row 0 goes to A's device (else C's) where it has rows, so that it
+        // uses them in place; the others follow in device order.
+        let first = [a.device, c.device]
+            .into_iter()
+            .find(|&i| rows.get(i).is_some_and(|&r| r > 0));
+        let order = first
+            .into_iter()
+            .chain((0..rows.len()).filter(|&i| Some(i) != first));
         let mut bands = Vec::new();
         let mut row0 = 0;
-        for (device, &r) in rows.iter().enumerate() {
+        for device in order {
+            let r = u64::from(rows[device]);
             if r > 0 {
                 bands.push(Band {
                     device,
                     row0,
-                    rows: u64::from(r),
+                    rows: r,
                     mats: Vec::new(),
                     temps: Vec::new(),
                 });
             }
-            row0 += u64::from(r);
+            row0 += r;
         }
         let result = self.run_bands(&mut bands, a, b, c, d, kernel);
         // Release every temporary, whatever happened; the first error wins.

@@ -47,7 +47,8 @@ impl<B: Backend> DeviceSet<B> {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a `home` past the set, or a time or rate that is not a
-    /// positive number (an infinite link is allowed: every device, evenly).
+    /// positive number (an infinite link is allowed: every device, evenly);
+    /// [`Error::ShapeMismatch`] for a zero dimension.
     pub fn balanced_rows(
         &self,
         d: MatmulDims,
@@ -56,6 +57,12 @@ impl<B: Backend> DeviceSet<B> {
         link_bytes_per_second: f64,
     ) -> Result<Vec<u32>> {
         self.device(home)?;
+        if d.m == 0 || d.n == 0 || d.k == 0 {
+            return Err(Error::ShapeMismatch {
+                expected: "M, N and K of at least 1".into(),
+                actual: format!("{d:?}"),
+            });
+        }
         for (name, v) in [
             ("row_seconds", row_seconds),
             ("link_bytes_per_second", link_bytes_per_second),

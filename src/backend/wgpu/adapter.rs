@@ -18,7 +18,9 @@ use crate::error::{Error, Result};
 /// Held while an instance is made and its adapters and devices are opened: one thread at a
 /// time in the process. NVIDIA's Vulkan driver (580, H200) hung with four threads opening
 /// devices at once (one thread waiting on a driver lock, the others on futexes), seen as a
-/// test binary stuck with four test threads.
+/// test binary stuck with four test threads. Only opening is serialised: devices are dropped
+/// (and other devices used) freely meanwhile, which ran 50 of 50 times with four test
+/// threads opening, using and dropping devices at once.
 static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// How [`WgpuBackend::with_config`](super::WgpuBackend::with_config) opens the device.
