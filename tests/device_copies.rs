@@ -17,11 +17,7 @@ use vramkit::{AllocDesc, ContextDesc};
 const MIB: u64 = 1 << 20;
 
 fn desc() -> ContextDesc {
-    ContextDesc {
-        budget: Some(128 * MIB),
-        staging_chunk: 64 << 10,
-        ..Default::default()
-    }
+    common::budget_desc(128 * MIB)
 }
 
 fn download<B: Backend>(s: &DeviceSet<B>, h: DeviceHandle) -> Vec<u8> {

@@ -86,12 +86,15 @@ impl<B: Backend> DeviceSet<B> {
             }
             rows
         };
-        let mut rows = (2..=devices.min(d.m.max(1) as usize))
-            .map(even)
-            .fold(
-                even(1),
-                |best, r| if time(&r) < time(&best) { r } else { best },
-            );
+        // The best even split, home alone first (it stays where every time is infinite).
+        let timed = |c: usize| {
+            let r = even(c);
+            let t = time(&r);
+            (r, t)
+        };
+        let (mut rows, mut now) = (2..=devices.min(d.m as usize))
+            .map(timed)
+            .fold(timed(1), |best, x| if x.1 < best.1 { x } else { best });
         // Move rows from one device to another while that helps, in halving steps.
         let mut step = d.m / 4;
         while step > 0 {
@@ -101,8 +104,9 @@ impl<B: Backend> DeviceSet<B> {
                     let mut tried = rows.clone();
                     tried[from] -= step;
                     tried[to] += step;
-                    if tried[home] > 0 && time(&tried) < time(&rows) {
-                        rows = tried;
+                    let t = time(&tried);
+                    if tried[home] > 0 && t < now {
+                        (rows, now) = (tried, t);
                         moved = true;
                     }
                 }

@@ -205,3 +205,26 @@ pub fn assert_matmul_close(
         );
     }
 }
+
+/// A context description with `budget` and small staging chunks (64 KiB), so that copies cross
+/// many chunk boundaries.
+pub fn budget_desc(budget: u64) -> ContextDesc {
+    ContextDesc {
+        budget: Some(budget),
+        staging_chunk: 64 << 10,
+        ..Default::default()
+    }
+}
+
+/// A device set of contexts made by `mk`, one per budget in `budgets`, with the set's `total`.
+pub fn device_set<B: Backend>(
+    mk: Mk<B>,
+    budgets: &[u64],
+    total: Option<u64>,
+) -> vramkit::devices::DeviceSet<B> {
+    vramkit::devices::DeviceSet::from_contexts(
+        budgets.iter().map(|&b| mk(budget_desc(b))).collect(),
+        total,
+    )
+    .expect("a set of contexts")
+}

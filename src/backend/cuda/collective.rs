@@ -323,12 +323,7 @@ pub(crate) unsafe fn all_reduce(
         for p in parts {
             p.comm.abort();
         }
-        for p in parts {
-            if p.backend.enter().is_ok() {
-                // SAFETY: a live stream of the current context.
-                let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(p.backend.stream.0) };
-            }
-        }
+        parts.iter().for_each(|p| p.backend.drain());
         return Err(e);
     }
     let indices: Result<Vec<SubmissionIndex>> = parts
@@ -340,12 +335,7 @@ pub(crate) unsafe fn all_reduce(
         .collect();
     if indices.is_err() {
         // The caller records no last use then: let the all-reduce finish before returning.
-        for p in parts {
-            if p.backend.enter().is_ok() {
-                // SAFETY: a live stream of the current context.
-                let _ = unsafe { cudarc::driver::sys::cuStreamSynchronize(p.backend.stream.0) };
-            }
-        }
+        parts.iter().for_each(|p| p.backend.drain());
     }
     indices
 }

@@ -163,10 +163,7 @@ impl CudaBackend {
         })();
         if ordered.is_err() {
             // Nothing orders the source's later work after the copy: let it finish first.
-            if peer.enter().is_ok() {
-                // SAFETY: a live stream of the current context.
-                let _ = unsafe { sys::cuStreamSynchronize(peer.stream.0) };
-            }
+            peer.drain();
         }
         ordered.map(Some)
     }

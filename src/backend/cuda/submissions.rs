@@ -128,3 +128,16 @@ impl Submissions {
         }
     }
 }
+
+impl super::CudaBackend {
+    /// Waits for everything issued to the stream, as far as the context can still be entered:
+    /// after a failure that leaves issued work without a submission the memory manager could
+    /// wait for (a copy or a collective whose ordering failed), so that its memory is not
+    /// reused under it. The wait's own failure is left to the next call that checks the device.
+    pub(super) fn drain(&self) {
+        if self.enter().is_ok() {
+            // SAFETY: a live stream of the current context.
+            let _ = unsafe { sys::cuStreamSynchronize(self.stream.0) };
+        }
+    }
+}
