@@ -44,12 +44,15 @@ test: deps
 	$(CARGO) build $(FLAGS) --examples
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
+	# The C ABI (capi/): its tests run on the host backend, and compile a C program.
+	$(CARGO) test --release -p vramkit-capi
 
 # The same tests in a debug build (overflow checks and debug assertions on): what users'
 # `cargo test` runs.
 test-debug: deps
 	$(CARGO) build $(if $(FEATURES),--features $(FEATURES)) --examples
 	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
+	$(CARGO) test -p vramkit-capi
 
 bench: deps
 	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES))

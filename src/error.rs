@@ -5,6 +5,7 @@
 //! Every message says what to do next.
 
 use crate::backend::MemoryKind;
+use crate::units::bytes;
 
 /// Why a handle was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,10 +73,13 @@ pub enum Error {
 
     /// The allocation would pass the context's budget.
     #[error(
-        "allocating {requested} bytes (rounded up to whole allocation units, the device's \
-         offset alignment) would pass the budget of {limit} bytes \
-         ({reserved} reserved, {in_use} in use, largest free range {largest_free} bytes); \
-         at most {fits_now} bytes fit now: release allocations, call `trim()`, or raise the budget"
+        "allocating {requested} bytes ({}; rounded up to whole allocation units, the device's \
+         offset alignment) would pass the budget of {limit} bytes ({}): {reserved} bytes are \
+         reserved ({}), {in_use} in use by live allocations ({}), {} free in holes whose \
+         largest range is {largest_free} bytes; at most {fits_now} bytes fit now: release \
+         allocations, call `trim()`, ask for less (a smaller batch), or raise the budget",
+        bytes(*.requested), bytes(*.limit), bytes(*.reserved), bytes(*.in_use),
+        .reserved.saturating_sub(*.in_use)
     )]
     OverBudget {
         /// Bytes asked for.

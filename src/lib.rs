@@ -31,6 +31,7 @@
 pub mod backend;
 mod context;
 mod debug;
+pub mod device_ptr;
 pub mod devices;
 mod dispatch;
 mod error;
@@ -38,6 +39,7 @@ mod error_kind;
 pub mod image;
 pub mod interop;
 pub mod kernels;
+mod limits;
 pub mod memory;
 mod observe;
 mod owned;
@@ -49,6 +51,7 @@ mod staging_buffer;
 pub mod texture;
 mod transfers;
 mod typed;
+mod units;
 
 pub use backend::{MemoryAdvice, MemoryKind};
 /// The bytemuck version vramkit's typed transfers ([`Context::upload_slice`],
@@ -56,6 +59,7 @@ pub use backend::{MemoryAdvice, MemoryKind};
 pub use bytemuck;
 pub use context::{Context, ContextDesc};
 pub use debug::DebugSettings;
+pub use device_ptr::DevicePtr;
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use error_kind::ErrorKind;

@@ -7,10 +7,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use super::host_bytes::HostBytes;
+use super::host_streams::HostStreams;
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
     MemoryInfo, MemoryKind, Storage, SubmissionIndex,
 };
+use super::{ForeignStream, StreamMark};
 use crate::error::{Error, Result};
 use crate::texture::{TextureCopy, TextureDesc};
 
@@ -57,56 +60,8 @@ impl Default for HostConfig {
 #[derive(Debug)]
 pub struct HostBlock {
     /// Empty on a null device.
-    bytes: Mutex<Box<[u8]>>,
+    bytes: Mutex<HostBytes>,
     size: AtomicU64,
-}
-
-/// `bytes` resized to `size` in place where the allocator can (glibc remaps large blocks'
-/// pages), new bytes zero. `Err` gives the bytes back unchanged when the host has no memory.
-fn resized(bytes: Box<[u8]>, size: usize) -> std::result::Result<Box<[u8]>, Box<[u8]>> {
-    let old = bytes.len();
-    if old == 0 || size == 0 {
-        return zeroed(size).ok_or(bytes);
-    }
-    let (Ok(layout), Ok(_)) = (
-        std::alloc::Layout::array::<u8>(old),
-        std::alloc::Layout::array::<u8>(size),
-    ) else {
-        return Err(bytes);
-    };
-    let ptr = Box::into_raw(bytes).cast::<u8>();
-    // SAFETY: `ptr` was allocated by the global allocator with `layout` (a boxed slice of
-    // `old` bytes) and `size` is non-zero and a valid array size.
-    let grown = unsafe { std::alloc::realloc(ptr, layout, size) };
-    if grown.is_null() {
-        // SAFETY: realloc failed, so `ptr` still owns the original allocation.
-        return Err(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, old)) });
-    }
-    if size > old {
-        // SAFETY: `grown` holds `size` bytes; the ones past `old` are uninitialised.
-        unsafe { grown.add(old).write_bytes(0, size - old) };
-    }
-    // SAFETY: `grown` is a live allocation of `size` initialised bytes with the layout of
-    // `[u8; size]`, now owned by the box.
-    Ok(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(grown, size)) })
-}
-
-/// `size` zero bytes from the allocator's zeroing path (calloc): large blocks come from fresh
-/// pages the OS zeroes on first touch, so a block costs memory and time only where it is used,
-/// as device memory does. `None` when the host has no memory for it.
-fn zeroed(size: usize) -> Option<Box<[u8]>> {
-    if size == 0 {
-        return Some(Box::default());
-    }
-    let layout = std::alloc::Layout::array::<u8>(size).ok()?;
-    // SAFETY: `layout` has a non-zero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `[u8; size]` and every
-    // byte is initialised (zeroed); the box owns it and frees it with that same layout.
-    Some(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, size)) })
 }
 
 /// The host backend. See the [module docs](self).
@@ -115,6 +70,7 @@ pub struct HostBackend {
     config: HostConfig,
     used: AtomicU64,
     recorded: AtomicU64,
+    streams: HostStreams,
 }
 
 impl HostBackend {
@@ -130,7 +86,38 @@ impl HostBackend {
             config,
             used: AtomicU64::new(0),
             recorded: AtomicU64::new(0),
+            streams: HostStreams::default(),
         }
+    }
+
+    /// Makes a foreign stream "run work" (a model for tests): marks recorded on it from now on
+    /// stay pending until [`resume_stream`](Self::resume_stream), as CUDA events recorded
+    /// behind a running kernel do.
+    ///
+    /// ```
+    /// use vramkit::backend::{host::HostBackend, ForeignStream, Storage};
+    /// let b = HostBackend::default();
+    /// let s = ForeignStream(7);
+    /// b.hold_stream(s);
+    /// let mark = b.mark_stream(s)?;
+    /// assert!(!b.mark_done(mark)?);
+    /// b.resume_stream(s);
+    /// assert!(b.mark_done(mark)?);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn hold_stream(&self, stream: ForeignStream) {
+        self.streams.hold(stream);
+    }
+
+    /// Finishes the work of a held stream: its pending marks are done. vramkit waiting for a
+    /// mark of a held stream does the same (the host waits until the device is done).
+    pub fn resume_stream(&self, stream: ForeignStream) {
+        self.streams.resume(stream);
+    }
+
+    /// Whether a stream is held ([`hold_stream`](Self::hold_stream)) and not resumed since.
+    pub fn is_held(&self, stream: ForeignStream) -> bool {
+        self.streams.is_held(stream)
     }
 
     /// Counts `size` more bytes in blocks, within the emulated capacity.
@@ -178,15 +165,17 @@ impl HostBackend {
         if !self.config.keep_bytes {
             // A null device moves nothing.
         } else if std::ptr::eq(src, dst) {
-            lock(src).copy_within(range(src_offset, size), dst_offset as usize);
+            lock(src).copy_within(src_offset as usize, dst_offset as usize, size as usize);
         } else {
             let from = lock(src);
-            lock(dst)[range(dst_offset, size)].copy_from_slice(&from[range(src_offset, size)]);
+            lock(dst)
+                .range_mut(range(dst_offset, size))
+                .copy_from_slice(from.range(range(src_offset, size)));
         }
     }
 }
 
-fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, Box<[u8]>> {
+fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, HostBytes> {
     // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
     block.bytes.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -236,9 +225,9 @@ unsafe impl Storage for HostBackend {
         };
         self.reserve_capacity(size, kind)?;
         let bytes = if self.config.keep_bytes {
-            usize::try_from(size).ok().and_then(zeroed)
+            usize::try_from(size).ok().and_then(HostBytes::zeroed)
         } else {
-            Some(Box::default())
+            Some(HostBytes::empty())
         };
         let Some(bytes) = bytes else {
             self.used.fetch_sub(size, Ordering::AcqRel);
@@ -266,17 +255,13 @@ unsafe impl Storage for HostBackend {
         let mut bytes = lock(block);
         if self.config.keep_bytes {
             let n = usize::try_from(new_size).unwrap_or(usize::MAX);
-            match resized(std::mem::take(&mut *bytes), n) {
-                Ok(grown) => *bytes = grown,
-                Err(same) => {
-                    *bytes = same;
-                    self.used.fetch_sub(extra, Ordering::AcqRel);
-                    return Err(Error::OutOfMemory {
-                        requested: extra,
-                        kind: MemoryKind::Device,
-                        detail: "the host has no memory for it".into(),
-                    });
-                }
+            if !bytes.resize(n) {
+                self.used.fetch_sub(extra, Ordering::AcqRel);
+                return Err(Error::OutOfMemory {
+                    requested: extra,
+                    kind: MemoryKind::Device,
+                    detail: "the host has no memory for it".into(),
+                });
             }
         }
         block.size.store(new_size, Ordering::Release);
@@ -291,12 +276,8 @@ unsafe impl Storage for HostBackend {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
             // Shrinking in place does not fail in practice; if it does, the block stays.
-            match resized(std::mem::take(&mut *bytes), new_size as usize) {
-                Ok(b) => *bytes = b,
-                Err(same) => {
-                    *bytes = same;
-                    return Ok(old);
-                }
+            if !bytes.resize(new_size as usize) {
+                return Ok(old);
             }
         }
         block.size.store(new_size, Ordering::Release);
@@ -307,7 +288,9 @@ unsafe impl Storage for HostBackend {
     unsafe fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
-            bytes[range(offset, data.len() as u64)].copy_from_slice(data);
+            bytes
+                .range_mut(range(offset, data.len() as u64))
+                .copy_from_slice(data);
         }
         Ok(())
     }
@@ -317,7 +300,7 @@ unsafe impl Storage for HostBackend {
         if bytes.is_empty() {
             out.fill(0);
         } else {
-            out.copy_from_slice(&bytes[range(offset, out.len() as u64)]);
+            out.copy_from_slice(bytes.range(range(offset, out.len() as u64)));
         }
         Ok(())
     }
@@ -337,7 +320,7 @@ unsafe impl Storage for HostBackend {
             return Ok(());
         }
         f(wgpu::WriteOnly::from_mut(
-            &mut bytes[range(offset, len as u64)],
+            bytes.range_mut(range(offset, len as u64)),
         ));
         Ok(())
     }
@@ -353,7 +336,7 @@ unsafe impl Storage for HostBackend {
         if bytes.is_empty() {
             f(&vec![0; len]);
         } else {
-            f(&bytes[range(offset, len as u64)]);
+            f(bytes.range(range(offset, len as u64)));
         }
         Ok(())
     }
@@ -373,7 +356,7 @@ unsafe impl Storage for HostBackend {
     unsafe fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
         let mut bytes = lock(block);
         if !bytes.is_empty() {
-            bytes[range(offset, size)].fill(0);
+            bytes.range_mut(range(offset, size)).fill(0);
         }
         Ok(self.record())
     }
@@ -413,6 +396,33 @@ unsafe impl Storage for HostBackend {
             self.copy_bytes(&src.block, at, dst, offset + to, len);
         }
         Ok(self.record())
+    }
+
+    fn device_address(&self, block: &HostBlock) -> Option<u64> {
+        // Resizable blocks may move when they grow (realloc); empty ones hold nothing.
+        let bytes = lock(block);
+        (!self.config.resizable && !bytes.is_empty()).then(|| bytes.address())
+    }
+
+    fn foreign_streams(&self) -> bool {
+        true
+    }
+
+    fn mark_stream(&self, stream: ForeignStream) -> Result<StreamMark> {
+        Ok(self.streams.mark(stream))
+    }
+
+    fn mark_done(&self, mark: StreamMark) -> Result<bool> {
+        Ok(self.streams.done(mark))
+    }
+
+    fn wait_mark(&self, mark: StreamMark) -> Result<()> {
+        self.streams.wait(mark);
+        Ok(())
+    }
+
+    fn forget_mark(&self, mark: StreamMark) {
+        self.streams.forget(mark);
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {

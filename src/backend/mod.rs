@@ -30,6 +30,8 @@
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod host;
+mod host_bytes;
+mod host_streams;
 pub mod wgpu;
 
 mod compute;
@@ -37,12 +39,14 @@ mod compute;
 mod deferred;
 mod linear_texture;
 mod storage;
+mod stream;
 
 pub use compute::{Compute, Constants, KernelBinding, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;
 pub use linear_texture::LinearTexture;
 pub use storage::Storage;
+pub use stream::{ForeignStream, StreamMark, StreamRef};
 
 /// Where a block lives and how it can be reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

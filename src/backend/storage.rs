@@ -1,6 +1,9 @@
 //! [`Storage`]: the half of the seam the memory manager is written over.
 
-use super::{BackendLimits, DeviceInfo, MemoryAdvice, MemoryInfo, MemoryKind, SubmissionIndex};
+use super::{
+    BackendLimits, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind, StreamMark,
+    SubmissionIndex,
+};
 use crate::error::{Error, Result};
 use crate::texture::{TextureCopy, TextureDesc};
 
@@ -27,6 +30,10 @@ use crate::texture::{TextureCopy, TextureDesc};
 /// 3. [`wait`](Storage::wait)`(i)` returns `Ok` and [`is_done`](Storage::is_done)`(i)` returns
 ///    `Ok(true)` only once every piece of work recorded with an index up to `i` has finished.
 /// 4. Each method touches only the ranges it is given.
+/// 5. [`mark_done`](Storage::mark_done) returns `Ok(true)`, and [`wait_mark`](Storage::wait_mark)
+///    returns `Ok`, only once the work its stream held when the mark was recorded has finished;
+///    [`device_address`](Storage::device_address) is the block's address for as long as the
+///    block lives.
 pub unsafe trait Storage: Send + Sync + 'static {
     /// A raw block of memory.
     type Block: Send + Sync + 'static;
@@ -261,6 +268,51 @@ pub unsafe trait Storage: Send + Sync + 'static {
         dst: &Self::Block,
         offset: u64,
     ) -> Result<SubmissionIndex>;
+
+    /// The device address of a block (a `CUdeviceptr`; a host address on the host backend),
+    /// stable for the block's life, where the API has one that outside code can use. `None`
+    /// (the default) where it has none (wgpu buffers) or where blocks may move (a host block
+    /// that grows).
+    fn device_address(&self, _block: &Self::Block) -> Option<u64> {
+        None
+    }
+
+    /// Whether [`mark_stream`](Storage::mark_stream) works: memory can be used on streams
+    /// this backend does not own.
+    fn foreign_streams(&self) -> bool {
+        false
+    }
+
+    /// Records a mark on a stream this backend does not own (a CUDA event).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] where there are no foreign streams (the default); the API's
+    /// error for a stream it does not know.
+    fn mark_stream(&self, stream: ForeignStream) -> Result<StreamMark> {
+        Err(Error::Unsupported {
+            what: format!("work on a stream of the caller's ({:#x})", stream.0),
+            reason: "this backend runs all work on its own queue; use the CUDA backend".into(),
+        })
+    }
+
+    /// Whether a mark is done (polls without blocking).
+    ///
+    /// # Errors
+    /// The API's error (a lost device).
+    fn mark_done(&self, _mark: StreamMark) -> Result<bool> {
+        Ok(true)
+    }
+
+    /// Blocks until a mark is done.
+    ///
+    /// # Errors
+    /// The API's error (a lost device).
+    fn wait_mark(&self, _mark: StreamMark) -> Result<()> {
+        Ok(())
+    }
+
+    /// Gives a mark back; it is not asked about again.
+    fn forget_mark(&self, _mark: StreamMark) {}
 
     /// Submits recorded work, returning its index (the last index if nothing was recorded).
     fn submit(&self) -> Result<SubmissionIndex>;

@@ -32,13 +32,16 @@ use super::handle::{BufferHandle, BufferKey};
 use super::pool::{Placement, Pool, PoolBlock};
 use super::release::{Deferred, PendingFree};
 use super::stats::Counters;
+use super::streams::{HeldUse, Streams};
 use super::trace::{EventKind, Recorder};
 use super::{AllocDesc, Label};
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{ForeignStream, MemoryKind, Storage, StreamRef, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 
+mod address;
 mod collect;
 mod inspect;
+mod limits;
 mod pin;
 mod place;
 mod resolve;
@@ -63,6 +66,10 @@ pub(crate) struct Allocation {
     pub movable: bool,
     /// Where it was allocated, with [`DebugSettings::backtraces`](crate::DebugSettings).
     pub backtrace: Option<Arc<Backtrace>>,
+    /// The stream its work runs on.
+    pub stream: StreamRef,
+    /// Other streams that use it ([`Context::record_stream`](crate::Context::record_stream)).
+    pub uses: Vec<ForeignStream>,
 }
 
 /// How a manager behaves, from the context's description.
@@ -82,6 +89,7 @@ pub(crate) struct Manager<B: Storage> {
     pub(super) allocs: SlotMap<BufferKey, Allocation>,
     textures: Textures<B::Texture>,
     deferred: Deferred,
+    pub(super) streams: Streams,
     pub(super) budget: Budget,
     pub settings: Settings,
     pub(super) counters: Counters,
@@ -123,6 +131,7 @@ impl<B: Storage> Manager<B> {
             allocs: SlotMap::with_key(),
             textures: Textures::default(),
             deferred: Deferred::default(),
+            streams: Streams::default(),
             budget: Budget::new(settings.budget),
             settings,
             counters: Counters::default(),
@@ -168,6 +177,16 @@ impl<B: Storage> Manager<B> {
     }
 
     pub fn alloc(&mut self, backend: &B, desc: AllocDesc) -> Result<BufferHandle> {
+        self.alloc_on(backend, desc, StreamRef::Own)
+    }
+
+    /// Allocates for work on `stream` (see [`streams`](super::streams)).
+    pub fn alloc_on(
+        &mut self,
+        backend: &B,
+        desc: AllocDesc,
+        stream: StreamRef,
+    ) -> Result<BufferHandle> {
         let label = &desc.label;
         if desc.size == 0 {
             return Err(Error::ZeroSize {
@@ -204,7 +223,17 @@ impl<B: Storage> Manager<B> {
             });
         }
         let size = (desc.size + mask) & !mask;
+        if let StreamRef::Foreign(s) = stream {
+            if !backend.foreign_streams() {
+                // The backend's own error names the stream and what to use instead.
+                backend.mark_stream(s)?;
+            }
+            self.streams.active = true;
+        }
         self.collect(backend)?;
+        if self.streams.active {
+            self.streams.settle(backend, Some(stream), true)?;
+        }
         let placement = match self.place(backend, desc.kind, desc.size, size) {
             Ok(p) => p,
             Err(e) => {
@@ -227,6 +256,13 @@ impl<B: Storage> Manager<B> {
             }
         };
         let kind = desc.kind;
+        if self.streams.active {
+            // A new block's or a growth's clear on vramkit's own queue passes first.
+            if let Err(e) = self.streams.settle(backend, Some(stream), true) {
+                self.free_placement(backend, kind, placement);
+                return Err(e);
+            }
+        }
         // Memory the host writes directly must wait for copies still reading its old contents
         // (a compaction's source); device memory is only reached through the queue, in order.
         let mut last_use = if kind.host_visible() {
@@ -271,6 +307,8 @@ impl<B: Storage> Manager<B> {
             movable: desc.movable,
             backtrace: (self.settings.debug.backtraces)
                 .then(|| Arc::new(Backtrace::force_capture())),
+            stream,
+            uses: Vec::new(),
         });
         self.pools[kind.index()].set_owner(placement.chunk, key, desc.movable);
         Ok(BufferHandle {
@@ -339,6 +377,14 @@ impl<B: Storage> Manager<B> {
         } else {
             backend.wait(block.fence)
         };
+        // Work of other streams on memory released here passes first.
+        let waited = waited.and_then(|()| {
+            if self.streams.active {
+                self.streams.settle(backend, None, true).map(|_| ())
+            } else {
+                Ok(())
+            }
+        });
         self.counters.on_reserve(kind, block.size, false);
         record(
             &mut self.recorder,
@@ -364,6 +410,14 @@ impl<B: Storage> Manager<B> {
     /// `wait`, only blocks whose last work has completed go (the rest stay cached for now), so
     /// that a release under a finite threshold never waits for the GPU.
     fn release_empty(&mut self, backend: &B, kind: MemoryKind, keep: u64, wait: bool) {
+        // Other streams' releases must have passed too; without `wait`, a block goes only
+        // when they have.
+        if self.streams.active
+            && !wait
+            && !self.streams.settle(backend, None, false).unwrap_or(false)
+        {
+            return;
+        }
         let done = |fence| wait || fence == 0 || backend.is_done(fence).unwrap_or(false);
         for b in self.pools[kind.index()].take_empty(keep, done) {
             self.free_block(backend, kind, b);
@@ -421,7 +475,59 @@ impl<B: Storage> Manager<B> {
             -(a.placement.size as i64),
             || a.label,
         );
-        self.deferred_or_free(backend, a.kind, a.placement, a.last_use)
+        if !self.streams.active {
+            return self.deferred_or_free(backend, a.kind, a.placement, a.last_use);
+        }
+        let own_use = a.last_use != 0 && a.stream != StreamRef::Own;
+        if a.uses.is_empty() {
+            self.deferred_or_free(backend, a.kind, a.placement, a.last_use)?;
+            self.on_stream_release(a.stream, own_use);
+            return Ok(());
+        }
+        // Other streams still use it: it waits for them where it is.
+        self.pools[a.kind.index()].orphan(a.placement.chunk);
+        let held = HeldUse::new(a.kind, a.placement, a.stream, own_use);
+        if let Err(e) = self.streams.hold(backend, &a.uses, held) {
+            // No mark could be recorded (a lost device): the range stays out of use.
+            log::warn!(
+                "vramkit: keeping {} released bytes out of use: {e}",
+                a.placement.size
+            );
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Counts a release on `stream` (and on vramkit's own queue, which also used it).
+    pub(super) fn on_stream_release(&mut self, stream: StreamRef, own_use: bool) {
+        self.streams.on_release(stream);
+        if own_use {
+            self.streams.on_release(StreamRef::Own);
+        }
+    }
+
+    /// Declares that `stream` uses the allocation too: released, it is reused only after
+    /// `stream` passed the release.
+    pub fn record_stream(&mut self, h: BufferHandle, stream: StreamRef) -> Result<()> {
+        let a = self.get(h)?;
+        let StreamRef::Foreign(s) = stream else {
+            // vramkit's own work is tracked by its submissions.
+            return Ok(());
+        };
+        if a.stream == stream || a.uses.contains(&s) {
+            return Ok(());
+        }
+        if !self.streams.active {
+            return Err(Error::Unsupported {
+                what: "recording a stream on an allocation made for vramkit's own queue".into(),
+                reason: "allocations used on foreign streams are made on one with                          Context::alloc_on"
+                    .into(),
+            });
+        }
+        if let Some(a) = self.allocs.get_mut(h.key) {
+            a.uses.push(s);
+        }
+        Ok(())
     }
 
     /// Frees a placement. Device memory is reused at once in queue order, as PyTorch reuses

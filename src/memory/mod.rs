@@ -25,6 +25,7 @@ mod release;
 pub(crate) mod report;
 pub(crate) mod staging;
 mod stats;
+pub(crate) mod streams;
 mod texture_transfer;
 pub(crate) mod trace;
 #[cfg(feature = "trace-export")]

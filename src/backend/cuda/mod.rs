@@ -17,6 +17,7 @@ mod compute;
 mod driver;
 mod host_copy;
 mod kernel;
+mod marks;
 mod peer;
 mod segment;
 mod submissions;
@@ -31,8 +32,8 @@ use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 pub use kernel::CudaKernel;
 
 use super::{
-    BackendLimits, DeferredError, DeviceInfo, MemoryAdvice, MemoryInfo, MemoryKind, Storage,
-    SubmissionIndex,
+    BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind,
+    Storage, StreamMark, SubmissionIndex,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -56,6 +57,8 @@ pub struct CudaBackend {
     vendor_blas: bool,
     stream: Stream,
     subs: std::sync::Mutex<Submissions>,
+    /// Events marking streams the backend does not own.
+    marks: std::sync::Mutex<marks::Marks>,
     lost: OnceLock<String>,
     /// Errors of calls that return none (`free_block`, a shrink's unmapping), for the next
     /// call that can fail.
@@ -168,6 +171,7 @@ impl CudaBackend {
             vendor_blas: config.vendor_blas,
             stream: Stream(stream),
             subs: std::sync::Mutex::new(Submissions::default()),
+            marks: std::sync::Mutex::new(marks::Marks::default()),
             lost: OnceLock::new(),
             deferred: DeferredError::default(),
             limits: BackendLimits {
@@ -265,6 +269,7 @@ impl Drop for CudaBackend {
             );
         }
         lock(&self.subs).destroy();
+        lock(&self.marks).destroy();
         drop(self.blas.take());
         // SAFETY: nothing uses the stream after this.
         if let Err(e) = unsafe { cu::stream::destroy(self.stream.0) } {
@@ -491,6 +496,30 @@ unsafe impl Storage for CudaBackend {
         // SAFETY: the range lies inside a live managed block.
         unsafe { cu::mem_advise(block.ptr + offset, size as usize, what, self.location(host)) }
             .map_err(|e| self.fail("cuMemAdvise", e))
+    }
+
+    fn device_address(&self, block: &CudaBlock) -> Option<u64> {
+        Some(block.device_ptr())
+    }
+
+    fn foreign_streams(&self) -> bool {
+        true
+    }
+
+    fn mark_stream(&self, stream: ForeignStream) -> Result<StreamMark> {
+        self.record_mark(stream)
+    }
+
+    fn mark_done(&self, mark: StreamMark) -> Result<bool> {
+        self.query_mark(mark)
+    }
+
+    fn wait_mark(&self, mark: StreamMark) -> Result<()> {
+        self.sync_mark(mark)
+    }
+
+    fn forget_mark(&self, mark: StreamMark) {
+        self.drop_mark(mark);
     }
 
     fn submit(&self) -> Result<SubmissionIndex> {

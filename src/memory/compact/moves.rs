@@ -8,7 +8,7 @@ use super::super::manager::{record, Manager};
 use super::super::pool::{Placement, State};
 use super::super::trace::EventKind;
 use super::super::Label;
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
 use crate::error::Result;
 
 impl<B: Storage> Manager<B> {
@@ -118,6 +118,11 @@ impl<B: Storage> Manager<B> {
         let missing = || crate::Error::Internal {
             message: "compaction lost a block".into(),
         };
+        if self.streams.active {
+            // The destination may hold memory other streams released: they pass first.
+            self.streams.settle(backend, Some(StreamRef::Own), true)?;
+        }
+        let pool = &self.pools[kind.index()];
         let from = pool.block(sb).ok_or_else(missing)?;
         let to = pool.block(dst.block).ok_or_else(missing)?;
         // SAFETY: the used chunk `src` and the taken free chunk `dst` lie in their blocks, are
@@ -127,6 +132,9 @@ impl<B: Storage> Manager<B> {
         pool.take_dirty(&dst, |_| {});
         pool.set_owner(dst.chunk, key, true);
         pool.vacate(src);
+        // The source is free again once the copy has read it, on vramkit's queue.
+        self.streams.on_release(StreamRef::Own);
+        let pool = &mut self.pools[kind.index()];
         for b in [sb, dst.block] {
             if let Some(blk) = pool.block_mut(b) {
                 blk.fence = blk.fence.max(index);

@@ -12,6 +12,9 @@ impl<B: Storage> Manager<B> {
     /// Returns released memory whose submissions have completed to the pools.
     pub fn collect(&mut self, backend: &B) -> Result<()> {
         self.collect_textures(backend, false)?;
+        if self.streams.has_held() {
+            self.collect_held(backend, false)?;
+        }
         if self.deferred.is_empty() {
             return Ok(());
         }
@@ -21,12 +24,25 @@ impl<B: Storage> Manager<B> {
         Ok(())
     }
 
+    /// Returns released memory whose other streams have passed (all of it, waiting, with
+    /// `wait`) to the pools, as a release on its own stream.
+    fn collect_held(&mut self, backend: &B, wait: bool) -> Result<()> {
+        for h in self.streams.take_passed(backend, wait)? {
+            self.free_placement(backend, h.kind, h.placement);
+            self.on_stream_release(h.stream, h.own_use);
+        }
+        Ok(())
+    }
+
     /// Waits for pending releases and frees every empty block. Returns whether memory came
     /// back.
     pub(super) fn reclaim(&mut self, backend: &B) -> Result<bool> {
         let before = self.counters.reserved;
-        let had_pending = !self.deferred.is_empty() || self.textures.pending_bytes() > 0;
+        let had_pending = !self.deferred.is_empty()
+            || self.textures.pending_bytes() > 0
+            || self.streams.has_held();
         self.collect_textures(backend, true)?;
+        self.collect_held(backend, true)?;
         if let Some(last) = self.deferred.last() {
             backend.wait(last)?;
             self.collect(backend)?;

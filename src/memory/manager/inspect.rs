@@ -110,7 +110,9 @@ impl<B: Storage> Manager<B> {
             cached_empty,
             block_allocations: c.block_allocations,
             compaction: c.compaction.clone(),
-            pending_release: self.deferred.bytes + self.textures.pending_bytes(),
+            pending_release: self.deferred.bytes
+                + self.textures.pending_bytes()
+                + self.streams.held_bytes,
             peak_requested: c.peak_requested,
             peak_in_use: c.peak_in_use,
             peak_reserved: c.peak_reserved,

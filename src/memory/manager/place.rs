@@ -7,7 +7,7 @@ use super::super::pool::{Placement, NIL};
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{is_refusal, record, Manager};
-use crate::backend::{MemoryKind, Storage};
+use crate::backend::{MemoryKind, Storage, StreamRef};
 use crate::error::{Error, Result};
 
 impl<B: Storage> Manager<B> {
@@ -258,6 +258,8 @@ impl<B: Storage> Manager<B> {
             return Err(self.over_budget(kind, requested));
         };
         let raw = backend.alloc_block(block, kind)?;
+        // The backend may clear a new block on its own queue: other streams wait for that.
+        self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
         self.counters.on_reserve(kind, block, true);
         self.counters.on_block_alloc(kind);
@@ -336,6 +338,7 @@ impl<B: Storage> Manager<B> {
         };
         let new_size = blk.size + extra;
         backend.grow_block(&blk.raw, new_size)?;
+        self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");
         self.counters.on_resize(kind, extra as i64);
         self.counters.on_block_alloc(kind);
@@ -388,10 +391,17 @@ impl<B: Storage> Manager<B> {
             }
             return Ok(0);
         }
-        // Copies may still read the end (a compaction's source): they run first.
+        // Copies may still read the end (a compaction's source): they run first, and so does
+        // every stream's work on memory released there.
         if blk.fence != 0 {
             backend.wait(blk.fence)?;
         }
+        if self.streams.active {
+            self.streams.settle(backend, None, true)?;
+        }
+        let Some(blk) = self.pools[kind.index()].block(seg) else {
+            return Ok(0);
+        };
         // SAFETY: the end past `target` is one free chunk, and the work that last used the
         // block (`fence`) has finished: nothing uses the end.
         let size = unsafe { backend.shrink_block(&blk.raw, target)? };

@@ -1,0 +1,262 @@
+//! Settings: from the environment (read once, at the first call) and from
+//! `vramkit_configure` strings, with the same keys.
+
+use std::collections::BTreeMap;
+
+/// Which memory the allocator hands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA device memory.
+    Cuda,
+    /// Host memory with the same allocator: for tests without a GPU.
+    Host,
+}
+
+/// The allocator's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The budget of every device without one of its own (`None`: no limit).
+    pub budget: Option<u64>,
+    /// Budgets of single devices.
+    pub device_budgets: BTreeMap<usize, Option<u64>>,
+    /// Cached free bytes kept (`u64::MAX`: all).
+    pub release_threshold: u64,
+    /// Which memory.
+    pub backend: BackendChoice,
+    /// Timeline capacity in events (0: off).
+    pub trace: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            budget: None,
+            device_budgets: BTreeMap::new(),
+            release_threshold: u64::MAX,
+            backend: BackendChoice::Cuda,
+            trace: 0,
+        }
+    }
+}
+
+/// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
+pub const KEYS: [&str; 4] = ["budget", "release_threshold", "backend", "trace"];
+
+impl Config {
+    /// The settings the environment gives.
+    ///
+    /// # Errors
+    /// The first variable with a bad value, named.
+    pub fn from_env() -> Result<Self, String> {
+        let mut c = Self::default();
+        for key in KEYS {
+            let var = format!("VRAMKIT_{}", key.to_uppercase());
+            if let Ok(v) = std::env::var(&var) {
+                c.set(key, &v).map_err(|e| format!("{var}: {e}"))?;
+            }
+        }
+        Ok(c)
+    }
+
+    /// Applies a settings string, all of it or (on an error) none: `key=value` pairs separated
+    /// by `,` or `;`, except inside a budget's per-device list, whose items contain `:`
+    /// (`budget=0:70GiB,1:60GiB`).
+    ///
+    /// # Errors
+    /// The first bad pair, with what is accepted.
+    pub fn apply(&mut self, settings: &str) -> Result<(), String> {
+        let mut key: Option<String> = None;
+        let mut value = String::new();
+        let mut pairs = Vec::new();
+        for part in settings.split([',', ';']).map(str::trim) {
+            if part.is_empty() {
+                continue;
+            }
+            match part.split_once('=') {
+                Some((k, v)) => {
+                    if let Some(k) = key.take() {
+                        pairs.push((k, std::mem::take(&mut value)));
+                    }
+                    key = Some(k.trim().to_lowercase());
+                    value = v.trim().to_string();
+                }
+                // A per-device budget's next item.
+                None if key.as_deref() == Some("budget") && part.contains(':') => {
+                    value.push(',');
+                    value.push_str(part);
+                }
+                None => {
+                    return Err(format!(
+                        "`{part}` is not a key=value pair; write e.g. \"budget=70GiB, \
+                         release_threshold=1GiB\""
+                    ))
+                }
+            }
+        }
+        if let Some(k) = key {
+            pairs.push((k, value));
+        }
+        // All or nothing.
+        let mut next = self.clone();
+        for (k, v) in pairs {
+            next.set(&k, &v)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Sets one key.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "budget" => self.set_budget(value),
+            "release_threshold" => {
+                self.release_threshold = match value.to_lowercase().as_str() {
+                    "all" | "none" | "max" => u64::MAX,
+                    _ => parse_size(value)?,
+                };
+                Ok(())
+            }
+            "backend" => {
+                self.backend = match value.to_lowercase().as_str() {
+                    "cuda" => BackendChoice::Cuda,
+                    "host" => BackendChoice::Host,
+                    _ => return Err(format!("backend `{value}`: use cuda or host")),
+                };
+                Ok(())
+            }
+            "trace" => {
+                self.trace = value.parse().map_err(|_| {
+                    format!("trace `{value}`: give the timeline's capacity in events, e.g. 100000")
+                })?;
+                Ok(())
+            }
+            _ => Err(format!(
+                "unknown setting `{key}`; the settings are {}",
+                KEYS.join(", ")
+            )),
+        }
+    }
+
+    /// `70GiB`, `none`, or per device `0:70GiB,1:none`.
+    fn set_budget(&mut self, value: &str) -> Result<(), String> {
+        if !value.contains(':') {
+            self.budget = parse_budget(value)?;
+            return Ok(());
+        }
+        for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (dev, v) = item
+                .split_once(':')
+                .ok_or_else(|| format!("budget item `{item}`: write device:size, e.g. 0:70GiB"))?;
+            let dev: usize = dev
+                .trim()
+                .parse()
+                .map_err(|_| format!("budget item `{item}`: `{dev}` is not a device number"))?;
+            self.device_budgets.insert(dev, parse_budget(v)?);
+        }
+        Ok(())
+    }
+
+    /// The budget of device `d`.
+    pub fn budget_of(&self, d: usize) -> Option<u64> {
+        self.device_budgets.get(&d).copied().unwrap_or(self.budget)
+    }
+}
+
+fn parse_budget(v: &str) -> Result<Option<u64>, String> {
+    match v.trim().to_lowercase().as_str() {
+        "none" | "" => Ok(None),
+        _ => parse_size(v).map(Some),
+    }
+}
+
+/// A byte count with an optional unit: B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB,
+/// TB (powers of 1000); fractions allowed (`1.5GiB`).
+///
+/// # Errors
+/// What was wrong and the accepted form.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad =
+        || format!("size `{text}`: write a number with a unit, e.g. 70GiB, 512MiB or 1000000");
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let scale: f64 = match unit.trim().to_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kib" | "k" => 1024.0,
+        "mib" | "m" => 1024.0 * 1024.0,
+        "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+        "tib" | "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return Err(bad()),
+    };
+    let bytes = n * scale;
+    if !bytes.is_finite() || bytes < 0.0 || bytes >= u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes.round() as u64)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a test fails at the error it expects")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_both_unit_families() {
+        assert_eq!(parse_size("70GiB"), Ok(70 << 30));
+        assert_eq!(parse_size("1.5 GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("512mib"), Ok(512 << 20));
+        assert_eq!(parse_size("2GB"), Ok(2_000_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("-1GiB").is_err());
+        assert!(parse_size("1 parsec").is_err());
+    }
+
+    #[test]
+    fn settings_strings_set_every_key() {
+        let mut c = Config::default();
+        c.apply("budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.budget_of(0), Some(70 << 30));
+        assert_eq!(c.budget_of(1), None);
+        assert_eq!(c.budget_of(2), None);
+        assert_eq!(c.release_threshold, 1 << 30);
+        assert_eq!(c.backend, BackendChoice::Host);
+        assert_eq!(c.trace, 1000);
+        c.apply("budget=8GiB").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.budget_of(2), Some(8 << 30));
+        assert_eq!(
+            c.budget_of(0),
+            Some(70 << 30),
+            "a device's own budget stays"
+        );
+    }
+
+    #[test]
+    fn bad_settings_say_what_is_accepted() {
+        let mut c = Config::default();
+        let e = c.apply("colour=blue").unwrap_err();
+        assert!(
+            e.contains("budget, release_threshold, backend, trace"),
+            "{e}"
+        );
+        assert!(c
+            .apply("backend=metal")
+            .unwrap_err()
+            .contains("cuda or host"));
+        assert!(c.apply("budget").is_err());
+        assert!(c
+            .apply("budget=x:1GiB")
+            .unwrap_err()
+            .contains("device number"));
+        assert!(c.apply("trace=5, backend=metal").is_err());
+        assert_eq!(c, Config::default(), "a refused string changes nothing");
+    }
+}

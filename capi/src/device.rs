@@ -1,0 +1,236 @@
+//! One device's allocator: a vramkit context (CUDA, or host memory for tests), the pointers it
+//! handed out, and the time spent inside `vramkit_malloc` and `vramkit_free`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use vramkit::backend::cuda::CudaBackend;
+use vramkit::backend::host::{HostBackend, HostConfig};
+use vramkit::backend::{ForeignStream, Storage};
+use vramkit::{
+    AllocDesc, BufferHandle, CompactionDesc, Context, ContextDesc, Error, MemoryStats, Result,
+};
+
+use crate::config::{BackendChoice, Config};
+
+/// A context of either backend.
+pub enum AnyContext {
+    /// CUDA device memory.
+    Cuda(Box<Context<CudaBackend>>),
+    /// Host memory.
+    Host(Box<Context<HostBackend>>),
+}
+
+/// Runs `$body` with `$c` bound to the context, whatever its backend.
+macro_rules! with_ctx {
+    ($any:expr, $c:ident => $body:expr) => {
+        match $any {
+            AnyContext::Cuda($c) => $body,
+            AnyContext::Host($c) => $body,
+        }
+    };
+}
+
+/// Time and calls inside one entry point.
+#[derive(Default)]
+pub struct Timer {
+    pub calls: AtomicU64,
+    pub nanos: AtomicU64,
+}
+
+impl Timer {
+    fn add(&self, since: Instant) {
+        let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.nanos.fetch_add(ns, Ordering::Relaxed);
+    }
+}
+
+/// A live pointer's allocation.
+#[derive(Clone, Copy)]
+struct Live {
+    handle: BufferHandle,
+    stream: ForeignStream,
+}
+
+/// One device's allocator.
+pub struct Device {
+    pub index: usize,
+    pub ctx: AnyContext,
+    /// Live pointers.
+    ptrs: Mutex<HashMap<u64, Live>>,
+    pub malloc: Timer,
+    pub free: Timer,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Device {
+    /// Opens device `index` as `config` says: one context on the device's primary context.
+    pub fn open(index: usize, config: &Config) -> Result<Self> {
+        let desc = ContextDesc {
+            budget: config.budget_of(index),
+            release_threshold: config.release_threshold,
+            // Pointers handed out never move: compaction could only cost time.
+            compaction: CompactionDesc {
+                before_growth: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let ctx = match config.backend {
+            BackendChoice::Cuda => AnyContext::Cuda(Box::new(Context::cuda(index, desc)?)),
+            BackendChoice::Host => {
+                // Fixed blocks keep their addresses.
+                let host = HostBackend::new(HostConfig {
+                    resizable: false,
+                    ..Default::default()
+                });
+                AnyContext::Host(Box::new(Context::with_backend(host, desc)))
+            }
+        };
+        if config.trace > 0 {
+            with_ctx!(&ctx, c => c.start_trace(config.trace));
+        }
+        Ok(Self {
+            index,
+            ctx,
+            ptrs: Mutex::new(HashMap::new()),
+            malloc: Timer::default(),
+            free: Timer::default(),
+        })
+    }
+
+    /// `size` bytes for work on `stream`; their address.
+    pub fn malloc(&self, size: u64, stream: ForeignStream) -> Result<u64> {
+        let start = Instant::now();
+        // Size 0 still gets a unique pointer: PyTorch keys its records by pointer.
+        let desc = AllocDesc::new("malloc", size.max(1)).uninit();
+        let r = with_ctx!(&self.ctx, c => c.alloc_on(desc, stream));
+        let out = r.map(|(handle, p)| {
+            lock(&self.ptrs).insert(p.address, Live { handle, stream });
+            p.address
+        });
+        self.malloc.add(start);
+        out
+    }
+
+    /// Frees a pointer of this device, if it is one; `stream`, if not the allocation's, used it
+    /// too. `Ok(false)` for a pointer this device did not hand out.
+    pub fn free(&self, ptr: u64, stream: ForeignStream) -> Result<bool> {
+        let start = Instant::now();
+        let Some(live) = lock(&self.ptrs).remove(&ptr) else {
+            return Ok(false);
+        };
+        let h = live.handle;
+        let r = with_ctx!(&self.ctx, c => {
+            if stream == live.stream {
+                c.release(h)
+            } else {
+                c.record_stream(h, stream).and_then(|()| c.release(h))
+            }
+        });
+        self.free.add(start);
+        r.map(|()| true)
+    }
+
+    /// Declares that `stream` uses the allocation at `ptr` too. `Ok(false)` for a pointer this
+    /// device did not hand out.
+    pub fn record_stream(&self, ptr: u64, stream: ForeignStream) -> Result<bool> {
+        let Some(live) = lock(&self.ptrs).get(&ptr).copied() else {
+            return Ok(false);
+        };
+        with_ctx!(&self.ctx, c => c.record_stream(live.handle, stream)).map(|()| true)
+    }
+
+    /// The context's statistics.
+    pub fn stats(&self) -> MemoryStats {
+        with_ctx!(&self.ctx, c => c.stats())
+    }
+
+    /// Total and free device memory, where the driver tells.
+    pub fn memory_info(&self) -> Option<(u64, u64)> {
+        with_ctx!(&self.ctx, c => c.backend().memory_info()).map(|m| (m.total, m.free))
+    }
+
+    /// The summary table.
+    pub fn summary(&self) -> String {
+        with_ctx!(&self.ctx, c => c.summary())
+    }
+
+    /// Gives back every cached free byte.
+    pub fn trim(&self) -> Result<u64> {
+        with_ctx!(&self.ctx, c => c.trim())
+    }
+
+    pub fn set_budget(&self, budget: Option<u64>) -> Result<()> {
+        with_ctx!(&self.ctx, c => c.set_budget(budget))
+    }
+
+    pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
+        with_ctx!(&self.ctx, c => c.set_release_threshold(bytes))
+    }
+
+    pub fn start_trace(&self, capacity: usize) {
+        with_ctx!(&self.ctx, c => c.start_trace(capacity));
+    }
+
+    /// The timeline as Chrome trace JSON.
+    pub fn trace_json(&self) -> Result<String> {
+        let trace = with_ctx!(&self.ctx, c => c.trace());
+        trace
+            .map(|t| t.to_chrome_json())
+            .ok_or_else(|| Error::InvalidParameter {
+                name: "device",
+                value: self.index.to_string(),
+                reason: "no timeline is being recorded on this device: call vramkit_trace_start \
+                         (or set VRAMKIT_TRACE) first",
+            })
+    }
+
+    /// The host backend, on a host device.
+    pub fn host_only(&self) -> Result<&HostBackend> {
+        match &self.ctx {
+            AnyContext::Host(c) => Ok(c.backend()),
+            AnyContext::Cuda(_) => Err(Error::Unsupported {
+                what: "holding a stream".into(),
+                reason: "streams are held only on the host backend (backend=host), a model \
+                         for tests"
+                    .into(),
+            }),
+        }
+    }
+
+    /// The figures of the C header's `vramkit_stats`.
+    pub fn figures(&self) -> crate::VramkitStats {
+        let s = self.stats();
+        let (total, free) = self.memory_info().unwrap_or((0, 0));
+        let device = s.kinds[vramkit::MemoryKind::Device.index()].clone();
+        crate::VramkitStats {
+            requested: s.requested,
+            in_use: s.in_use,
+            reserved: s.reserved,
+            peak_requested: s.peak_requested,
+            peak_in_use: s.peak_in_use,
+            peak_reserved: s.peak_reserved,
+            live: s.live as u64,
+            allocations: s.allocations,
+            releases: s.releases,
+            refusals: s.over_budget_errors + s.out_of_memory_errors,
+            budget: s.budget.unwrap_or(0),
+            free_in_holes: s.cached_free,
+            largest_free: device.largest_free,
+            pending_release: s.pending_release,
+            malloc_calls: self.malloc.calls.load(Ordering::Relaxed),
+            malloc_ns: self.malloc.nanos.load(Ordering::Relaxed),
+            free_calls: self.free.calls.load(Ordering::Relaxed),
+            free_ns: self.free.nanos.load(Ordering::Relaxed),
+            device_free: free,
+            device_total: total,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Memory for code outside vramkit: device pointers of allocations, and allocations made for
+//! streams vramkit does not own (a program's CUDA streams), reused in their order.
+//!
+//! The rules (see [`memory::streams`](crate::memory) for how the manager keeps them):
+//! 1. [`Context::alloc_on`] allocates for work on a caller's stream and returns the handle and
+//!    its [`DevicePtr`]. The memory is not cleared unless the description asks for zeros, and it
+//!    never moves. Released with [`Context::release`], it is reused at once by later requests
+//!    on the same stream, and by other streams (vramkit's own queue included) only after the
+//!    stream has passed the release (a CUDA event shows it).
+//! 2. [`Context::record_stream`] declares that another stream uses the allocation too (as
+//!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
+//!    release as well.
+//! 3. [`Context::device_ptr`] gives the pointer of any allocation (made with
+//!    [`Context::alloc`] too), which then stays where it is for its life. Work vramkit recorded
+//!    on it so far is submitted; order your own work after it yourself
+//!    ([`CudaBackend::stream`](crate::backend::cuda::CudaBackend::stream) is vramkit's stream), or
+//!    allocate on your stream.
+//! 4. Stay inside `address .. address + size`; a pointer is valid until the allocation is
+//!    released.
+
+use crate::backend::{Backend, ForeignStream, MemoryKind, StreamRef};
+use crate::error::{Error, Result};
+use crate::lock;
+use crate::memory::AllocDesc;
+use crate::{BufferHandle, Context};
+
+/// The device memory behind an allocation, for code outside vramkit (a CUDA kernel, cuBLAS,
+/// cudarc, PyTorch): see the [rules](self).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DevicePtr {
+    /// The address: a `CUdeviceptr` on CUDA, a host address on the host backend.
+    pub address: u64,
+    /// Bytes the allocation was asked for; the pointer is valid for exactly these.
+    pub size: u64,
+    /// The stream the allocation was made for.
+    pub stream: StreamRef,
+}
+
+impl<B: Backend> Context<B> {
+    /// Allocates for work on `stream`, a stream vramkit does not own (a `CUstream` as an
+    /// integer; [`ForeignStream::DEFAULT`] is CUDA's legacy default stream), and returns the
+    /// handle and the allocation's [`DevicePtr`]. The allocation never moves. See the
+    /// [rules](crate::device_ptr).
+    ///
+    /// ```
+    /// use vramkit::backend::host::{HostBackend, HostConfig};
+    /// use vramkit::backend::ForeignStream;
+    /// use vramkit::{AllocDesc, Context, ContextDesc};
+    /// // Host memory stands for device memory here; fixed blocks keep their addresses.
+    /// let host = HostBackend::new(HostConfig { resizable: false, ..Default::default() });
+    /// let ctx = Context::with_backend(host, ContextDesc::default());
+    /// let s = ForeignStream(1);
+    /// let (a, ptr) = ctx.alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
+    /// assert_eq!(ptr.size, 4096);
+    /// ctx.release(a)?;
+    /// // Reused at once on the same stream.
+    /// let (b, again) = ctx.alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
+    /// assert_eq!(again.address, ptr.address);
+    /// ctx.release(b)?;
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`alloc`](Context::alloc); [`Error::Unsupported`] where the backend has no foreign
+    /// streams or no device addresses (wgpu).
+    pub fn alloc_on(
+        &self,
+        desc: AllocDesc,
+        stream: ForeignStream,
+    ) -> Result<(BufferHandle, DevicePtr)> {
+        if desc.kind != MemoryKind::Device && desc.kind != MemoryKind::Unified {
+            return Err(Error::Unsupported {
+                what: format!("`{}`: {:?} memory on a stream", desc.label, desc.kind),
+                reason: "allocations for other streams are Device or Unified memory".into(),
+            });
+        }
+        let zeroed = desc.zeroed;
+        let on = StreamRef::Foreign(stream);
+        let mut m = lock(&self.mem);
+        let h = m.alloc_on(&self.backend, desc.immovable(), on)?;
+        let (address, size, _) = match m.device_address(&self.backend, h) {
+            Ok(a) => a,
+            Err(e) => {
+                let _ = m.release(&self.backend, h);
+                return Err(e);
+            }
+        };
+        drop(m);
+        if zeroed {
+            // The clear ran on vramkit's queue: it finishes before the caller's stream starts.
+            let index = self.backend.submit()?;
+            self.backend.wait(index)?;
+        }
+        Ok((
+            h,
+            DevicePtr {
+                address,
+                size,
+                stream: on,
+            },
+        ))
+    }
+
+    /// Declares that work on `stream` uses the allocation too: when released, it is reused
+    /// only after `stream` has passed the release (PyTorch's `record_stream`).
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`]; [`Error::Unsupported`] for an allocation made for vramkit's
+    /// own queue in a context that never allocated on a foreign stream.
+    pub fn record_stream(&self, handle: BufferHandle, stream: ForeignStream) -> Result<()> {
+        lock(&self.mem).record_stream(handle, StreamRef::Foreign(stream))
+    }
+
+    /// The device pointer of an allocation, which then never moves; work vramkit recorded so
+    /// far is submitted. See the [rules](crate::device_ptr).
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`]; [`Error::Unsupported`] where the backend's memory has no
+    /// address outside code can use (wgpu: use `wgpu_binding`).
+    pub fn device_ptr(&self, handle: BufferHandle) -> Result<DevicePtr> {
+        let (address, size, stream) = lock(&self.mem).device_address(&self.backend, handle)?;
+        self.backend.submit()?;
+        Ok(DevicePtr {
+            address,
+            size,
+            stream,
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! Memory used on the caller's CUDA streams (skipped without CUDA): memory released on stream A
+//! while A's kernel still writes it is not handed to stream B before A has passed the release.
+//! A sentinel kernel spins on A for a while and then writes; B gets the memory, writes its own
+//! value, and the final contents must be B's.
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::try_cuda;
+use vramkit::backend::cuda::cudarc;
+use vramkit::backend::ForeignStream;
+use vramkit::{AllocDesc, ContextDesc};
+
+use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+
+const KERNELS: &str = r#"
+extern "C" __global__ void spin_then_fill(unsigned int *p, unsigned int n, unsigned int v,
+                                          long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += gridDim.x * blockDim.x) p[i] = v;
+}
+"#;
+
+#[test]
+fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyhow::Result<()> {
+    let Some(vk) = try_cuda("cuda_streams", ContextDesc::default()) else {
+        return Ok(());
+    };
+    let cu = CudaContext::new(0)?;
+    let (a, b) = (cu.new_stream()?, cu.new_stream()?);
+    let (sa, sb) = (
+        ForeignStream(a.cu_stream() as u64),
+        ForeignStream(b.cu_stream() as u64),
+    );
+    let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
+    let f = module.load_function("spin_then_fill")?;
+    let n: u32 = 1 << 22;
+    let bytes = u64::from(n) * 4;
+    let cfg = LaunchConfig::for_num_elems(n);
+    for round in 0..5 {
+        let (h, p) = vk.alloc_on(AllocDesc::new("sentinel", bytes).uninit(), sa)?;
+        // About 50 ms of spinning at 2 GHz, then the sentinel.
+        let (sentinel, cycles) = (0xdead_0000u32 + round, 100_000_000i64);
+        let mut launch = a.launch_builder(&f);
+        launch.arg(&p.address).arg(&n).arg(&sentinel).arg(&cycles);
+        // SAFETY: the kernel writes `n` u32 at the pointer, which holds `bytes` = 4n bytes and
+        // is released only after the launch is issued (on A, in A's order).
+        unsafe { launch.launch(cfg) }?;
+        vk.release(h)?;
+        let (h2, p2) = vk.alloc_on(AllocDesc::new("other", bytes).uninit(), sb)?;
+        if p2.address == p.address {
+            // SAFETY: querying a live stream.
+            let a_done = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };
+            assert_eq!(
+                a_done,
+                cudarc::driver::sys::CUresult::CUDA_SUCCESS,
+                "stream B got memory stream A's kernel still writes"
+            );
+        }
+        let mine = 0x600d_0000u32 + round;
+        let mut launch = b.launch_builder(&f);
+        launch.arg(&p2.address).arg(&n).arg(&mine).arg(&0i64);
+        // SAFETY: as above, for the second allocation.
+        unsafe { launch.launch(cfg) }?;
+        b.synchronize()?;
+        a.synchronize()?;
+        let got: Vec<u32> = vk.download_vec(h2)?;
+        let wrong = got.iter().filter(|&&x| x != mine).count();
+        assert_eq!(wrong, 0, "round {round}: {wrong} words are not stream B's");
+        vk.release(h2)?;
+    }
+    vk.audit().check()?;
+    Ok(())
+}
+
+#[test]
+fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
+    let Some(vk) = try_cuda("cuda_streams", ContextDesc::default()) else {
+        return Ok(());
+    };
+    let cu = CudaContext::new(0)?;
+    let a = cu.new_stream()?;
+    let sa = ForeignStream(a.cu_stream() as u64);
+    let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
+    let f = module.load_function("spin_then_fill")?;
+    let n: u32 = 1 << 20;
+    let (h, p) = vk.alloc_on(AllocDesc::new("x", u64::from(n) * 4).uninit(), sa)?;
+    let mut launch = a.launch_builder(&f);
+    launch
+        .arg(&p.address)
+        .arg(&n)
+        .arg(&1u32)
+        .arg(&100_000_000i64);
+    // SAFETY: `n` u32 at a pointer of 4n bytes, released after the launch in A's order.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
+    vk.release(h)?;
+    let (h2, p2) = vk.alloc_on(AllocDesc::new("y", u64::from(n) * 4).uninit(), sa)?;
+    assert_eq!(p2.address, p.address, "same stream: reused at once");
+    // SAFETY: querying a live stream.
+    let busy = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };
+    assert_eq!(
+        busy,
+        cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY,
+        "the allocation waited for the stream"
+    );
+    a.synchronize()?;
+    vk.release(h2)?;
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! Memory used on streams vramkit does not own, on the host backend's model of streams
+//! (`HostBackend::hold_stream`: a held stream "runs" work until resumed, and vramkit waiting
+//! for it finishes that work). Checked: same-stream reuse at once, other streams only after the
+//! releasing stream passed, `record_stream` holding a release, blocks given back only after
+//! every stream passed, and a seeded random run against a model of in-flight work.
+
+use rand::{Rng, SeedableRng};
+use vramkit::backend::host::{HostBackend, HostConfig};
+use vramkit::backend::{ForeignStream, StreamRef};
+use vramkit::{AllocDesc, Context, ContextDesc};
+
+fn ctx(desc: ContextDesc) -> Context<HostBackend> {
+    let host = HostBackend::new(HostConfig {
+        resizable: false,
+        ..Default::default()
+    });
+    Context::with_backend(host, desc)
+}
+
+fn desc(n: u64) -> AllocDesc {
+    AllocDesc::new("t", n).uninit()
+}
+
+const A: ForeignStream = ForeignStream(0xa);
+const B: ForeignStream = ForeignStream(0xb);
+const C: ForeignStream = ForeignStream(0xc);
+
+#[test]
+fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc::default());
+    ctx.backend().hold_stream(A);
+    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
+    assert_eq!(p.stream, StreamRef::Foreign(A));
+    ctx.release(h)?;
+    let (h2, p2) = ctx.alloc_on(desc(1 << 20), A)?;
+    assert_eq!(p2.address, p.address, "same stream: reused at once");
+    assert!(ctx.backend().is_held(A), "nothing waited for the stream");
+    ctx.release(h2)?;
+    ctx.audit().check()?;
+    Ok(())
+}
+
+#[test]
+fn another_stream_takes_memory_only_after_the_releasing_stream_passed() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc::default());
+    ctx.backend().hold_stream(A);
+    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
+    ctx.release(h)?;
+    let (h2, p2) = ctx.alloc_on(desc(1 << 20), B)?;
+    if p2.address == p.address {
+        assert!(
+            !ctx.backend().is_held(A),
+            "stream B got memory stream A still uses"
+        );
+    }
+    ctx.release(h2)?;
+    // vramkit's own allocations obey the same rule.
+    ctx.backend().hold_stream(B);
+    let (h3, _) = ctx.alloc_on(desc(1 << 20), B)?;
+    ctx.release(h3)?;
+    let own = ctx.alloc(AllocDesc::new("own", 1 << 20))?;
+    assert!(!ctx.backend().is_held(B), "vramkit's queue took B's memory");
+    ctx.release(own)?;
+    ctx.audit().check()?;
+    Ok(())
+}
+
+#[test]
+fn record_stream_holds_a_release_until_that_stream_passed() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc::default());
+    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
+    ctx.record_stream(h, B)?;
+    ctx.backend().hold_stream(B);
+    ctx.release(h)?;
+    assert_eq!(ctx.stats().pending_release, 1 << 20);
+    // Stream A itself may not take it either: B still reads it.
+    let (h2, p2) = ctx.alloc_on(desc(1 << 20), A)?;
+    assert_ne!(p2.address, p.address, "reused while B still uses it");
+    assert!(ctx.backend().is_held(B), "A's request need not wait for B");
+    ctx.backend().resume_stream(B);
+    ctx.release(h2)?;
+    let (h3, p3) = ctx.alloc_on(desc(1 << 20), A)?;
+    assert!(
+        p3.address == p.address || p3.address == p2.address,
+        "the range came back"
+    );
+    assert_eq!(ctx.stats().pending_release, 0);
+    ctx.release(h3)?;
+    ctx.audit().check()?;
+    Ok(())
+}
+
+#[test]
+fn blocks_go_back_only_after_every_stream_passed() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc::default());
+    ctx.backend().hold_stream(A);
+    let (h, _) = ctx.alloc_on(desc(8 << 20), A)?;
+    ctx.release(h)?;
+    assert!(ctx.backend().is_held(A));
+    let freed = ctx.trim()?;
+    assert!(freed > 0);
+    assert!(
+        !ctx.backend().is_held(A),
+        "a block went back under A's work"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_budget_refusal_on_a_stream_says_what_was_asked() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc {
+        budget: Some(16 << 20),
+        ..Default::default()
+    });
+    let (h, _) = ctx.alloc_on(desc(10 << 20), A)?;
+    let e = ctx.alloc_on(desc(10 << 20), A).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, vramkit::Error::OverBudget { requested, .. } if requested == 10 << 20),
+        "{msg}"
+    );
+    assert!(msg.contains(&(10u64 << 20).to_string()), "{msg}");
+    ctx.release(h)?;
+    Ok(())
+}
+
+#[test]
+fn wgpu_free_backends_refuse_foreign_streams_without_an_address() {
+    // A host backend with resizable blocks has no stable addresses.
+    let ctx = Context::with_backend(HostBackend::default(), ContextDesc::default());
+    let e = ctx.alloc_on(desc(4096), A).unwrap_err();
+    assert!(matches!(e, vramkit::Error::Unsupported { .. }), "{e}");
+    assert_eq!(ctx.stats().live, 0, "the refused allocation was released");
+}
+
+#[test]
+fn device_ptr_pins_and_points_inside_the_block() -> anyhow::Result<()> {
+    let ctx = ctx(ContextDesc::default());
+    let h = ctx.alloc(AllocDesc::new("x", 1000))?;
+    ctx.upload(h, &[7u8; 1000])?;
+    let p = ctx.device_ptr(h)?;
+    assert_eq!(p.size, 1000);
+    assert_eq!(p.stream, StreamRef::Own);
+    // SAFETY: on the host backend the address is host memory of 1000 bytes the allocation
+    // owns, and no vramkit work is pending on it.
+    let bytes = unsafe { std::slice::from_raw_parts(p.address as *const u8, 1000) };
+    assert!(bytes.iter().all(|&b| b == 7));
+    // Compaction leaves it where it is.
+    ctx.compact(u64::MAX)?;
+    assert_eq!(ctx.device_ptr(h)?.address, p.address);
+    ctx.release(h)?;
+    Ok(())
+}
+
+/// In-flight work on one stream, as the model sees it: a range released while its stream was
+/// held, and the resume count of that stream then.
+struct Released {
+    start: u64,
+    end: u64,
+    stream: ForeignStream,
+    resumes: u64,
+}
+
+#[test]
+fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::Result<()> {
+    let streams = [A, B, C];
+    for seed in 0..8u64 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let ctx = ctx(ContextDesc {
+            release_threshold: if seed % 2 == 0 { u64::MAX } else { 4 << 20 },
+            ..Default::default()
+        });
+        let mut resumes = [0u64; 3];
+        let mut live: Vec<(vramkit::BufferHandle, u64, u64, usize, Vec<usize>)> = Vec::new();
+        let mut released: Vec<Released> = Vec::new();
+        for step in 0..1500 {
+            // What the backend resumed on its own (vramkit waited) counts as a resume.
+            for (i, s) in streams.iter().enumerate() {
+                if resumes[i] % 2 == 1 && !ctx.backend().is_held(*s) {
+                    resumes[i] += 1;
+                }
+            }
+            match rng.random_range(0..10) {
+                0 => {
+                    let i = rng.random_range(0..3);
+                    if resumes[i] % 2 == 0 {
+                        ctx.backend().hold_stream(streams[i]);
+                        resumes[i] += 1;
+                    }
+                }
+                1 => {
+                    let i = rng.random_range(0..3);
+                    if resumes[i] % 2 == 1 {
+                        ctx.backend().resume_stream(streams[i]);
+                        resumes[i] += 1;
+                    }
+                }
+                2..=5 => {
+                    let i = rng.random_range(0..3);
+                    let size = rng.random_range(1..(3 << 20));
+                    let (h, p) = ctx.alloc_on(desc(size), streams[i])?;
+                    for (j, s) in streams.iter().enumerate() {
+                        if resumes[j] % 2 == 1 && !ctx.backend().is_held(*s) {
+                            resumes[j] += 1;
+                        }
+                    }
+                    for r in &released {
+                        let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
+                        let overlaps = p.address < r.end && r.start < p.address + size;
+                        assert!(
+                            !(overlaps && r.stream != streams[i] && resumes[j] == r.resumes),
+                            "seed {seed} step {step}: stream {:?} got memory {:?} still uses",
+                            streams[i],
+                            r.stream
+                        );
+                    }
+                    let mut uses = Vec::new();
+                    if rng.random_range(0..4) == 0 {
+                        let u = rng.random_range(0..3);
+                        if u != i {
+                            ctx.record_stream(h, streams[u])?;
+                            uses.push(u);
+                        }
+                    }
+                    live.push((h, p.address, size, i, uses));
+                }
+                _ => {
+                    if live.is_empty() {
+                        continue;
+                    }
+                    let k = rng.random_range(0..live.len());
+                    let (h, address, size, i, uses) = live.swap_remove(k);
+                    ctx.release(h)?;
+                    for s in std::iter::once(i).chain(uses) {
+                        if resumes[s] % 2 == 1 {
+                            released.push(Released {
+                                start: address,
+                                end: address + size,
+                                stream: streams[s],
+                                resumes: resumes[s],
+                            });
+                        }
+                    }
+                }
+            }
+            // Only in-flight releases matter.
+            released.retain(|r| {
+                let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
+                resumes[j] == r.resumes
+            });
+        }
+        for (h, ..) in live {
+            ctx.release(h)?;
+        }
+        ctx.audit().check()?;
+    }
+    Ok(())
+}
