@@ -12,7 +12,7 @@ CARGO ?= cargo
 FEATURES ?= cuda
 FLAGS := --release $(if $(FEATURES),--features $(FEATURES))
 
-.PHONY: demo test test-debug bench deps
+.PHONY: demo test test-debug test-python bench deps
 
 # The Vulkan loader (libvulkan.so.1, as ldconfig lists it) and at least one driver manifest
 # (ICD: a *.json in any of ICD_DIRS); apt runs only when one of them is missing. Globs that
@@ -45,7 +45,23 @@ test: deps
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
 	# The C ABI (capi/): its tests run on the host backend, and compile a C program.
-	$(CARGO) test --release -p vramkit-capi
+	$(CARGO) test --release -p vramkit-capi --all-targets
+	$(MAKE) test-python
+
+# The Python package (python/), installed into a venv of its own (pip builds the C library
+# with cargo, into this target dir); its tests use the host backend, and those that need
+# PyTorch, CuPy or a GPU skip where there is none.
+PYTHON_VENV ?= $(CURDIR)/target/python-venv
+test-python:
+	@[ -x "$(PYTHON_VENV)/bin/pip" ] || python3 -m venv "$(PYTHON_VENV)" 2>/dev/null || { \
+	  rm -rf "$(PYTHON_VENV)"; echo "installing python3-venv"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-venv python3-pip >/dev/null && \
+	  python3 -m venv "$(PYTHON_VENV)"; }
+	"$(PYTHON_VENV)/bin/pip" install -q pytest
+	CARGO_TARGET_DIR=$(CURDIR)/target "$(PYTHON_VENV)/bin/pip" install -q ./python
+	"$(PYTHON_VENV)/bin/python" -m pytest -q python/tests
 
 # The same tests in a debug build (overflow checks and debug assertions on): what users'
 # `cargo test` runs.

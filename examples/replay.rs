@@ -47,6 +47,14 @@ struct Args {
     /// Turn off compaction before growth (`CompactionDesc::before_growth`).
     #[arg(long)]
     no_compaction: bool,
+    /// Make every allocation immovable, as the C ABI's pointers are (PyTorch holds them), with
+    /// the C ABI's settings: no compaction before growth, and physical memory following the
+    /// live set (`ContextDesc::follow_live`).
+    #[arg(long)]
+    pinned: bool,
+    /// With --pinned: keep free pages mapped (`follow_live` off), for comparison.
+    #[arg(long)]
+    keep_pages: bool,
     /// Replay once under this budget, as a multiple of each trace's live peak (e.g. 1.02),
     /// and report whether it completes.
     #[arg(long)]
@@ -62,7 +70,8 @@ fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
         debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
-    d.compaction.before_growth = !args.no_compaction;
+    d.compaction.before_growth = !args.no_compaction && !args.pinned;
+    d.follow_live = args.pinned && !args.keep_pages;
     d
 }
 
@@ -94,6 +103,7 @@ fn run<B: Backend>(
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    replay::PINNED.store(args.pinned, std::sync::atomic::Ordering::Relaxed);
     let paths = if args.traces.is_empty() {
         replay::stored()
     } else {

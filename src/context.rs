@@ -47,6 +47,14 @@ pub struct ContextDesc {
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).
     pub compaction: CompactionDesc,
+    /// Keep the memory of growing segments within the compaction slack
+    /// ([`CompactionDesc::slack_permille`]) over the most ever in use, by giving back free
+    /// pages inside them whenever a request maps new memory (default off). For allocations
+    /// that cannot move (device pointers held by other code, as in the C ABI), where
+    /// compaction cannot gather free memory: physical memory then follows the live set. Each
+    /// time pages go back, the manager waits for the work that used them. Where the backend
+    /// has no pages to give back inside blocks (wgpu, fixed blocks), nothing happens.
+    pub follow_live: bool,
     /// Backtraces, allocation logging and opt-outs of optional fast paths (all off by
     /// default); the library reads none of them from the environment.
     pub debug: DebugSettings,
@@ -61,6 +69,7 @@ impl Default for ContextDesc {
             staging_slots: 4,
             release_threshold: u64::MAX,
             compaction: CompactionDesc::default(),
+            follow_live: false,
             debug: DebugSettings::default(),
         }
     }
@@ -180,6 +189,7 @@ impl<B: Backend> Context<B> {
             budget: desc.budget,
             release_threshold: desc.release_threshold,
             compaction: desc.compaction,
+            follow_live: desc.follow_live,
             debug: desc.debug,
         };
         let staging = Staging::new(chunk, desc.staging_slots);

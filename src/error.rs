@@ -75,8 +75,8 @@ pub enum Error {
     #[error(
         "allocating {requested} bytes ({}; rounded up to whole allocation units, the device's \
          offset alignment) would pass the budget of {limit} bytes ({}): {reserved} bytes are \
-         reserved ({}), {in_use} in use by live allocations ({}), {} free in holes whose \
-         largest range is {largest_free} bytes; at most {fits_now} bytes fit now: release \
+         reserved ({}), {in_use} in use by live allocations ({}), {} free in holes, the \
+         largest free range {largest_free} bytes; at most {fits_now} bytes fit now: release \
          allocations, call `trim()`, ask for less (a smaller batch), or raise the budget",
         bytes(*.requested), bytes(*.limit), bytes(*.reserved), bytes(*.in_use),
         .reserved.saturating_sub(*.in_use)

@@ -67,7 +67,7 @@ pub use interop::WgpuBinding;
 pub use memory::{
     AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
     CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
-    MemoryStats, TagStats, TextureHandle, Trace,
+    MemoryStats, PageStats, TagStats, TextureHandle, Trace,
 };
 pub use owned::Owned;
 pub use staging_buffer::StagingBuffer;

@@ -106,6 +106,10 @@ pub struct Outcome {
     pub median_per_pair: Option<Duration>,
 }
 
+/// Whether replays make their allocations immovable, as the C ABI's are (PyTorch holds raw
+/// pointers): compaction can then move nothing.
+pub static PINNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Replays `trace` on `ctx` (a fresh context). With `timed`, also takes each pair's time.
 pub fn replay<B: Backend>(ctx: &Context<B>, trace: &Trace, timed: bool) -> Outcome {
     replay_checked(ctx, trace, timed, 0)
@@ -127,6 +131,7 @@ pub fn replay_checked<B: Backend>(
     };
     let mut error = None;
     let mut audit_error = None;
+    let pinned = PINNED.load(std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
     for (n, &op) in trace.ops.iter().enumerate() {
         if every > 0 && n % every == 0 {
@@ -137,7 +142,11 @@ pub fn replay_checked<B: Backend>(
         }
         let t = timed.then(Instant::now);
         match op {
-            Op::Alloc(size) => match ctx.alloc(AllocDesc::new("replay", size).uninit()) {
+            Op::Alloc(size) => match ctx.alloc(if pinned {
+                AllocDesc::new("replay", size).uninit().immovable()
+            } else {
+                AllocDesc::new("replay", size).uninit()
+            }) {
                 Ok(h) => {
                     handles.push(Some(h));
                     if let Some(t) = t {

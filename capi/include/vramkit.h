@@ -17,10 +17,17 @@
  *   VRAMKIT_RELEASE_THRESHOLD  cached free bytes kept ("1GiB"; default: all)
  *   VRAMKIT_BACKEND            "cuda" (default) or "host" (host memory, for tests)
  *   VRAMKIT_TRACE              timeline capacity in events (0: off, the default)
+ *   VRAMKIT_FOLLOW_LIVE        "on" (default): free 2 MiB pages inside segments go
+ *                              back to the device before new memory would take the
+ *                              free memory past 0.5 % of the peak in use; "off"
+ *                              keeps them until trim or pressure
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Functions that can fail return 0 on success and -1 on failure (NULL for
  * vramkit_malloc); vramkit_last_error then gives the message (per thread).
+ * Every call but vramkit_last_error* clears the thread's last error first, so
+ * after a call that returns nothing (vramkit_free, vramkit_record_stream, ...)
+ * vramkit_last_error_kind() says whether it failed.
  */
 #ifndef VRAMKIT_H
 #define VRAMKIT_H
@@ -32,6 +39,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this interface; vramkit_abi_version() returns the library's. */
+#define VRAMKIT_ABI_VERSION 1
 
 /* The kinds of error, as vramkit_last_error_kind returns them. */
 enum vramkit_error_kind {
@@ -55,8 +65,9 @@ typedef struct vramkit_stats {
     uint64_t live;            /* live allocations */
     uint64_t allocations;     /* allocations made so far */
     uint64_t releases;        /* allocations freed so far */
-    uint64_t refusals;        /* requests refused (budget or device) */
-    uint64_t budget;          /* the budget; 0: none */
+    uint64_t refusals;        /* requests refused for now (budget or device;
+                                 not those too large ever to fit) */
+    uint64_t budget;          /* the budget; UINT64_MAX: none */
     uint64_t free_in_holes;   /* free bytes inside reserved memory */
     uint64_t largest_free;    /* the largest free range */
     uint64_t pending_release; /* freed bytes waiting for other streams' work */
@@ -66,13 +77,17 @@ typedef struct vramkit_stats {
     uint64_t free_ns;         /* nanoseconds spent inside them */
     uint64_t device_free;     /* free device memory (cuMemGetInfo); 0: unknown */
     uint64_t device_total;    /* total device memory; 0: unknown */
+    uint64_t page_unmaps;     /* ranges of free pages given back to the device */
+    uint64_t unmapped_bytes;  /* their bytes */
+    uint64_t page_maps;       /* ranges of pages mapped again */
+    uint64_t mapped_bytes;    /* their bytes */
 } vramkit_stats;
 
 /* ---- PyTorch's CUDAPluggableAllocator interface ---- */
 
 /* size bytes on device for work on stream (a cudaStream_t; NULL: the legacy
- * default stream). Size 0 gives a unique pointer of no usable bytes. NULL on
- * failure (vramkit_last_error says why). */
+ * default stream). Size 0 gives a unique pointer of no usable bytes (counted
+ * as 1 requested byte). NULL on failure (vramkit_last_error says why). */
 void *vramkit_malloc(ssize_t size, int device, void *stream);
 /* Frees ptr (from vramkit_malloc). size is not needed; device is the one given
  * to vramkit_malloc, or -1 to look in every device; stream is the stream of the
@@ -95,10 +110,15 @@ void vramkit_record_stream(void *ptr, void *stream);
 /* Settings as "key=value" pairs separated by ',' or ';' with the keys of the
  * environment variables in lower case without the prefix: "budget=70GiB,
  * release_threshold=1GiB, backend=host, trace=100000". A budget or threshold
- * also applies to devices already in use. -1 for an unknown key or bad value. */
+ * also applies to devices already in use. -1 for an unknown key or bad value
+ * (then nothing of the string applies). */
 int vramkit_configure(const char *settings);
-/* The budget of one device in bytes (UINT64_MAX: none). */
+/* The budget of one device in bytes (UINT64_MAX: none). A device's own budget
+ * (from here, "budget=0:70GiB" or the memory fraction) stays when a later
+ * setting gives every device one ("budget=60GiB"). */
 int vramkit_set_budget(int device, uint64_t bytes);
+/* The library's VRAMKIT_ABI_VERSION. */
+uint32_t vramkit_abi_version(void);
 
 /* ---- observation ---- */
 

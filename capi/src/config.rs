@@ -25,6 +25,8 @@ pub struct Config {
     pub backend: BackendChoice,
     /// Timeline capacity in events (0: off).
     pub trace: usize,
+    /// Give back free pages as the live set shrinks (`ContextDesc::follow_live`).
+    pub follow_live: bool,
 }
 
 impl Default for Config {
@@ -35,12 +37,19 @@ impl Default for Config {
             release_threshold: u64::MAX,
             backend: BackendChoice::Cuda,
             trace: 0,
+            follow_live: true,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 4] = ["budget", "release_threshold", "backend", "trace"];
+pub const KEYS: [&str; 5] = [
+    "budget",
+    "release_threshold",
+    "backend",
+    "trace",
+    "follow_live",
+];
 
 impl Config {
     /// The settings the environment gives.
@@ -121,6 +130,14 @@ impl Config {
                     "cuda" => BackendChoice::Cuda,
                     "host" => BackendChoice::Host,
                     _ => return Err(format!("backend `{value}`: use cuda or host")),
+                };
+                Ok(())
+            }
+            "follow_live" => {
+                self.follow_live = match value.to_lowercase().as_str() {
+                    "1" | "true" | "on" | "yes" => true,
+                    "0" | "false" | "off" | "no" => false,
+                    _ => return Err(format!("follow_live `{value}`: use on or off")),
                 };
                 Ok(())
             }
@@ -222,8 +239,12 @@ mod tests {
     #[test]
     fn settings_strings_set_every_key() {
         let mut c = Config::default();
-        c.apply("budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000")
-            .unwrap_or_else(|e| panic!("{e}"));
+        c.apply(
+            "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
+             follow_live=off",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!c.follow_live);
         assert_eq!(c.budget_of(0), Some(70 << 30));
         assert_eq!(c.budget_of(1), None);
         assert_eq!(c.budget_of(2), None);

@@ -48,6 +48,9 @@ impl Timer {
     }
 }
 
+/// The address space a host device's segment reserves: what it can grow to.
+const HOST_RESERVE: u64 = 16 << 30;
+
 /// A live pointer's allocation.
 #[derive(Clone, Copy)]
 struct Live {
@@ -75,19 +78,21 @@ impl Device {
         let desc = ContextDesc {
             budget: config.budget_of(index),
             release_threshold: config.release_threshold,
-            // Pointers handed out never move: compaction could only cost time.
+            // Pointers handed out never move: compaction could only cost time, and free pages
+            // go back instead.
             compaction: CompactionDesc {
                 before_growth: false,
                 ..Default::default()
             },
+            follow_live: config.follow_live,
             ..Default::default()
         };
         let ctx = match config.backend {
             BackendChoice::Cuda => AnyContext::Cuda(Box::new(Context::cuda(index, desc)?)),
             BackendChoice::Host => {
-                // Fixed blocks keep their addresses.
+                // Segments in reserved address space, as on CUDA: they keep their addresses.
                 let host = HostBackend::new(HostConfig {
-                    resizable: false,
+                    reserve: Some(HOST_RESERVE),
                     ..Default::default()
                 });
                 AnyContext::Host(Box::new(Context::with_backend(host, desc)))
@@ -221,7 +226,7 @@ impl Device {
             allocations: s.allocations,
             releases: s.releases,
             refusals: s.over_budget_errors + s.out_of_memory_errors,
-            budget: s.budget.unwrap_or(0),
+            budget: s.budget.unwrap_or(u64::MAX),
             free_in_holes: s.cached_free,
             largest_free: device.largest_free,
             pending_release: s.pending_release,
@@ -231,6 +236,10 @@ impl Device {
             free_ns: self.free.nanos.load(Ordering::Relaxed),
             device_free: free,
             device_total: total,
+            page_unmaps: s.pages.unmaps,
+            unmapped_bytes: s.pages.unmapped_bytes,
+            page_maps: s.pages.maps,
+            mapped_bytes: s.pages.mapped_bytes,
         }
     }
 }

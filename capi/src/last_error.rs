@@ -57,6 +57,19 @@ pub fn set_error(e: &Error) {
     set(CErrorKind::of(e), e.to_string());
 }
 
+/// Forgets this thread's last error (every C call starts with it, so that a call that
+/// returns nothing can be checked afterwards).
+#[inline]
+pub fn clear() {
+    LAST.with(|l| {
+        let mut l = l.borrow_mut();
+        if l.0 != CErrorKind::Ok {
+            l.0 = CErrorKind::Ok;
+            l.1.clear();
+        }
+    });
+}
+
 /// This thread's last error.
 pub fn get() -> (CErrorKind, String) {
     LAST.with(|l| l.borrow().clone())

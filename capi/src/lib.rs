@@ -51,7 +51,7 @@ pub struct VramkitStats {
     pub releases: u64,
     /// Requests refused (budget or device).
     pub refusals: u64,
-    /// The budget; 0: none.
+    /// The budget; `u64::MAX`: none.
     pub budget: u64,
     /// Free bytes inside reserved memory.
     pub free_in_holes: u64,
@@ -71,10 +71,20 @@ pub struct VramkitStats {
     pub device_free: u64,
     /// Total device memory; 0: unknown.
     pub device_total: u64,
+    /// Ranges of free pages given back to the device.
+    pub page_unmaps: u64,
+    /// Their bytes.
+    pub unmapped_bytes: u64,
+    /// Ranges of pages mapped again.
+    pub page_maps: u64,
+    /// Their bytes.
+    pub mapped_bytes: u64,
 }
 
-/// Runs `f`, turning an error or a panic into this thread's last error and `fail`.
+/// Runs `f` with this thread's last error cleared, turning an error or a panic into the last
+/// error and `fail`.
 fn guard<T>(fail: T, f: impl FnOnce() -> Result<T>) -> T {
+    last_error::clear();
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
@@ -161,6 +171,16 @@ pub extern "C" fn vramkit_free(ptr: *mut c_void, _size: isize, device: c_int, st
         })
     });
 }
+
+/// The version of the C ABI (`VRAMKIT_ABI_VERSION` in the header): a program checks it
+/// against the header it was built with.
+#[no_mangle]
+pub extern "C" fn vramkit_abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// The C ABI's version; changes whenever a signature or `VramkitStats` does.
+pub const ABI_VERSION: u32 = 1;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]
@@ -281,6 +301,7 @@ pub unsafe extern "C" fn vramkit_summary(device: c_int, buf: *mut c_char, cap: u
 /// 1. `buf` is null or points to `cap` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn vramkit_last_error(buf: *mut c_char, cap: usize) -> usize {
+    // No `guard`: reading the last error must not clear it.
     let (_, message) = last_error::get();
     // SAFETY: the caller's promise, passed on.
     unsafe { fill(&message, buf, cap) }

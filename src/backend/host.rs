@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::host_bytes::HostBytes;
+use super::host_pages::{HostPages, POISON};
 use super::host_streams::HostStreams;
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
@@ -32,6 +33,15 @@ pub struct HostConfig {
     /// nothing, reads give zeros, writes, copies and clears are dropped. It measures the memory
     /// manager's own work, with no memory traffic (`benches/replay.rs`).
     pub keep_bytes: bool,
+    /// Pages that resizable device blocks give back inside ([`Storage::unmap_pages`];
+    /// default 2 MiB, CUDA's granularity).
+    pub page_size: u64,
+    /// Address space each resizable device block takes up front (as CUDA's segments reserve
+    /// theirs), so that it grows and shrinks without moving and has a stable address
+    /// ([`Storage::device_address`]); the host's allocator maps its pages only when touched.
+    /// A block cannot grow past it. `None` (default): blocks are reallocated as they grow,
+    /// and may move.
+    pub reserve: Option<u64>,
 }
 
 impl Default for HostConfig {
@@ -52,6 +62,8 @@ impl Default for HostConfig {
             capacity: None,
             resizable: true,
             keep_bytes: true,
+            page_size: 2 << 20,
+            reserve: None,
         }
     }
 }
@@ -62,6 +74,8 @@ pub struct HostBlock {
     /// Empty on a null device.
     bytes: Mutex<HostBytes>,
     size: AtomicU64,
+    /// Ranges given back ([`Storage::unmap_pages`]).
+    pub(super) pages: HostPages,
 }
 
 /// The host backend. See the [module docs](self).
@@ -70,7 +84,9 @@ pub struct HostBackend {
     config: HostConfig,
     used: AtomicU64,
     recorded: AtomicU64,
-    streams: HostStreams,
+    pub(super) streams: HostStreams,
+    /// An access to memory given back, for the next `check_device` (a vramkit bug).
+    pub(super) fault: Mutex<Option<String>>,
 }
 
 impl HostBackend {
@@ -87,37 +103,8 @@ impl HostBackend {
             used: AtomicU64::new(0),
             recorded: AtomicU64::new(0),
             streams: HostStreams::default(),
+            fault: Mutex::new(None),
         }
-    }
-
-    /// Makes a foreign stream "run work" (a model for tests): marks recorded on it from now on
-    /// stay pending until [`resume_stream`](Self::resume_stream), as CUDA events recorded
-    /// behind a running kernel do.
-    ///
-    /// ```
-    /// use vramkit::backend::{host::HostBackend, ForeignStream, Storage};
-    /// let b = HostBackend::default();
-    /// let s = ForeignStream(7);
-    /// b.hold_stream(s);
-    /// let mark = b.mark_stream(s)?;
-    /// assert!(!b.mark_done(mark)?);
-    /// b.resume_stream(s);
-    /// assert!(b.mark_done(mark)?);
-    /// # Ok::<(), vramkit::Error>(())
-    /// ```
-    pub fn hold_stream(&self, stream: ForeignStream) {
-        self.streams.hold(stream);
-    }
-
-    /// Finishes the work of a held stream: its pending marks are done. vramkit waiting for a
-    /// mark of a held stream does the same (the host waits until the device is done).
-    pub fn resume_stream(&self, stream: ForeignStream) {
-        self.streams.resume(stream);
-    }
-
-    /// Whether a stream is held ([`hold_stream`](Self::hold_stream)) and not resumed since.
-    pub fn is_held(&self, stream: ForeignStream) -> bool {
-        self.streams.is_held(stream)
     }
 
     /// Counts `size` more bytes in blocks, within the emulated capacity.
@@ -162,6 +149,8 @@ impl HostBackend {
         dst_offset: u64,
         size: u64,
     ) {
+        self.check_mapped(src, src_offset, size, "a copy's source");
+        self.check_mapped(dst, dst_offset, size, "a copy's destination");
         if !self.config.keep_bytes {
             // A null device moves nothing.
         } else if std::ptr::eq(src, dst) {
@@ -210,7 +199,10 @@ unsafe impl Storage for HostBackend {
     }
 
     fn check_device(&self) -> Result<()> {
-        Ok(())
+        match crate::lock(&self.fault).take() {
+            Some(message) => Err(Error::Internal { message }),
+            None => Ok(()),
+        }
     }
 
     fn supports(&self, _kind: MemoryKind) -> Result<()> {
@@ -224,8 +216,12 @@ unsafe impl Storage for HostBackend {
             detail,
         };
         self.reserve_capacity(size, kind)?;
+        let whole = match self.config.reserve {
+            Some(r) if self.resizable(kind) => r.max(size),
+            _ => size,
+        };
         let bytes = if self.config.keep_bytes {
-            usize::try_from(size).ok().and_then(HostBytes::zeroed)
+            usize::try_from(whole).ok().and_then(HostBytes::zeroed)
         } else {
             Some(HostBytes::empty())
         };
@@ -236,12 +232,13 @@ unsafe impl Storage for HostBackend {
         Ok(HostBlock {
             bytes: Mutex::new(bytes),
             size: AtomicU64::new(size),
+            pages: HostPages::default(),
         })
     }
 
     unsafe fn free_block(&self, block: HostBlock) {
-        self.used
-            .fetch_sub(block.size.load(Ordering::Acquire), Ordering::AcqRel);
+        let mapped = block.size.load(Ordering::Acquire) - block.pages.total();
+        self.used.fetch_sub(mapped, Ordering::AcqRel);
     }
 
     fn resizable(&self, kind: MemoryKind) -> bool {
@@ -253,7 +250,21 @@ unsafe impl Storage for HostBackend {
         let extra = new_size.saturating_sub(old);
         self.reserve_capacity(extra, MemoryKind::Device)?;
         let mut bytes = lock(block);
-        if self.config.keep_bytes {
+        if self.config.keep_bytes && self.config.reserve.is_some() {
+            // Within the reservation: the new bytes, used before a shrink perhaps, read zero.
+            if new_size as usize > bytes.len() {
+                self.used.fetch_sub(extra, Ordering::AcqRel);
+                return Err(Error::OutOfMemory {
+                    requested: extra,
+                    kind: MemoryKind::Device,
+                    detail: format!(
+                        "a block cannot grow past the {} bytes it reserved (HostConfig::reserve)",
+                        bytes.len()
+                    ),
+                });
+            }
+            bytes.range_mut(range(old, extra)).fill(0);
+        } else if self.config.keep_bytes {
             let n = usize::try_from(new_size).unwrap_or(usize::MAX);
             if !bytes.resize(n) {
                 self.used.fetch_sub(extra, Ordering::AcqRel);
@@ -274,15 +285,48 @@ unsafe impl Storage for HostBackend {
             return Ok(old);
         }
         let mut bytes = lock(block);
-        if !bytes.is_empty() {
+        // A block in its reservation keeps its bytes (and its address).
+        if !bytes.is_empty() && self.config.reserve.is_none() {
             // Shrinking in place does not fail in practice; if it does, the block stays.
             if !bytes.resize(new_size as usize) {
                 return Ok(old);
             }
         }
         block.size.store(new_size, Ordering::Release);
-        self.used.fetch_sub(old - new_size, Ordering::AcqRel);
+        let unmapped = block.pages.cut(new_size);
+        self.used
+            .fetch_sub(old - new_size - unmapped, Ordering::AcqRel);
         Ok(new_size)
+    }
+
+    fn page_size(&self, kind: MemoryKind) -> Option<u64> {
+        self.resizable(kind).then_some(self.config.page_size)
+    }
+
+    unsafe fn unmap_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
+        let r = offset..offset + size;
+        if !block.pages.unmap(r.clone()) {
+            self.fault(format!("unmapping {r:?}, which was unmapped already"));
+            return Ok(());
+        }
+        self.used.fetch_sub(size, Ordering::AcqRel);
+        let mut bytes = lock(block);
+        if !bytes.is_empty() {
+            bytes.range_mut(range(offset, size)).fill(POISON);
+        }
+        Ok(())
+    }
+
+    unsafe fn map_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
+        self.reserve_capacity(size, MemoryKind::Device)?;
+        if !block.pages.map(offset..offset + size) {
+            self.used.fetch_sub(size, Ordering::AcqRel);
+            self.fault(format!(
+                "mapping {:?}, which was not unmapped",
+                offset..offset + size
+            ));
+        }
+        Ok(())
     }
 
     unsafe fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
@@ -354,6 +398,7 @@ unsafe impl Storage for HostBackend {
     }
 
     unsafe fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+        self.check_mapped(block, offset, size, "a clear");
         let mut bytes = lock(block);
         if !bytes.is_empty() {
             bytes.range_mut(range(offset, size)).fill(0);
@@ -399,9 +444,11 @@ unsafe impl Storage for HostBackend {
     }
 
     fn device_address(&self, block: &HostBlock) -> Option<u64> {
-        // Resizable blocks may move when they grow (realloc); empty ones hold nothing.
+        // Resizable blocks may move when they grow (realloc) unless they reserved their
+        // space; empty ones hold nothing.
         let bytes = lock(block);
-        (!self.config.resizable && !bytes.is_empty()).then(|| bytes.address())
+        let stable = !self.config.resizable || self.config.reserve.is_some();
+        (stable && !bytes.is_empty()).then(|| bytes.address())
     }
 
     fn foreign_streams(&self) -> bool {

@@ -51,6 +51,10 @@ impl HostBytes {
         Some(Self { ptr, len })
     }
 
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -13,6 +13,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use super::host::HostBackend;
 use super::{ForeignStream, StreamMark};
 use crate::lock;
 
@@ -76,5 +77,37 @@ impl HostStreams {
 
     pub(super) fn forget(&self, mark: StreamMark) {
         lock(&self.state).pending.remove(&mark.0);
+    }
+}
+
+impl HostBackend {
+    /// Makes a foreign stream "run work" (a model for tests): marks recorded on it from now on
+    /// stay pending until [`resume_stream`](Self::resume_stream), as CUDA events recorded
+    /// behind a running kernel do.
+    ///
+    /// ```
+    /// use vramkit::backend::{host::HostBackend, ForeignStream, Storage};
+    /// let b = HostBackend::default();
+    /// let s = ForeignStream(7);
+    /// b.hold_stream(s);
+    /// let mark = b.mark_stream(s)?;
+    /// assert!(!b.mark_done(mark)?);
+    /// b.resume_stream(s);
+    /// assert!(b.mark_done(mark)?);
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn hold_stream(&self, stream: ForeignStream) {
+        self.streams.hold(stream);
+    }
+
+    /// Finishes the work of a held stream: its pending marks are done. vramkit waiting for a
+    /// mark of a held stream does the same (the host waits until the device is done).
+    pub fn resume_stream(&self, stream: ForeignStream) {
+        self.streams.resume(stream);
+    }
+
+    /// Whether a stream is held ([`hold_stream`](Self::hold_stream)) and not resumed since.
+    pub fn is_held(&self, stream: ForeignStream) -> bool {
+        self.streams.is_held(stream)
     }
 }

@@ -95,6 +95,43 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
+    /// The size of the pages that [`unmap_pages`](Storage::unmap_pages) gives back inside a
+    /// block of `kind` while keeping its addresses (CUDA virtual memory: the mapping
+    /// granularity, 2 MiB); `None` (the default) where blocks cannot give back memory inside.
+    fn page_size(&self, _kind: MemoryKind) -> Option<u64> {
+        None
+    }
+
+    /// Gives back the memory behind `offset .. offset + size` of a block, keeping the
+    /// addresses: the block's size and the rest of its bytes stay; the range holds no memory
+    /// until [`map_pages`](Storage::map_pages). Only where [`page_size`](Storage::page_size).
+    ///
+    /// # Safety
+    /// 1. `offset` and `size` are multiples of the page size and the range lies inside the
+    ///    block, with memory behind all of it (mapped).
+    /// 2. No unfinished work uses the range, and nothing will until it is mapped again.
+    unsafe fn unmap_pages(&self, _block: &Self::Block, _offset: u64, _size: u64) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "giving back pages inside a block".into(),
+            reason: "this backend's blocks hold their memory whole".into(),
+        })
+    }
+
+    /// Puts memory back behind `offset .. offset + size` of a block whose pages were given back
+    /// with [`unmap_pages`](Storage::unmap_pages); the new bytes hold anything.
+    ///
+    /// # Safety
+    /// 1. `offset` and `size` are multiples of the page size and the whole range was unmapped.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the device has no memory for it.
+    unsafe fn map_pages(&self, _block: &Self::Block, _offset: u64, _size: u64) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "mapping pages inside a block".into(),
+            reason: "this backend's blocks hold their memory whole".into(),
+        })
+    }
+
     /// Writes `data` at `offset` of a host-visible block.
     ///
     /// # Safety

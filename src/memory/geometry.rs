@@ -100,6 +100,21 @@ impl Geometry {
         Some(want.min(headroom / self.unit * self.unit))
     }
 
+    /// The growth of a segment that keeps its memory close to what is in use: just `need`,
+    /// rounded up to whole pages of `page` bytes (to the unit where the budget leaves no
+    /// more); `None` when not even that fits.
+    #[inline]
+    pub fn exact_step(&self, need: u64, page: u64, headroom: u64) -> Option<u64> {
+        let need = need.next_multiple_of(self.unit);
+        if need > headroom {
+            return None;
+        }
+        Some(
+            need.next_multiple_of(page)
+                .min(headroom / self.unit * self.unit),
+        )
+    }
+
     /// How many items of `item` bytes (a multiple of the unit) new blocks could hold within
     /// `headroom`, blocks made by [`new_block`](Self::new_block) one after another.
     pub fn items_in_new_blocks(&self, mut headroom: u64, item: u64) -> u64 {

@@ -29,10 +29,10 @@ use super::budget::Budget;
 use super::compact::CompactionDesc;
 use super::geometry::Geometry;
 use super::handle::{BufferHandle, BufferKey};
-use super::pool::{Placement, Pool, PoolBlock};
-use super::release::{Deferred, PendingFree};
+use super::pool::{Placement, Pool};
+use super::release::Deferred;
 use super::stats::Counters;
-use super::streams::{HeldUse, Streams};
+use super::streams::Streams;
 use super::trace::{EventKind, Recorder};
 use super::{AllocDesc, Label};
 use crate::backend::{ForeignStream, MemoryKind, Storage, StreamRef, SubmissionIndex};
@@ -42,8 +42,10 @@ mod address;
 mod collect;
 mod inspect;
 mod limits;
+mod pages;
 mod pin;
 mod place;
+mod release;
 mod resolve;
 mod room;
 mod textures;
@@ -80,6 +82,8 @@ pub(crate) struct Settings {
     /// Bytes of empty blocks kept cached.
     pub release_threshold: u64,
     pub compaction: CompactionDesc,
+    /// Give back free pages as the live set shrinks ([`ContextDesc::follow_live`](crate::ContextDesc::follow_live)).
+    pub follow_live: bool,
     pub debug: crate::DebugSettings,
 }
 
@@ -100,6 +104,8 @@ pub(crate) struct Manager<B: Storage> {
     /// An error of work that returns none (a release's segment shrink), for the next call
     /// that can fail.
     deferred_error: Option<Error>,
+    /// Free bytes per kind that pages could not give back at the last try (`pages.rs`).
+    page_floor: [u64; MemoryKind::COUNT],
 }
 
 /// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
@@ -138,6 +144,7 @@ impl<B: Storage> Manager<B> {
             seq: 0,
             recorder: None,
             deferred_error: None,
+            page_floor: [0; MemoryKind::COUNT],
         }
     }
 
@@ -234,7 +241,15 @@ impl<B: Storage> Manager<B> {
         if self.streams.active {
             self.streams.settle(backend, Some(stream), true)?;
         }
-        let placement = match self.place(backend, desc.kind, desc.size, size) {
+        let placement = match self
+            .place(backend, desc.kind, desc.size, size)
+            .and_then(|p| match self.map_for(backend, desc.kind, &p, desc.size) {
+                Ok(()) => Ok(p),
+                Err(e) => {
+                    self.free_placement(backend, desc.kind, p);
+                    Err(e)
+                }
+            }) {
             Ok(p) => p,
             Err(e) => {
                 self.count_error(desc.kind, &e);
@@ -366,198 +381,5 @@ impl<B: Storage> Manager<B> {
         };
         self.counters.on_error(kind, what == EventKind::OverBudget);
         record(&mut self.recorder, what, kind, bytes, 0, Label::default);
-    }
-
-    /// Gives a block back to the device, once the last work that used it (`fence`: released
-    /// allocations' work and compaction copies) has run. If waiting fails (a lost device),
-    /// the block is not freed: what the device may still run could use it.
-    pub(super) fn free_block(&mut self, backend: &B, kind: MemoryKind, block: PoolBlock<B::Block>) {
-        let waited = if block.fence == 0 {
-            Ok(())
-        } else {
-            backend.wait(block.fence)
-        };
-        // Work of other streams on memory released here passes first.
-        let waited = waited.and_then(|()| {
-            if self.streams.active {
-                self.streams.settle(backend, None, true).map(|_| ())
-            } else {
-                Ok(())
-            }
-        });
-        self.counters.on_reserve(kind, block.size, false);
-        record(
-            &mut self.recorder,
-            EventKind::BlockTrim,
-            kind,
-            block.size,
-            -(block.size as i64),
-            Label::default,
-        );
-        match waited {
-            // SAFETY: the block's last work (`fence`) has finished, and no allocation lives in
-            // it any more.
-            Ok(()) => unsafe { backend.free_block(block.raw) },
-            Err(e) => {
-                log::warn!("vramkit: leaking a {}-byte block: {e}", block.size);
-                std::mem::forget(block.raw);
-                self.deferred_error.get_or_insert(e);
-            }
-        }
-    }
-
-    /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes. Unless
-    /// `wait`, only blocks whose last work has completed go (the rest stay cached for now), so
-    /// that a release under a finite threshold never waits for the GPU.
-    fn release_empty(&mut self, backend: &B, kind: MemoryKind, keep: u64, wait: bool) {
-        // Other streams' releases must have passed too; without `wait`, a block goes only
-        // when they have.
-        if self.streams.active
-            && !wait
-            && !self.streams.settle(backend, None, false).unwrap_or(false)
-        {
-            return;
-        }
-        let done = |fence| wait || fence == 0 || backend.is_done(fence).unwrap_or(false);
-        for b in self.pools[kind.index()].take_empty(keep, done) {
-            self.free_block(backend, kind, b);
-        }
-    }
-
-    /// Returns a placement's chunk to its pool, then applies the release threshold.
-    fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
-        let keep = self.settings.release_threshold;
-        let pool = &mut self.pools[kind.index()];
-        if pool.free(p.chunk).is_some() && pool.empty_bytes > keep {
-            self.release_empty(backend, kind, keep, false);
-        }
-        let pool = &self.pools[kind.index()];
-        if keep != u64::MAX
-            && pool.block(p.block).is_some_and(|b| {
-                b.segment && (b.fence == 0 || backend.is_done(b.fence).unwrap_or(false))
-            })
-            && pool.tail_free(p.block) > keep
-        {
-            // A failed shrink leaves the memory where it is: the release itself succeeded, and
-            // the error waits for the next call that can fail.
-            if let Err(e) = self.shrink_segments(backend, kind, keep) {
-                self.deferred_error.get_or_insert(e);
-            }
-        }
-    }
-
-    pub fn release(&mut self, backend: &B, h: BufferHandle) -> Result<()> {
-        if h.context != self.context {
-            return Err(Error::StaleHandle {
-                reason: StaleReason::ForeignContext,
-            });
-        }
-        let Some(a) = self.allocs.remove(h.key) else {
-            return Err(Error::StaleHandle {
-                reason: StaleReason::Released,
-            });
-        };
-        self.counters
-            .on_release(a.kind, a.tag, a.requested, a.placement.size);
-        log::log!(
-            self.settings.debug.allocation_level(),
-            "vramkit: release `{}` {} B ({:?}); {} B in use",
-            a.label,
-            a.requested,
-            a.kind,
-            self.counters.in_use,
-        );
-        record(
-            &mut self.recorder,
-            EventKind::Release,
-            a.kind,
-            a.requested,
-            -(a.placement.size as i64),
-            || a.label,
-        );
-        if !self.streams.active {
-            return self.deferred_or_free(backend, a.kind, a.placement, a.last_use);
-        }
-        let own_use = a.last_use != 0 && a.stream != StreamRef::Own;
-        if a.uses.is_empty() {
-            self.deferred_or_free(backend, a.kind, a.placement, a.last_use)?;
-            self.on_stream_release(a.stream, own_use);
-            return Ok(());
-        }
-        // Other streams still use it: it waits for them where it is.
-        self.pools[a.kind.index()].orphan(a.placement.chunk);
-        let held = HeldUse::new(a.kind, a.placement, a.stream, own_use);
-        if let Err(e) = self.streams.hold(backend, &a.uses, held) {
-            // No mark could be recorded (a lost device): the range stays out of use.
-            log::warn!(
-                "vramkit: keeping {} released bytes out of use: {e}",
-                a.placement.size
-            );
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    /// Counts a release on `stream` (and on vramkit's own queue, which also used it).
-    pub(super) fn on_stream_release(&mut self, stream: StreamRef, own_use: bool) {
-        self.streams.on_release(stream);
-        if own_use {
-            self.streams.on_release(StreamRef::Own);
-        }
-    }
-
-    /// Declares that `stream` uses the allocation too: released, it is reused only after
-    /// `stream` passed the release.
-    pub fn record_stream(&mut self, h: BufferHandle, stream: StreamRef) -> Result<()> {
-        let a = self.get(h)?;
-        let StreamRef::Foreign(s) = stream else {
-            // vramkit's own work is tracked by its submissions.
-            return Ok(());
-        };
-        if a.stream == stream || a.uses.contains(&s) {
-            return Ok(());
-        }
-        if !self.streams.active {
-            return Err(Error::Unsupported {
-                what: "recording a stream on an allocation made for vramkit's own queue".into(),
-                reason: "allocations used on foreign streams are made on one with                          Context::alloc_on"
-                    .into(),
-            });
-        }
-        if let Some(a) = self.allocs.get_mut(h.key) {
-            a.uses.push(s);
-        }
-        Ok(())
-    }
-
-    /// Frees a placement. Device memory is reused at once in queue order, as PyTorch reuses
-    /// memory on one stream: the queue runs pending work on the old contents before any work
-    /// recorded later, and the host reaches device memory only through the queue; the block
-    /// remembers the work (`fence`), so it is not given back before that work completes.
-    /// Host-visible memory, which the host writes directly, comes back after the submission
-    /// that last used it (it stays where it is, and may not move, until then).
-    fn deferred_or_free(
-        &mut self,
-        backend: &B,
-        kind: MemoryKind,
-        placement: Placement,
-        last_use: SubmissionIndex,
-    ) -> Result<()> {
-        if last_use != 0 && !kind.host_visible() {
-            if let Some(b) = self.pools[kind.index()].block_mut(placement.block) {
-                b.fence = b.fence.max(last_use);
-            }
-            self.free_placement(backend, kind, placement);
-        } else if last_use == 0 || backend.is_done(last_use)? {
-            self.free_placement(backend, kind, placement);
-        } else {
-            self.pools[kind.index()].orphan(placement.chunk);
-            self.deferred.push(PendingFree {
-                after: last_use,
-                kind,
-                placement,
-            });
-        }
-        Ok(())
     }
 }

@@ -43,7 +43,7 @@ pub use host_copy::copy_to_staging;
 pub(crate) use host_copy::write_only;
 pub(crate) use host_copy::{par_copy, stream_copy};
 pub use report::{Checkpoint, Growth, LabelTotal};
-pub use stats::{CompactionStats, KindStats, MemoryStats, TagStats};
+pub use stats::{CompactionStats, KindStats, MemoryStats, PageStats, TagStats};
 pub use trace::{Event, EventKind, Trace};
 
 use crate::backend::MemoryKind;

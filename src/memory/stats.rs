@@ -11,15 +11,17 @@ pub struct KindStats {
     pub requested: u64,
     /// Bytes held by live allocations, alignment padding included.
     pub in_use: u64,
-    /// Bytes in blocks of this kind (staging buffers included for `Upload`/`Readback`).
+    /// Bytes held in blocks of this kind (staging buffers included for `Upload`/`Readback`;
+    /// pages given back inside segments not included).
     pub reserved: u64,
     /// Number of blocks (staging buffers included).
     pub blocks: usize,
     /// Number of live allocations.
     pub allocations: usize,
-    /// Free bytes inside shared blocks.
+    /// Free bytes inside shared blocks that hold memory (pages given back not included).
     pub free: u64,
-    /// The largest free range inside one shared block.
+    /// The largest free range inside one shared block (an address range: pages given back
+    /// inside it are mapped again when it is used).
     pub largest_free: u64,
     /// Highest `requested` seen.
     pub peak_requested: u64,
@@ -47,7 +49,8 @@ impl KindStats {
         if self.free == 0 {
             0.0
         } else {
-            1.0 - self.largest_free as f64 / self.free as f64
+            // Pages given back inside the largest range can make it pass what is free.
+            (1.0 - self.largest_free as f64 / self.free as f64).max(0.0)
         }
     }
 }
@@ -72,6 +75,22 @@ pub struct TagStats {
     pub allocated: u64,
     /// Releases of allocations with this tag.
     pub released: u64,
+}
+
+/// Pages given back inside segments and mapped again since the context was created
+/// ([`ContextDesc::follow_live`](crate::ContextDesc::follow_live), pressure, the release
+/// threshold): each is a driver call, and each giving back waits for the work that used the
+/// pages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageStats {
+    /// Ranges of free pages given back.
+    pub unmaps: u64,
+    /// Bytes that went back.
+    pub unmapped_bytes: u64,
+    /// Ranges of pages mapped again (for a request or a compaction copy).
+    pub maps: u64,
+    /// Bytes mapped again.
+    pub mapped_bytes: u64,
 }
 
 /// What compaction has done since the context was created.
@@ -111,6 +130,8 @@ pub struct MemoryStats {
     pub block_allocations: u64,
     /// What compaction did.
     pub compaction: CompactionStats,
+    /// Pages given back and mapped again.
+    pub pages: PageStats,
     /// Bytes released but still used by pending GPU work; they return to the pool after it.
     pub pending_release: u64,
     /// Highest `requested` seen.
@@ -208,6 +229,7 @@ pub(crate) struct Counters {
     pub staging: [(u64, usize); MemoryKind::COUNT],
     pub block_allocations: u64,
     pub compaction: CompactionStats,
+    pub pages: PageStats,
     pub kinds: [KindStats; MemoryKind::COUNT],
     /// Every tag seen, in first-use order; allocations refer to them by index.
     pub tags: Vec<TagStats>,

@@ -20,6 +20,7 @@ mod kernel;
 mod marks;
 mod peer;
 mod segment;
+mod shutdown;
 mod submissions;
 
 use std::sync::OnceLock;
@@ -256,31 +257,6 @@ impl CudaBackend {
     }
 }
 
-impl Drop for CudaBackend {
-    fn drop(&mut self) {
-        if self.device.bind().is_err() {
-            return;
-        }
-        // SAFETY: the stream is alive; waiting lets pending work finish before teardown.
-        if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
-            log::warn!(
-                "vramkit: CUDA stream failed at drop: {}",
-                driver::describe(e)
-            );
-        }
-        lock(&self.subs).destroy();
-        lock(&self.marks).destroy();
-        drop(self.blas.take());
-        // SAFETY: nothing uses the stream after this.
-        if let Err(e) = unsafe { cu::stream::destroy(self.stream.0) } {
-            log::warn!(
-                "vramkit: destroying the CUDA stream failed: {}",
-                driver::describe(e)
-            );
-        }
-    }
-}
-
 // SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
 unsafe impl Storage for CudaBackend {
     type Block = CudaBlock;
@@ -333,6 +309,23 @@ unsafe impl Storage for CudaBackend {
 
     fn resizable(&self, kind: MemoryKind) -> bool {
         kind == MemoryKind::Device && self.vmm.is_some()
+    }
+
+    fn page_size(&self, kind: MemoryKind) -> Option<u64> {
+        self.vmm
+            .as_ref()
+            .filter(|_| self.resizable(kind))
+            .map(|v| v.granularity)
+    }
+
+    unsafe fn unmap_pages(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<()> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.unmap_segment_pages(block, offset, size) }
+    }
+
+    unsafe fn map_pages(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<()> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.map_segment_pages(block, offset, size) }
     }
 
     fn grow_block(&self, block: &CudaBlock, new_size: u64) -> Result<()> {

@@ -7,10 +7,15 @@
 //! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
 //! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
 //! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
-//! 2 MiB. Pieces are about 1/128 of the segment (2–32 MiB): a shrink gives back the pieces past
-//! the new end, and the piece holding it stays mapped (at most 1/128 of the segment, or 2 MiB,
-//! more than the manager counts, as `cuMemAlloc` rounds inside its own pages).
+//! 2 MiB. Every piece is one page of that granularity, so that the memory manager can give
+//! back any free page inside a segment ([`Storage::unmap_pages`]) and map it again later, as
+//! physical memory follows what is in use while no allocation moves. A shrink gives back the
+//! pages past the new end; the page holding it stays mapped (at most 2 MiB more than the
+//! manager counts, as `cuMemAlloc` rounds inside its own pages).
+//!
+//! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -22,14 +27,11 @@ use crate::backend::MemoryKind;
 use crate::error::{Error, Result};
 use crate::lock;
 
-/// The largest piece of physical memory a segment maps at once.
-const MAX_PIECE: u64 = 32 << 20;
-
 /// What virtual memory management needs, probed once per device.
 #[derive(Debug)]
 pub(super) struct Vmm {
     /// Mappings are multiples of this (2 MiB on current GPUs).
-    granularity: u64,
+    pub(super) granularity: u64,
     /// Address space each segment reserves: twice the device's memory (address space is
     /// plentiful; the device runs out of memory first, with the driver's own error).
     reserve: u64,
@@ -43,20 +45,35 @@ struct Mapping {
     size: u64,
 }
 
-/// The physical side of a segment: its mappings in address order, and the other devices
-/// that may access it (peers, `peer.rs`), whose access every later mapping gets too.
+/// The physical side of a segment: its mappings by offset (one page each; pages given back
+/// inside are missing), and the other devices that may access it (peers, `peer.rs`), whose
+/// access every later mapping gets too.
 #[derive(Debug)]
 pub(super) struct Segment {
     reserved: u64,
-    mappings: Mutex<Vec<Mapping>>,
+    mappings: Mutex<BTreeMap<u64, Mapping>>,
     /// Locked after `mappings`.
     peers: Mutex<Vec<sys::CUdevice>>,
 }
 
 impl Segment {
     /// Where the mapped range ends.
-    fn mapped(mappings: &[Mapping]) -> u64 {
-        mappings.last().map_or(0, |m| m.offset + m.size)
+    fn mapped(mappings: &BTreeMap<u64, Mapping>) -> u64 {
+        mappings
+            .last_key_value()
+            .map_or(0, |(_, m)| m.offset + m.size)
+    }
+
+    /// The mapped runs: ranges of consecutive mappings.
+    fn runs(mappings: &BTreeMap<u64, Mapping>) -> Vec<(u64, u64)> {
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for m in mappings.values() {
+            match runs.last_mut() {
+                Some(r) if r.1 == m.offset => r.1 = m.offset + m.size,
+                _ => runs.push((m.offset, m.offset + m.size)),
+            }
+        }
+        runs
     }
 }
 
@@ -101,7 +118,7 @@ impl CudaBackend {
             on_device: AtomicBool::new(false),
             segment: Some(Segment {
                 reserved: vmm.reserve,
-                mappings: Mutex::new(Vec::new()),
+                mappings: Mutex::new(BTreeMap::new()),
                 peers: Mutex::new(Vec::new()),
             }),
         };
@@ -127,7 +144,8 @@ impl CudaBackend {
             return Ok(());
         }
         let mut mappings = lock(&seg.mappings);
-        let mapped = Segment::mapped(&mappings);
+        // Pages given back inside stay so: growth maps from the end of the block's pages.
+        let mapped = Segment::mapped(&mappings).max(old.next_multiple_of(vmm.granularity));
         // `reserved` is a multiple of the granularity: checked first, the rounding cannot wrap.
         let target = if new_size > seg.reserved {
             u64::MAX
@@ -148,7 +166,7 @@ impl CudaBackend {
         if target > mapped {
             let peers = lock(&seg.peers).clone();
             let made = self.map_range(block.ptr, mapped, target, vmm, &peers)?;
-            mappings.extend(made);
+            mappings.extend(made.into_iter().map(|m| (m.offset, m)));
         }
         drop(mappings);
         // SAFETY: `old..new_size` lies in the mapped range, which nothing uses yet.
@@ -162,10 +180,8 @@ impl CudaBackend {
     }
 
     /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
-    /// granularity), read-write for this device and `peers`, in pieces of about 1/128 of the segment's new
-    /// size (2–32 MiB): a shrink gives back whole pieces, so it can stop within a piece of
-    /// where it is asked to, while a growth costs a few `cuMemCreate` calls and one
-    /// `cuMemSetAccess`. Nothing is left mapped on failure.
+    /// granularity), read-write for this device and `peers`, one page a piece (a
+    /// `cuMemCreate` each) and one `cuMemSetAccess`. Nothing is left mapped on failure.
     fn map_range(
         &self,
         ptr: sys::CUdeviceptr,
@@ -174,9 +190,7 @@ impl CudaBackend {
         vmm: &Vmm,
         peers: &[sys::CUdevice],
     ) -> Result<Vec<Mapping>> {
-        let piece = (to / 128)
-            .next_multiple_of(vmm.granularity)
-            .clamp(vmm.granularity, MAX_PIECE.max(vmm.granularity));
+        let piece = vmm.granularity;
         let mut made = Vec::new();
         let mut at = from;
         let mut result = Ok(());
@@ -243,9 +257,8 @@ impl CudaBackend {
             return Ok(());
         }
         peers.push(peer);
-        let mapped = Segment::mapped(&mappings);
-        if mapped > 0 {
-            if let Err(e) = self.set_access(block.ptr, mapped, &peers) {
+        for (start, end) in Segment::runs(&mappings) {
+            if let Err(e) = self.set_access(block.ptr + start, end - start, &peers) {
                 peers.pop();
                 return Err(e);
             }
@@ -295,12 +308,16 @@ impl CudaBackend {
         }
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
-        if mappings.last().is_some_and(|m| m.offset >= new_size) {
-            self.sync_before_unmap()?;
-            while let Some(m) = mappings.pop_if(|m| m.offset >= new_size) {
+        let past = mappings.split_off(&new_size);
+        if !past.is_empty() {
+            if let Err(e) = self.sync_before_unmap() {
+                mappings.extend(past);
+                return Err(e);
+            }
+            for m in past.values() {
                 // SAFETY: the mapping lies past `new_size`, which nothing uses (the caller's
                 // promise), and the stream is idle.
-                if let Err(e) = unsafe { release(block.ptr, &m) } {
+                if let Err(e) = unsafe { release(block.ptr, m) } {
                     self.record_err("cuMemUnmap", e);
                 }
             }
@@ -322,7 +339,7 @@ impl CudaBackend {
             self.deferred.record(e);
             return;
         }
-        for m in &mappings {
+        for m in mappings.values() {
             // SAFETY: as the caller guarantees; the stream is idle.
             if let Err(e) = unsafe { release(ptr, m) } {
                 self.record_err("cuMemUnmap", e);
@@ -333,6 +350,82 @@ impl CudaBackend {
         if let Err(e) = unsafe { sys::cuMemAddressFree(ptr, seg.reserved as usize) }.result() {
             self.record_err("cuMemAddressFree", e);
         }
+    }
+
+    /// Gives back the pages of `offset .. offset + size` of a segment, keeping the addresses.
+    ///
+    /// # Safety
+    /// 1. The range is whole pages of the segment, all mapped, which no unfinished work uses.
+    pub(super) unsafe fn unmap_segment_pages(
+        &self,
+        block: &CudaBlock,
+        offset: u64,
+        size: u64,
+    ) -> Result<()> {
+        let Some(seg) = &block.segment else {
+            return Err(not_a_segment());
+        };
+        self.enter()?;
+        let mut mappings = lock(&seg.mappings);
+        let end = offset + size;
+        let whole = mappings.get(&offset).is_some()
+            && mappings
+                .range(offset..end)
+                .map(|(_, m)| m.size)
+                .sum::<u64>()
+                == size
+            && mappings
+                .range(offset..end)
+                .all(|(_, m)| m.offset + m.size <= end);
+        if !whole {
+            return Err(Error::Internal {
+                message: format!("unmapping {offset}..{end}, which is not whole mapped pages"),
+            });
+        }
+        self.sync_before_unmap()?;
+        let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();
+        for k in keys {
+            if let Some(m) = mappings.remove(&k) {
+                // SAFETY: a mapped page of the range, which nothing uses (the caller's
+                // promise); the stream is idle; it left the list, so it is released once.
+                if let Err(e) = unsafe { release(block.ptr, &m) } {
+                    self.record_err("cuMemUnmap", e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Maps new memory behind `offset .. offset + size` of a segment, whose pages were given
+    /// back.
+    ///
+    /// # Safety
+    /// 1. The range is whole pages of the segment, none of them mapped.
+    pub(super) unsafe fn map_segment_pages(
+        &self,
+        block: &CudaBlock,
+        offset: u64,
+        size: u64,
+    ) -> Result<()> {
+        let (Some(vmm), Some(seg)) = (&self.vmm, &block.segment) else {
+            return Err(not_a_segment());
+        };
+        self.enter()?;
+        let mut mappings = lock(&seg.mappings);
+        let end = offset + size;
+        if mappings
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, m)| m.offset + m.size > offset)
+        {
+            return Err(Error::Internal {
+                message: format!("mapping {offset}..{end}, which holds mapped pages"),
+            });
+        }
+        let peers = lock(&seg.peers).clone();
+        let made = self.map_range(block.ptr, offset, end, vmm, &peers)?;
+        mappings.extend(made.into_iter().map(|m| (m.offset, m)));
+        Ok(())
     }
 
     /// Waits for everything on the stream: unmapping is not ordered with the stream, and the
@@ -353,6 +446,13 @@ impl CudaBackend {
                 self.record_err("cuStreamSynchronize", e);
             }
         }
+    }
+}
+
+fn not_a_segment() -> Error {
+    Error::Unsupported {
+        what: "pages inside a block".into(),
+        reason: "it is not a segment".into(),
     }
 }
 

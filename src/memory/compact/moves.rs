@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::super::geometry::Class;
-use super::super::manager::{record, Manager};
+use super::super::manager::{is_refusal, record, Manager};
 use super::super::pool::{Placement, State};
 use super::super::trace::EventKind;
 use super::super::Label;
@@ -80,6 +80,12 @@ impl<B: Storage> Manager<B> {
         for (src, dst) in pending.by_ref() {
             match self.move_one(backend, kind, src, dst) {
                 Ok(index) => last = last.max(index),
+                // Pages of the destination went back and the budget or the device refuses
+                // to map them again: the pass stops where it is.
+                Err(e) if is_refusal(&e) => {
+                    self.pools[kind.index()].free(dst.chunk);
+                    break;
+                }
                 Err(e) => {
                     self.pools[kind.index()].free(dst.chunk);
                     result = Err(e);
@@ -122,6 +128,8 @@ impl<B: Storage> Manager<B> {
             // The destination may hold memory other streams released: they pass first.
             self.streams.settle(backend, Some(StreamRef::Own), true)?;
         }
+        // Pages given back there are mapped again first.
+        self.map_for(backend, kind, &dst, 0)?;
         let pool = &self.pools[kind.index()];
         let from = pool.block(sb).ok_or_else(missing)?;
         let to = pool.block(dst.block).ok_or_else(missing)?;

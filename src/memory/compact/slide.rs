@@ -8,9 +8,9 @@
 
 use std::time::Instant;
 
-use super::super::manager::Manager;
+use super::super::manager::{is_refusal, Manager};
 use super::super::pool::{Pool, State, NIL};
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
 use crate::error::Result;
 
 /// The most copies one slide may take (an allocation's size over the distance it moves,
@@ -110,7 +110,10 @@ impl<B: Storage> Manager<B> {
             if let (true, Some(key)) = (slidable, owner) {
                 let shift = pool.chunks[prev].size;
                 if size.div_ceil(shift) <= MAX_PIECES && moved + size <= max_bytes {
-                    let index = self.slide_one(backend, kind, b, id, shift)?;
+                    let Some(index) = self.slide_one(backend, kind, b, id, shift)? else {
+                        // The pages below went back and the budget cannot map them again.
+                        break;
+                    };
                     if let Some(a) = self.allocs.get_mut(key) {
                         a.placement.offset -= shift;
                         a.last_use = a.last_use.max(index);
@@ -126,7 +129,9 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Copies used chunk `id` of block `b` down by `shift` bytes, in pieces where it overlaps
-    /// itself, and records the new layout. Returns the last copy's submission.
+    /// itself, and records the new layout. Returns the last copy's submission, or `None`
+    /// (nothing done) when pages below went back and the budget or the device refuses to map
+    /// them again.
     fn slide_one(
         &mut self,
         backend: &B,
@@ -134,11 +139,28 @@ impl<B: Storage> Manager<B> {
         b: u32,
         id: u32,
         shift: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<Option<SubmissionIndex>> {
+        let (offset, size) = {
+            let c = &self.pools[kind.index()].chunks[id];
+            (c.offset, c.size)
+        };
+        // The free range below may hold memory other streams released, or pages given back.
+        if self.streams.active {
+            self.streams.settle(backend, Some(StreamRef::Own), true)?;
+        }
+        let below = super::super::pool::Placement {
+            block: b,
+            offset: offset - shift,
+            size: shift,
+            chunk: NIL,
+        };
+        match self.map_for(backend, kind, &below, 0) {
+            Err(e) if is_refusal(&e) => return Ok(None),
+            r => r?,
+        }
         let pool = &mut self.pools[kind.index()];
-        let (offset, size) = (pool.chunks[id].offset, pool.chunks[id].size);
         let Some(blk) = pool.block(b) else {
-            return Ok(0);
+            return Ok(None);
         };
         let mut index = 0;
         let mut at = 0;
@@ -162,6 +184,6 @@ impl<B: Storage> Manager<B> {
         if let Some(blk) = pool.block_mut(b) {
             blk.fence = blk.fence.max(index);
         }
-        Ok(index)
+        Ok(Some(index))
     }
 }

@@ -50,6 +50,7 @@ impl<B: Storage> Manager<B> {
         for kind in MemoryKind::ALL {
             self.release_empty(backend, kind, 0, true);
             self.shrink_segments(backend, kind, 0)?;
+            self.unmap_free_pages(backend, kind, u64::MAX, None, true)?;
         }
         Ok(had_pending || self.counters.reserved < before)
     }

@@ -93,6 +93,7 @@ impl<B: Storage> Manager<B> {
         for kind in MemoryKind::ALL {
             let pool = &self.pools[kind.index()];
             let (free, largest) = pool.free_space();
+            let free = free - pool.unmapped_bytes;
             kinds[kind.index()].free = free;
             kinds[kind.index()].largest_free = largest;
             cached_free += free;
@@ -110,6 +111,7 @@ impl<B: Storage> Manager<B> {
             cached_empty,
             block_allocations: c.block_allocations,
             compaction: c.compaction.clone(),
+            pages: c.pages.clone(),
             pending_release: self.deferred.bytes
                 + self.textures.pending_bytes()
                 + self.streams.held_bytes,
@@ -131,7 +133,7 @@ impl<B: Storage> Manager<B> {
         std::array::from_fn(|i| {
             let (staging, buffers) = self.counters.staging[i];
             let pool = &self.pools[i];
-            let bytes: u64 = pool.blocks().map(|(_, b)| b.size).sum();
+            let bytes: u64 = pool.blocks().map(|(_, b)| b.size - b.unmapped.bytes).sum();
             let (textures, count) = if i == MemoryKind::Texture.index() {
                 self.textures.held()
             } else {

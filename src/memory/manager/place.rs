@@ -250,7 +250,7 @@ impl<B: Storage> Manager<B> {
         }
         let g = &self.settings.geometry;
         let block = if resizable {
-            g.segment_step(0, size, headroom)
+            self.growth_step(backend, kind, 0, size, headroom)
         } else {
             g.new_block(size, headroom)
         };
@@ -283,6 +283,29 @@ impl<B: Storage> Manager<B> {
         }
     }
 
+    /// How much a segment of `size` bytes grows when it lacks `need` bytes: in proportion to
+    /// it, or just what is needed where free memory goes back as it appears
+    /// ([`follow_live`](crate::ContextDesc::follow_live) or a release threshold), so that no
+    /// step leaves memory unused.
+    fn growth_step(
+        &self,
+        backend: &B,
+        kind: MemoryKind,
+        size: u64,
+        need: u64,
+        headroom: u64,
+    ) -> Option<u64> {
+        let g = &self.settings.geometry;
+        match backend.page_size(kind) {
+            Some(page)
+                if self.settings.follow_live || self.settings.release_threshold != u64::MAX =>
+            {
+                g.exact_step(need, page.max(g.unit), headroom)
+            }
+            _ => g.segment_step(size, need, headroom),
+        }
+    }
+
     /// Grows segment `seg` in place by what the request lacks at its end, and places it there.
     fn grow_segment(
         &mut self,
@@ -296,11 +319,7 @@ impl<B: Storage> Manager<B> {
         let pool = &self.pools[kind.index()];
         let need = size.saturating_sub(pool.tail_free(seg));
         let seg_size = pool.block(seg).map_or(0, |b| b.size);
-        let Some(extra) = self
-            .settings
-            .geometry
-            .segment_step(seg_size, need, headroom)
-        else {
+        let Some(extra) = self.growth_step(backend, kind, seg_size, need, headroom) else {
             return Err(self.over_budget(kind, requested));
         };
         let Some(blk) = pool.block(seg) else {
@@ -319,6 +338,16 @@ impl<B: Storage> Manager<B> {
                 ),
             });
         }
+        // The request will take the end (its free last chunk, then the new bytes): free pages
+        // elsewhere may go back first.
+        let start = seg_size - self.pools[kind.index()].tail_free(seg);
+        let end = Placement {
+            block: seg,
+            offset: start,
+            size,
+            chunk: NIL,
+        };
+        self.before_mapping(backend, kind, extra, size, Some(&end))?;
         self.extend_segment(backend, kind, seg, extra)?;
         let pool = &mut self.pools[kind.index()];
         let last = pool.block(seg).map_or(NIL, |b| b.last);
@@ -333,6 +362,10 @@ impl<B: Storage> Manager<B> {
         seg: u32,
         extra: u64,
     ) -> Result<()> {
+        // Pages mapped again since the caller measured the budget count too.
+        if extra > self.budget.headroom(self.counters.reserved) {
+            return Err(self.over_budget(kind, extra));
+        }
         let Some(blk) = self.pools[kind.index()].block(seg) else {
             return Ok(());
         };
@@ -375,9 +408,13 @@ impl<B: Storage> Manager<B> {
         }
         // To the unit: a budget smaller than one granule still gets its bytes back. Kept
         // bytes (a release threshold) shrink only by whole granules, to spare the driver
-        // small unmaps.
+        // small unmaps. Where pages inside may have gone back, to whole pages, so that none
+        // is cut in two.
         let g = self.settings.geometry;
-        let target = (blk.size - tail + keep).next_multiple_of(g.unit);
+        let mut target = (blk.size - tail + keep).next_multiple_of(g.unit);
+        if let Some(page) = backend.page_size(kind).filter(|_| !blk.unmapped.is_empty()) {
+            target = target.next_multiple_of(page);
+        }
         if target >= blk.size || (keep > 0 && blk.size - target < g.granule) {
             return Ok(0);
         }
@@ -409,7 +446,10 @@ impl<B: Storage> Manager<B> {
         if delta == 0 {
             return Ok(0);
         }
+        // Pages given back past the new end were counted when they went.
+        let cut = self.pools[kind.index()].cut_unmapped(seg, size);
         self.pools[kind.index()].truncate(seg, size);
+        let delta = delta - cut;
         self.counters.on_resize(kind, -(delta as i64));
         record(
             &mut self.recorder,

@@ -106,6 +106,7 @@ impl<Blk> Pool<Blk> {
             pinned: 0,
             fence: 0,
             clean: CleanRanges::whole(size),
+            unmapped: Default::default(),
         };
         self.next_seq += 1;
         match self.blocks.get_mut(b as usize) {
@@ -167,6 +168,7 @@ impl<Blk> Pool<Blk> {
         self.vacant.push(b);
         self.empty_bytes -= blk.size;
         self.reserved -= blk.size;
+        self.unmapped_bytes -= blk.unmapped.bytes;
         self.block_count -= 1;
         Some(blk)
     }

@@ -109,6 +109,6 @@ impl<Blk> Pool<Blk> {
                 (empty, reserved, count)
             ));
         }
-        Ok(())
+        self.check_unmapped()
     }
 }

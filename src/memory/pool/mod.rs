@@ -20,6 +20,7 @@ mod blocks;
 mod check;
 mod chunks;
 mod clean;
+mod pages;
 mod tlsf;
 
 use std::ops::Range;
@@ -69,6 +70,8 @@ pub(crate) struct PoolBlock<Blk> {
     /// completes, and host-visible memory reused here waits for it before the host touches it.
     pub fence: SubmissionIndex,
     clean: CleanRanges,
+    /// Pages given back inside it (`pages.rs`).
+    pub unmapped: pages::Unmapped,
 }
 
 pub(crate) struct Pool<Blk> {
@@ -86,6 +89,8 @@ pub(crate) struct Pool<Blk> {
     pub block_count: usize,
     /// The one growing block, where the backend's blocks grow in place.
     segment: Option<u32>,
+    /// Bytes of pages given back inside blocks (part of their sizes, not of what they hold).
+    pub unmapped_bytes: u64,
 }
 
 impl<Blk> Pool<Blk> {
@@ -101,6 +106,7 @@ impl<Blk> Pool<Blk> {
             reserved: 0,
             block_count: 0,
             segment: None,
+            unmapped_bytes: 0,
         }
     }
 

@@ -1,0 +1,80 @@
+//! The stored PyTorch allocation traces (`benches/traces/`) replayed through the C ABI
+//! (`vramkit_malloc` / `vramkit_free`, as PyTorch's pluggable allocator calls them) on the host
+//! backend, one device per trace, with the C ABI's default settings (pointers pinned,
+//! `follow_live`): the time inside the library per malloc + free, counted by the library as
+//! for a live run (`vramkit_stats.malloc_ns + free_ns`), and reserved ÷ live at the peak.
+//!
+//! `cargo bench -p vramkit-capi --bench replay_capi` (every trace); as a test, the smallest.
+
+#[path = "../../benches/common/replay.rs"]
+mod replay;
+
+use std::ffi::{c_void, CString};
+use std::path::Path;
+
+use replay::Op;
+use vramkit_capi::{
+    vramkit_configure, vramkit_free, vramkit_get_stats, vramkit_malloc, VramkitStats,
+};
+
+fn main() -> anyhow::Result<()> {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let settings = CString::new("backend=host")?;
+    // SAFETY: a NUL-terminated string.
+    anyhow::ensure!(unsafe { vramkit_configure(settings.as_ptr()) } == 0);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/traces");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".trace.gz"))
+        .collect();
+    paths.sort_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
+    if !bench {
+        paths.truncate(1);
+    }
+    println!(
+        "| trace | allocations | live peak | reserved peak | reserved ÷ live | pages given back / \
+         mapped again (ranges, GB) | mean malloc + free inside the library |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (device, path) in paths.iter().enumerate() {
+        let t = replay::load(path)?;
+        let device = device as i32;
+        let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(t.allocations);
+        for op in &t.ops {
+            match *op {
+                Op::Alloc(size) => {
+                    let p = vramkit_malloc(size as isize, device, std::ptr::null_mut());
+                    anyhow::ensure!(!p.is_null(), "{}: malloc of {size} bytes refused", t.name);
+                    ptrs.push(p);
+                }
+                Op::Free(i) => {
+                    let p = std::mem::replace(&mut ptrs[i as usize], std::ptr::null_mut());
+                    vramkit_free(p, 0, device, std::ptr::null_mut());
+                }
+            }
+        }
+        for p in ptrs.into_iter().filter(|p| !p.is_null()) {
+            vramkit_free(p, 0, device, std::ptr::null_mut());
+        }
+        let mut s = VramkitStats::default();
+        // SAFETY: `s` is a writable stats struct.
+        anyhow::ensure!(unsafe { vramkit_get_stats(device, &mut s) } == 0);
+        anyhow::ensure!(s.live == 0 && s.malloc_calls == t.allocations as u64);
+        let pair = (s.malloc_ns + s.free_ns) as f64 / s.malloc_calls.max(1) as f64;
+        println!(
+            "| {} | {} | {:.2} GB | {:.2} GB | {:.3} | {} / {} ({:.1} / {:.1} GB) | {:.0} ns |",
+            t.name,
+            t.allocations,
+            s.peak_requested as f64 / 1e9,
+            s.peak_reserved as f64 / 1e9,
+            s.peak_reserved as f64 / s.peak_requested.max(1) as f64,
+            s.page_unmaps,
+            s.page_maps,
+            s.unmapped_bytes as f64 / 1e9,
+            s.mapped_bytes as f64 / 1e9,
+            pair
+        );
+    }
+    Ok(())
+}

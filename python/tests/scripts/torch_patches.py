@@ -1,0 +1,68 @@
+"""enable() before CUDA only; memory_stats, empty_cache and the memory fraction.
+
+Usage: torch_patches.py late | patches
+* late: CUDA is started first; enable() must refuse with a RuntimeError saying to
+  call it first thing.
+* patches: under vramkit, checks memory_stats against the tensors made,
+  torch.cuda.empty_cache lowering vramkit's reserved bytes, and
+  set_per_process_memory_fraction setting vramkit's budget.
+"""
+
+import sys
+
+mode = sys.argv[1]
+
+if mode == "late":
+    import torch
+
+    torch.zeros(1, device="cuda")
+    import vramkit.torch
+
+    try:
+        vramkit.torch.enable()
+    except RuntimeError as e:
+        assert "first thing" in str(e), str(e)
+        assert not vramkit.torch.enabled()
+        print("OK")
+        sys.exit(0)
+    raise SystemExit("enable() after CUDA started did not raise")
+
+import vramkit  # noqa: E402
+import vramkit.torch  # noqa: E402
+
+vramkit.torch.enable()
+assert vramkit.torch.enabled()
+import torch  # noqa: E402
+
+MiB = 1 << 20
+xs = [torch.ones(64 * MiB, dtype=torch.uint8, device="cuda") for _ in range(4)]
+ms = vramkit.torch.memory_stats()
+assert ms["allocated_bytes.all.current"] >= 256 * MiB, ms
+assert ms["reserved_bytes.all.current"] >= ms["allocated_bytes.all.current"], ms
+assert ms["allocation.all.current"] >= 4, ms
+assert vramkit.torch.memory_allocated() == ms["allocated_bytes.all.current"]
+assert vramkit.torch.max_memory_allocated(torch.device("cuda:0")) >= 256 * MiB
+
+del xs
+torch.cuda.synchronize()
+cached = vramkit.stats()["reserved"]
+torch.cuda.empty_cache()
+trimmed = vramkit.stats()["reserved"]
+assert trimmed < cached, (cached, trimmed)
+
+torch.cuda.set_per_process_memory_fraction(0.5)
+s = vramkit.stats()
+assert s["device_total"] > 0, s
+assert abs(s["budget"] - s["device_total"] // 2) <= MiB, s
+try:
+    torch.empty(int(s["device_total"] * 0.6), dtype=torch.uint8, device="cuda")
+except torch.OutOfMemoryError:
+    pass
+else:
+    raise SystemExit("a request over the memory fraction was served")
+
+a = torch.cuda.Stream()
+t = torch.ones(MiB, device="cuda")
+t.record_stream(a)  # goes through vramkit's record_stream, then PyTorch's
+del t
+print("OK")

@@ -1,0 +1,81 @@
+"""configure: the settings string it builds, and the errors for bad values."""
+
+import pytest
+
+import vramkit
+from vramkit.config import settings_string
+
+GiB = 1 << 30
+
+
+def test_settings_string_in_plain_bytes():
+    assert settings_string(budget="70GiB") == f"budget={70 * GiB}B"
+    assert settings_string(budget=1024, release_threshold="1GiB") == f"budget=1024B;release_threshold={GiB}B"
+    assert settings_string(backend="host", trace=100) == "backend=host;trace=100"
+    assert settings_string(budget="none") == "budget=none"
+    assert settings_string() == ""
+
+
+def test_per_device_budgets():
+    assert settings_string(budget={1: "60GiB", 0: "70GiB"}) == f"budget=0:{70 * GiB}B,1:{60 * GiB}B"
+    assert settings_string(budget={0: None}) == "budget=0:none"
+
+
+def test_configure_returns_what_it_applied(no_budget):
+    assert vramkit.configure(release_threshold="1GiB") == f"release_threshold={GiB}B"
+    assert vramkit.configure(release_threshold="all") == "release_threshold=all"
+    assert vramkit.configure() == ""
+
+
+def test_release_threshold_keeps_that_much_cached():
+    device = 20
+    vramkit.configure(release_threshold=0)
+    try:
+        ptrs = [vramkit.malloc(4 << 20, device) for _ in range(4)]
+        for p in ptrs:
+            vramkit.free(p, device)
+        s = vramkit.stats(device)
+        assert s["reserved"] == s["in_use"], s
+    finally:
+        vramkit.configure(release_threshold="all")
+    ptrs = [vramkit.malloc(4 << 20, device) for _ in range(4)]
+    for p in ptrs:
+        vramkit.free(p, device)
+    s = vramkit.stats(device)
+    assert s["reserved"] > s["in_use"], s
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"budget": "70gib"}, ValueError, "did you mean \"GiB\""),
+        ({"budget": "lots"}, ValueError, "not a size"),
+        ({"budget": 2.5}, TypeError, "number of bytes"),
+        ({"budget": {}}, ValueError, "empty mapping"),
+        ({"budget": {-1: "1GiB"}}, ValueError, "device number"),
+        ({"budget": {"gpu0": "1GiB"}}, TypeError, "device number"),
+        ({"release_threshold": -5}, ValueError, "negative"),
+        ({"backend": "rocm"}, ValueError, "'cuda', 'host'"),
+        ({"trace": -1}, ValueError, "negative"),
+        ({"trace": "many"}, TypeError, "whole number"),
+    ],
+)
+def test_bad_values_say_what_is_wrong(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        vramkit.configure(**kwargs)
+
+
+def test_library_refuses_an_unknown_setting():
+    lib = vramkit._lib.load()
+    assert lib.vramkit_configure(b"no_such_key=1") == -1
+    assert vramkit.last_error_kind() == vramkit.ErrorKind.INVALID
+    assert "no_such_key" in vramkit.last_error()
+
+
+def test_library_refusal_becomes_invalid_argument_error():
+    lib = vramkit._lib.load()
+    with pytest.raises(vramkit.InvalidArgumentError) as err:
+        vramkit.errors.check(lib.vramkit_configure(b"budget=12 parsecs"), "configure")
+    assert isinstance(err.value, ValueError)
+    assert err.value.kind == vramkit.ErrorKind.INVALID
+    assert str(err.value) == vramkit.last_error()

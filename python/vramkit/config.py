@@ -1,0 +1,146 @@
+"""Configuring the allocator: budgets, the release threshold, the backend, tracing.
+
+:func:`configure` builds the settings string of ``vramkit_configure`` from Python
+values; it is read before a device's first use (budgets and the release threshold
+also apply to devices already in use). The same settings can come from the
+environment (``VRAMKIT_BUDGET``, ``VRAMKIT_RELEASE_THRESHOLD``, ``VRAMKIT_BACKEND``,
+``VRAMKIT_TRACE``), read once at the library's first call.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Union
+
+from . import _args, _lib
+from .errors import check, error_from_last
+from .observe import stats
+from .sizes import MAX_BYTES, Size, parse_size
+
+#: The backends the library knows.
+BACKENDS = ("cuda", "host")
+
+#: A budget: bytes or a size string, ``"none"`` for no budget, or one per device.
+Budget = Union[Size, Mapping[int, Optional[Size]]]
+
+
+def _is_none(value: object) -> bool:
+    """Whether ``value`` spells "no limit" (``None`` or the string ``"none"``)."""
+    return value is None or (isinstance(value, str) and value.strip() == "none")
+
+
+def _bytes_setting(value: Size, what: str) -> str:
+    """A size as the library's text, in plain bytes: ``"1073741824B"``."""
+    return f"{parse_size(value, what)}B"
+
+
+def budget_setting(budget: Budget) -> str:
+    """The value of the ``budget`` setting for ``budget``.
+
+    ``"none"`` (or ``None`` inside a per-device mapping) means no budget; a mapping
+    ``{0: "70GiB", 1: "60GiB"}`` gives each device its own (``"0:...B,1:...B"``).
+    """
+    if isinstance(budget, Mapping):
+        if not budget:
+            raise ValueError("budget is an empty mapping: give at least one {device: size}")
+        parts = []
+        for device, value in sorted(budget.items(), key=lambda kv: _args.device_index(kv[0], "budget device")):
+            index = _args.device_index(device, "budget device")
+            text = "none" if _is_none(value) else _bytes_setting(value, f"budget of device {index}")
+            parts.append(f"{index}:{text}")
+        return ",".join(parts)
+    if _is_none(budget):
+        return "none"
+    return _bytes_setting(budget, "budget")
+
+
+def settings_string(
+    budget: Optional[Budget] = None,
+    release_threshold: Optional[Size] = None,
+    backend: Optional[str] = None,
+    trace: Optional[int] = None,
+    follow_live: Optional[bool] = None,
+) -> str:
+    """The ``vramkit_configure`` text for the given values (``None``: left as it is)."""
+    pairs = []
+    if budget is not None:
+        pairs.append(f"budget={budget_setting(budget)}")
+    if release_threshold is not None:
+        if isinstance(release_threshold, str) and release_threshold.strip() == "all":
+            pairs.append("release_threshold=all")
+        else:
+            pairs.append(f"release_threshold={_bytes_setting(release_threshold, 'release_threshold')}")
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+        pairs.append(f"backend={backend}")
+    if trace is not None:
+        pairs.append(f"trace={_args.count(trace, 'trace (a capacity in events)')}")
+    if follow_live is not None:
+        if not isinstance(follow_live, bool):
+            raise TypeError(f"follow_live must be True or False, not {follow_live!r}")
+        pairs.append(f"follow_live={'on' if follow_live else 'off'}")
+    return ";".join(pairs)
+
+
+def configure(
+    budget: Optional[Budget] = None,
+    release_threshold: Optional[Size] = None,
+    backend: Optional[str] = None,
+    trace: Optional[int] = None,
+    follow_live: Optional[bool] = None,
+) -> str:
+    """Sets the allocator's configuration; returns the settings string it applied.
+
+    * ``budget``: the most bytes vramkit hands out per device: an ``int``, a size
+      string (``"70GiB"``), ``"none"``, or a mapping ``{device: size}``.
+    * ``release_threshold``: cached free bytes kept before memory goes back to the
+      device; ``"all"`` (the default) keeps every cached byte.
+    * ``backend``: ``"cuda"`` (the default) or ``"host"`` (host memory, for tests).
+    * ``trace``: timeline capacity in events (0: off).
+    * ``follow_live``: ``True`` (the default) gives free 2 MiB pages inside segments
+      back to the device before new memory would take the free memory past 0.5 % of
+      the peak in use (physical memory follows what is live, while no pointer moves);
+      ``False`` keeps them until :func:`trim` or a refusal.
+
+    Arguments left ``None`` are not changed. Call it before the first allocation:
+    the backend and trace settings take effect at a device's first use.
+    Raises ``ValueError``/``TypeError`` for a bad value and
+    :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
+    """
+    text = settings_string(budget, release_threshold, backend, trace, follow_live)
+    if text:
+        check(_lib.load().vramkit_configure(text.encode()), f"vramkit_configure({text!r})")
+    return text
+
+
+def set_budget(device: int, budget: Optional[Size]) -> None:
+    """Sets one device's budget: bytes, a size string, or ``None``/``"none"`` for none.
+
+    Takes effect at once, also for a device already in use; allocations already made
+    are kept, and later requests are refused while they would go over it.
+    """
+    index = _args.device_index(device)
+    n = MAX_BYTES if _is_none(budget) else parse_size(budget, "budget")
+    check(_lib.load().vramkit_set_budget(index, n), f"vramkit_set_budget({index}, {n})")
+
+
+
+def set_memory_fraction(device: int, fraction: float) -> int:
+    """Sets ``device``'s budget to ``fraction`` (in (0, 1]) of its total memory, as
+    ``torch.cuda.set_per_process_memory_fraction`` does; returns the budget in bytes.
+
+    Raises ``ValueError`` for a fraction out of range and the library's error where
+    the device does not tell its memory size (the host backend does not).
+    """
+    index = _args.device_index(device)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+        raise TypeError(f"fraction must be a number in (0, 1], not {type(fraction).__name__} {fraction!r}")
+    f = float(fraction)
+    if not 0.0 < f <= 1.0:
+        raise ValueError(f"fraction must lie in (0, 1] (a share of the device's memory), got {fraction!r}")
+    lib = _lib.load()
+    lib.vramkit_set_memory_fraction(f, index)
+    # The C function returns nothing; it cleared the thread's last error first.
+    if lib.vramkit_last_error_kind() != 0:
+        raise error_from_last(f"vramkit_set_memory_fraction({f}, {index})")
+    return int(stats(index)["budget"])

@@ -1,0 +1,32 @@
+//! Shutting the backend down: pending work finishes, then events, cuBLAS and the stream go,
+//! before the context is released (field order).
+
+use cudarc::driver::result as cu;
+
+use super::{driver, CudaBackend};
+use crate::lock;
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        if self.device.bind().is_err() {
+            return;
+        }
+        // SAFETY: the stream is alive; waiting lets pending work finish before teardown.
+        if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
+            log::warn!(
+                "vramkit: CUDA stream failed at drop: {}",
+                driver::describe(e)
+            );
+        }
+        lock(&self.subs).destroy();
+        lock(&self.marks).destroy();
+        drop(self.blas.take());
+        // SAFETY: nothing uses the stream after this.
+        if let Err(e) = unsafe { cu::stream::destroy(self.stream.0) } {
+            log::warn!(
+                "vramkit: destroying the CUDA stream failed: {}",
+                driver::describe(e)
+            );
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The host backend's model of pages given back inside a block ([`Storage::unmap_pages`]):
+//! the ranges without memory behind them. Their bytes are overwritten with a pattern when
+//! unmapped (as the memory is gone) and stay so when mapped again (new memory holds anything),
+//! and any access to them is recorded as a fault, which the next
+//! [`check_device`](Storage::check_device) returns, as a GPU would fault on them.
+//!
+//! [`Storage::unmap_pages`]: super::Storage::unmap_pages
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use super::host::{HostBackend, HostBlock};
+use crate::lock;
+
+/// What unmapped bytes read as.
+pub(super) const POISON: u8 = 0xa5;
+
+/// A block's unmapped ranges, sorted and disjoint.
+#[derive(Debug, Default)]
+pub(super) struct HostPages {
+    unmapped: Mutex<Vec<Range<u64>>>,
+}
+
+impl HostPages {
+    /// Marks `r` unmapped; `false` if any of it already was.
+    pub(super) fn unmap(&self, r: Range<u64>) -> bool {
+        if r.start >= r.end {
+            return false;
+        }
+        let mut u = lock(&self.unmapped);
+        if u.iter().any(|x| x.start < r.end && r.start < x.end) {
+            return false;
+        }
+        let at = u.partition_point(|x| x.start < r.start);
+        u.insert(at, r);
+        // Join touching neighbours, so that one map can cover what several unmaps made.
+        let mut i = at.saturating_sub(1);
+        while i + 1 < u.len() {
+            if u[i].end == u[i + 1].start {
+                let next = u.remove(i + 1);
+                u[i].end = next.end;
+            } else if i > at {
+                break;
+            } else {
+                i += 1;
+            }
+        }
+        true
+    }
+
+    /// Marks `r` mapped; `false` unless all of it was unmapped.
+    pub(super) fn map(&self, r: Range<u64>) -> bool {
+        let mut u = lock(&self.unmapped);
+        let Some(i) = u.iter().position(|x| x.start <= r.start && r.end <= x.end) else {
+            return false;
+        };
+        let x = u.remove(i);
+        if r.end < x.end {
+            u.insert(i, r.end..x.end);
+        }
+        if x.start < r.start {
+            u.insert(i, x.start..r.start);
+        }
+        true
+    }
+
+    /// Whether any of `r` is unmapped.
+    pub(super) fn touches(&self, r: Range<u64>) -> bool {
+        if r.start >= r.end {
+            return false;
+        }
+        let u = lock(&self.unmapped);
+        !u.is_empty() && u.iter().any(|x| x.start < r.end && r.start < x.end)
+    }
+
+    /// Forgets the unmapped ranges past `size` (the block shrank); returns their bytes.
+    pub(super) fn cut(&self, size: u64) -> u64 {
+        let mut u = lock(&self.unmapped);
+        let mut bytes = 0;
+        u.retain_mut(|x| {
+            if x.start >= size {
+                bytes += x.end - x.start;
+                false
+            } else {
+                if x.end > size {
+                    bytes += x.end - size;
+                    x.end = size;
+                }
+                true
+            }
+        });
+        bytes
+    }
+
+    /// Unmapped bytes.
+    pub(super) fn total(&self) -> u64 {
+        lock(&self.unmapped).iter().map(|x| x.end - x.start).sum()
+    }
+}
+
+impl HostBackend {
+    /// Records a fault for the next `check_device`.
+    pub(super) fn fault(&self, what: String) {
+        log::error!("vramkit host backend: {what}");
+        crate::lock(&self.fault).get_or_insert(format!(
+            "the host backend's model of pages: {what} (a vramkit bug)"
+        ));
+    }
+
+    /// Records a fault if `len` bytes at `offset` of `block` reach memory given back.
+    pub(super) fn check_mapped(&self, block: &HostBlock, offset: u64, len: u64, what: &str) {
+        if block.pages.touches(offset..offset + len) {
+            self.fault(format!(
+                "{what} reached unmapped memory at {offset}..+{len}"
+            ));
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Physical memory that follows the live set without moving anything: free pages inside
+//! segments go back to the device ([`Storage::unmap_pages`]) and are mapped again when a
+//! request or a compaction copy lands on them.
+//!
+//! When pages go back:
+//! - under pressure (the budget or the device refuses a growth: `reclaim`), every free page;
+//! - past the release threshold, the free pages beyond it;
+//! - with [`ContextDesc::follow_live`](crate::ContextDesc::follow_live) (the C ABI's setting,
+//!   where nothing can move), before new memory is mapped (a growth, or pages mapped again)
+//!   that would take the memory held past the compaction slack over the most ever in use:
+//!   free pages go back first, so physical memory never passes the peak of the live set by
+//!   more than that (and the pages that hold live bytes in part), while free memory below
+//!   the peak stays mapped for the next step.
+//!
+//! Giving pages back waits for every stream's work on memory released there (the manager's
+//! streams) and for the blocks' own last work, as a shrink does; mapping them again costs the
+//! driver's calls only.
+//!
+//! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
+
+use std::ops::Range;
+
+use super::super::pool::Placement;
+use super::super::trace::EventKind;
+use super::super::Label;
+use super::{record, Manager};
+use crate::backend::{MemoryKind, Storage};
+use crate::error::Result;
+
+impl<B: Storage> Manager<B> {
+    /// Maps the pages a placement touches that were given back, within the budget (giving
+    /// back other free pages first if the budget needs it).
+    ///
+    /// # Errors
+    /// [`Error::OverBudget`](crate::Error::OverBudget) or the device's out-of-memory; the
+    /// pages then stay unmapped.
+    pub(crate) fn map_for(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        p: &Placement,
+        request: u64,
+    ) -> Result<()> {
+        let pool = &mut self.pools[kind.index()];
+        if pool.unmapped_bytes == 0 {
+            return Ok(());
+        }
+        let Some(page) = backend.page_size(kind) else {
+            return Ok(());
+        };
+        let ranges = pool.take_unmapped(p.block, p.offset..p.offset + p.size, page);
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let made_room = self.before_mapping(backend, kind, bytes, request, Some(p));
+        if made_room.is_ok() && self.budget.headroom(self.counters.reserved) < bytes {
+            // Under the budget: other free pages go first.
+            let _ = self.unmap_free_pages(backend, kind, bytes, Some(p), true);
+        }
+        if let Err(e) = made_room {
+            for r in ranges {
+                self.pools[kind.index()].put_unmapped(p.block, r);
+            }
+            return Err(e);
+        }
+        if self.budget.headroom(self.counters.reserved) < bytes {
+            for r in ranges {
+                self.pools[kind.index()].put_unmapped(p.block, r);
+            }
+            return Err(self.over_budget(kind, p.size));
+        }
+        let mut result = Ok(());
+        let mut left = ranges.into_iter();
+        for r in left.by_ref() {
+            let Some(blk) = self.pools[kind.index()].block(p.block) else {
+                break;
+            };
+            // SAFETY: `r` is whole pages of the block that were given back (taken from its
+            // record of unmapped pages).
+            match unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) } {
+                Ok(()) => self.on_pages(kind, r.end - r.start, true),
+                Err(e) => {
+                    self.pools[kind.index()].put_unmapped(p.block, r);
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        for r in left {
+            self.pools[kind.index()].put_unmapped(p.block, r);
+        }
+        result
+    }
+
+    /// Gives back up to `want` bytes of free pages of `kind` (whole pages in free chunks,
+    /// largest free range first), leaving the range of `keep` alone. Returns the bytes given
+    /// back.
+    pub(crate) fn unmap_free_pages(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        want: u64,
+        keep: Option<&Placement>,
+        wait: bool,
+    ) -> Result<u64> {
+        let Some(page) = backend.page_size(kind) else {
+            return Ok(0);
+        };
+        let mut candidates = self.pools[kind.index()].unmappable(page);
+        if let Some(k) = keep {
+            let w = k.offset / page * page..(k.offset + k.size).next_multiple_of(page);
+            candidates.retain(|(b, r)| *b != k.block || r.end <= w.start || w.end <= r.start);
+        }
+        if candidates.is_empty() || want == 0 {
+            return Ok(0);
+        }
+        // Nothing may still use what goes: other streams' work, and the blocks' own. Without
+        // `wait`, only what they have finished with goes.
+        if self.streams.active && !self.streams.settle(backend, None, wait)? {
+            return Ok(0);
+        }
+        let mut given = 0;
+        for (b, r) in candidates {
+            if given >= want {
+                break;
+            }
+            let len = r.end - r.start;
+            // Whole pages, at most what is still wanted (rounded up to a page).
+            let rest = want - given;
+            let take = if rest >= len {
+                len
+            } else {
+                rest.div_ceil(page).saturating_mul(page).min(len)
+            };
+            if take == 0 {
+                continue;
+            }
+            let r: Range<u64> = r.start..r.start + take;
+            let Some(blk) = self.pools[kind.index()].block(b) else {
+                continue;
+            };
+            if blk.fence != 0 {
+                if wait {
+                    backend.wait(blk.fence)?;
+                } else if !backend.is_done(blk.fence)? {
+                    continue;
+                }
+            }
+            let Some(blk) = self.pools[kind.index()].block(b) else {
+                continue;
+            };
+            // SAFETY: `r` is whole pages inside a free chunk of the block, mapped (not in its
+            // record of unmapped pages); the block's last work and every stream's work on
+            // memory released here have finished, and free chunks are used by nothing.
+            unsafe { backend.unmap_pages(&blk.raw, r.start, take)? };
+            self.pools[kind.index()].put_unmapped(b, r);
+            self.on_pages(kind, take, false);
+            given += take;
+        }
+        Ok(given)
+    }
+
+    /// Before `bytes` of new memory are mapped for a request of `request` bytes (0: for an
+    /// allocation already counted), gives back free pages (not those of `keep`) so that the
+    /// free memory afterwards stays within the release threshold and, with
+    /// [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), the memory held within
+    /// the compaction slack over the most ever in use.
+    pub(crate) fn before_mapping(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        bytes: u64,
+        request: u64,
+        keep: Option<&Placement>,
+    ) -> Result<()> {
+        let follow = self.settings.follow_live;
+        if (!follow && self.settings.release_threshold == u64::MAX)
+            || backend.page_size(kind).is_none()
+        {
+            return Ok(());
+        }
+        let k = &self.counters.kinds[kind.index()];
+        let in_use = k.in_use + request;
+        let after = k.reserved + bytes;
+        // Free memory past the release threshold goes first.
+        let mut excess = after
+            .saturating_sub(in_use)
+            .saturating_sub(self.settings.release_threshold);
+        if follow {
+            // Physical memory stays within the slack over the most ever in use: free memory
+            // is kept while in use is below its peak (the next step reuses it), and goes only
+            // where the next mapping would pass that.
+            let peak = k.peak_in_use.max(in_use);
+            let cap = peak + peak / 1000 * u64::from(self.settings.compaction.slack_permille);
+            excess = excess.max(after.saturating_sub(cap));
+        }
+        if excess > 0 {
+            self.unmap_free_pages(backend, kind, excess, keep, true)?;
+        }
+        Ok(())
+    }
+
+    /// After a release under a release threshold: gives back free pages past it, of blocks
+    /// whose work has finished (a release never waits for the device). Pages that hold live
+    /// bytes in part cannot go; what stayed last time (`page_floor`) spares a search until
+    /// more is free.
+    pub(crate) fn pages_past_threshold(&mut self, backend: &B, kind: MemoryKind) {
+        let keep = self.settings.release_threshold;
+        if keep == u64::MAX || backend.page_size(kind).is_none() {
+            return;
+        }
+        let k = &self.counters.kinds[kind.index()];
+        let free = k.reserved.saturating_sub(k.in_use);
+        let floor = self.page_floor[kind.index()];
+        if free <= keep.saturating_add(floor) {
+            return;
+        }
+        match self.unmap_free_pages(backend, kind, free - keep, None, false) {
+            Ok(given) => {
+                self.page_floor[kind.index()] = (free - given).saturating_sub(keep);
+            }
+            // The release itself succeeded: the error waits for the next call that can fail.
+            Err(e) => {
+                self.deferred_error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Counts pages mapped or given back.
+    fn on_pages(&mut self, kind: MemoryKind, bytes: u64, mapped: bool) {
+        let p = &mut self.counters.pages;
+        let (what, delta) = if mapped {
+            p.maps += 1;
+            p.mapped_bytes += bytes;
+            (EventKind::BlockGrow, bytes as i64)
+        } else {
+            p.unmaps += 1;
+            p.unmapped_bytes += bytes;
+            (EventKind::BlockTrim, -(bytes as i64))
+        };
+        self.counters.on_resize(kind, delta);
+        record(&mut self.recorder, what, kind, bytes, delta, Label::default);
+    }
+}

@@ -1,0 +1,198 @@
+//! Pages given back inside blocks ([`Storage::unmap_pages`]): a block keeps its addresses and
+//! its chunks, and remembers which page-aligned ranges have no memory behind them. They always
+//! lie in free chunks: a range is mapped again before any allocation or copy reaches it
+//! ([`Pool::take_unmapped`]), and a free chunk's whole pages are what can be given back
+//! ([`Pool::unmappable`]).
+//!
+//! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
+
+use std::ops::Range;
+
+use super::chunks::State;
+use super::Pool;
+
+/// A block's unmapped ranges, sorted, disjoint and page-aligned, and their bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Unmapped {
+    ranges: Vec<Range<u64>>,
+    pub bytes: u64,
+}
+
+impl Unmapped {
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The ranges, in address order.
+    pub fn ranges(&self) -> &[Range<u64>] {
+        &self.ranges
+    }
+
+    /// Records `r` (disjoint from the ranges held) as unmapped, joining neighbours.
+    fn add(&mut self, r: Range<u64>) {
+        self.bytes += r.end - r.start;
+        let at = self.ranges.partition_point(|x| x.end < r.start);
+        let mut r = r;
+        let mut end = at;
+        while end < self.ranges.len() && self.ranges[end].start <= r.end {
+            r.start = r.start.min(self.ranges[end].start);
+            r.end = r.end.max(self.ranges[end].end);
+            end += 1;
+        }
+        self.ranges.splice(at..end, [r]);
+    }
+
+    /// Removes and returns the parts of the ranges inside `w`.
+    fn take(&mut self, w: Range<u64>) -> Vec<Range<u64>> {
+        let mut out = Vec::new();
+        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
+        for x in self.ranges.drain(..) {
+            if x.end <= w.start || w.end <= x.start {
+                kept.push(x);
+                continue;
+            }
+            let inside = x.start.max(w.start)..x.end.min(w.end);
+            if x.start < inside.start {
+                kept.push(x.start..inside.start);
+            }
+            if inside.end < x.end {
+                kept.push(inside.end..x.end);
+            }
+            self.bytes -= inside.end - inside.start;
+            out.push(inside);
+        }
+        self.ranges = kept;
+        out
+    }
+
+    /// Forgets the ranges past `size` (the block shrank there); returns their bytes.
+    pub fn cut(&mut self, size: u64) -> u64 {
+        let past = self.take(size..u64::MAX);
+        past.iter().map(|r| r.end - r.start).sum()
+    }
+}
+
+impl<Blk> Pool<Blk> {
+    /// Takes out of block `b`'s record the unmapped pages that `range` touches (whole pages of
+    /// `page` bytes), to be mapped; they become not clean (new memory holds anything).
+    pub fn take_unmapped(&mut self, b: u32, range: Range<u64>, page: u64) -> Vec<Range<u64>> {
+        let Some(blk) = self.block_mut(b) else {
+            return Vec::new();
+        };
+        if blk.unmapped.is_empty() {
+            return Vec::new();
+        }
+        let w = range.start / page * page..range.end.next_multiple_of(page);
+        let taken = blk.unmapped.take(w);
+        for r in &taken {
+            blk.clean.take(r.clone(), |_| {});
+        }
+        let bytes: u64 = taken.iter().map(|r| r.end - r.start).sum();
+        self.unmapped_bytes -= bytes;
+        taken
+    }
+
+    /// Records pages given back (or not mapped again after all) in block `b`.
+    pub fn put_unmapped(&mut self, b: u32, r: Range<u64>) {
+        let bytes = r.end - r.start;
+        if let Some(blk) = self.block_mut(b) {
+            blk.unmapped.add(r);
+            self.unmapped_bytes += bytes;
+        }
+    }
+
+    /// Forgets block `b`'s unmapped ranges past `size`; returns their bytes.
+    pub fn cut_unmapped(&mut self, b: u32, size: u64) -> u64 {
+        let cut = self.block_mut(b).map_or(0, |blk| blk.unmapped.cut(size));
+        self.unmapped_bytes -= cut;
+        cut
+    }
+
+    /// The mapped whole pages inside free chunks of segment blocks, as (block, range), largest
+    /// free chunk first.
+    pub fn unmappable(&self, page: u64) -> Vec<(u32, Range<u64>)> {
+        let mut chunks: Vec<(u64, u32, Range<u64>)> = Vec::new();
+        for (b, _) in self.blocks().filter(|(_, blk)| blk.segment) {
+            for id in self.chunks_of(b) {
+                let c = &self.chunks[id];
+                if c.state != State::Free {
+                    continue;
+                }
+                let inner = c.offset.next_multiple_of(page)..c.end() / page * page;
+                if inner.start < inner.end {
+                    chunks.push((c.size, b, inner));
+                }
+            }
+        }
+        chunks.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
+        let mut out = Vec::new();
+        for (_, b, inner) in chunks {
+            let Some(blk) = self.block(b) else { continue };
+            // The parts of `inner` not unmapped yet.
+            let mut at = inner.start;
+            for x in blk.unmapped.ranges() {
+                if x.end <= at || x.start >= inner.end {
+                    continue;
+                }
+                if x.start > at {
+                    out.push((b, at..x.start));
+                }
+                at = at.max(x.end);
+            }
+            if at < inner.end {
+                out.push((b, at..inner.end));
+            }
+        }
+        out
+    }
+
+    /// Checks that every unmapped range lies in free chunks of its block.
+    pub fn check_unmapped(&self) -> Result<(), String> {
+        let mut total = 0;
+        for (b, blk) in self.blocks() {
+            total += blk.unmapped.bytes;
+            for r in blk.unmapped.ranges() {
+                let covered: u64 = self
+                    .chunks_of(b)
+                    .map(|id| &self.chunks[id])
+                    .filter(|c| c.state == State::Free)
+                    .map(|c| c.end().min(r.end).saturating_sub(c.offset.max(r.start)))
+                    .sum();
+                if covered != r.end - r.start {
+                    return Err(format!(
+                        "block {b}: unmapped {r:?} reaches outside free chunks"
+                    ));
+                }
+            }
+        }
+        if total != self.unmapped_bytes {
+            return Err(format!(
+                "unmapped bytes: {} kept, {total} recounted",
+                self.unmapped_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Unmapped;
+
+    #[test]
+    fn ranges_join_split_and_cut() {
+        let mut u = Unmapped::default();
+        u.add(4..8);
+        u.add(0..2);
+        u.add(2..4);
+        assert_eq!(u.ranges().to_vec(), vec![0..8; 1]);
+        u.add(10..12);
+        assert_eq!(u.bytes, 10);
+        assert_eq!(u.take(3..11), vec![3..8, 10..11]);
+        assert_eq!(u.ranges(), &[0..3, 11..12]);
+        assert_eq!(u.bytes, 4);
+        assert_eq!(u.cut(1), 3);
+        assert_eq!(u.ranges().to_vec(), vec![0..1; 1]);
+        assert_eq!(u.bytes, 1);
+    }
+}
