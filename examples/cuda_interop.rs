@@ -36,7 +36,9 @@ fn main() -> anyhow::Result<()> {
     .context("vramkit on CUDA device 0")?;
     let cu = CudaContext::new(0)?;
     let stream = cu.new_stream()?;
-    let mine = ForeignStream(stream.cu_stream() as u64);
+    // SAFETY: a stream of device 0's primary context (cudarc's context is it, as vramkit's),
+    // alive until the end of `main`, after vramkit forgot it.
+    let mine = unsafe { ForeignStream::from_raw(stream.cu_stream() as u64) };
 
     let (out, ptr) = vk.alloc_on(AllocDesc::new("squares", u64::from(n) * 4).uninit(), mine)?;
     let module = cu.load_module(cudarc::nvrtc::compile_ptx(SQUARES)?)?;
@@ -55,10 +57,12 @@ fn main() -> anyhow::Result<()> {
         .count();
     anyhow::ensure!(wrong == 0, "{wrong} of {n} values differ from i*i");
     vk.release(out)?;
+    vk.forget_stream(mine)?;
     println!(
         "{n} squares written by a cudarc kernel into vramkit memory at {:#x} on stream {:#x}: all \
          match",
-        ptr.address, mine.0
+        ptr.address,
+        mine.raw()
     );
     println!("{}", vk.stats());
     Ok(())

@@ -49,7 +49,8 @@ impl<B: Backend> Context<B> {
     /// // Host memory stands for device memory here; fixed blocks keep their addresses.
     /// let host = HostBackend::new(HostConfig { resizable: false, ..Default::default() });
     /// let ctx = Context::with_backend(host, ContextDesc::default());
-    /// let s = ForeignStream(1);
+    /// // SAFETY: the host backend's streams are numbers of its model.
+    /// let s = unsafe { ForeignStream::from_raw(1) };
     /// let (a, ptr) = ctx.alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
     /// assert_eq!(ptr.size, 4096);
     /// ctx.release(a)?;
@@ -109,6 +110,17 @@ impl<B: Backend> Context<B> {
     /// own queue in a context that never allocated on a foreign stream.
     pub fn record_stream(&self, handle: BufferHandle, stream: ForeignStream) -> Result<()> {
         lock(&self.mem).record_stream(handle, StreamRef::Foreign(stream))
+    }
+
+    /// Waits until the memory released on `stream` (and on vramkit's other streams) has been
+    /// confirmed passed, and forgets the stream: after this, and once nothing allocated or
+    /// recorded on it is live, the stream may be destroyed (see
+    /// [`ForeignStream::from_raw`]).
+    ///
+    /// # Errors
+    /// The driver's error while waiting (a lost device).
+    pub fn forget_stream(&self, stream: ForeignStream) -> Result<()> {
+        lock(&self.mem).forget_stream(&self.backend, StreamRef::Foreign(stream))
     }
 
     /// The device pointer of an allocation, which then never moves; work vramkit recorded so

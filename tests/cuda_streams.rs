@@ -30,10 +30,14 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
     };
     let cu = CudaContext::new(0)?;
     let (a, b) = (cu.new_stream()?, cu.new_stream()?);
-    let (sa, sb) = (
-        ForeignStream(a.cu_stream() as u64),
-        ForeignStream(b.cu_stream() as u64),
-    );
+    // SAFETY: streams of device 0's primary context (cudarc's context is it), alive until
+    // the end of the test, after the context forgot them.
+    let (sa, sb) = unsafe {
+        (
+            ForeignStream::from_raw(a.cu_stream() as u64),
+            ForeignStream::from_raw(b.cu_stream() as u64),
+        )
+    };
     let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
     let f = module.load_function("spin_then_fill")?;
     let n: u32 = 1 << 22;
@@ -72,6 +76,8 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
         vk.release(h2)?;
     }
     vk.audit().check()?;
+    vk.forget_stream(sa)?;
+    vk.forget_stream(sb)?;
     Ok(())
 }
 
@@ -82,7 +88,9 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     };
     let cu = CudaContext::new(0)?;
     let a = cu.new_stream()?;
-    let sa = ForeignStream(a.cu_stream() as u64);
+    // SAFETY: a stream of device 0's primary context, alive until the end of the test, after
+    // the context forgot it.
+    let sa = unsafe { ForeignStream::from_raw(a.cu_stream() as u64) };
     let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
     let f = module.load_function("spin_then_fill")?;
     let n: u32 = 1 << 20;
@@ -107,5 +115,6 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     );
     a.synchronize()?;
     vk.release(h2)?;
+    vk.forget_stream(sa)?;
     Ok(())
 }

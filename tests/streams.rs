@@ -21,9 +21,12 @@ fn desc(n: u64) -> AllocDesc {
     AllocDesc::new("t", n).uninit()
 }
 
-const A: ForeignStream = ForeignStream(0xa);
-const B: ForeignStream = ForeignStream(0xb);
-const C: ForeignStream = ForeignStream(0xc);
+// SAFETY: the host backend's streams are numbers of its model.
+const A: ForeignStream = unsafe { ForeignStream::from_raw(0xa) };
+// SAFETY: as above.
+const B: ForeignStream = unsafe { ForeignStream::from_raw(0xb) };
+// SAFETY: as above.
+const C: ForeignStream = unsafe { ForeignStream::from_raw(0xc) };
 
 #[test]
 fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
@@ -254,5 +257,102 @@ fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::R
         }
         ctx.audit().check()?;
     }
+    Ok(())
+}
+
+/// A context whose device blocks are segments in reserved space (stable addresses, pages that
+/// go back), as the C ABI's.
+fn segments(desc: ContextDesc) -> Context<HostBackend> {
+    let host = HostBackend::new(HostConfig {
+        reserve: Some(1 << 30),
+        page_size: 64 << 10,
+        ..Default::default()
+    });
+    Context::with_backend(host, desc)
+}
+
+#[test]
+fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Result<()> {
+    // Fixed blocks: an empty block past the threshold goes back only once A passed.
+    let c = ctx(ContextDesc {
+        release_threshold: 0,
+        ..Default::default()
+    });
+    c.backend().hold_stream(A);
+    let (h, _) = c.alloc_on(desc(8 << 20), A)?;
+    let held = c.stats().reserved;
+    c.release(h)?;
+    assert!(c.backend().is_held(A));
+    assert_eq!(c.stats().reserved, held, "a block went back under A's work");
+    c.backend().resume_stream(A);
+    let (h, _) = c.alloc_on(desc(4096), B)?;
+    c.release(h)?;
+    c.trim()?;
+    assert_eq!(c.stats().reserved, 0);
+    // Segments: pages and the segment's end go back only once A passed; until then the
+    // released bytes are A's as they were.
+    let s = segments(ContextDesc {
+        release_threshold: 0,
+        ..Default::default()
+    });
+    s.backend().hold_stream(A);
+    let (keep, _) = s.alloc_on(desc(4096), A)?;
+    let (h, p) = s.alloc_on(desc(1 << 20), A)?;
+    // SAFETY: the host backend's address of 1 MiB the allocation owns.
+    unsafe { std::ptr::write_bytes(p.address as *mut u8, 0x11, 1 << 20) };
+    s.release(h)?;
+    assert!(s.backend().is_held(A));
+    // SAFETY: released but not given back (the check below): still host memory of the block.
+    let after = unsafe { std::slice::from_raw_parts(p.address as *const u8, 1 << 20) };
+    assert!(
+        after.iter().all(|&b| b == 0x11),
+        "pages went back under A's work"
+    );
+    s.backend().resume_stream(A);
+    s.release(keep)?;
+    s.audit().check()?;
+    Ok(())
+}
+
+#[test]
+fn a_zeroed_allocation_on_a_busy_stream_is_cleared_after_the_stream_passed() -> anyhow::Result<()> {
+    let s = segments(ContextDesc::default());
+    s.backend().hold_stream(A);
+    let (h, p) = s.alloc_on(desc(1 << 20), A)?;
+    // SAFETY: the host backend's address of 1 MiB the allocation owns.
+    unsafe { std::ptr::write_bytes(p.address as *mut u8, 0x11, 1 << 20) };
+    s.release(h)?;
+    let (z, q) = s.alloc_on(AllocDesc::new("zeroed", 1 << 20), A)?;
+    if q.address == p.address {
+        assert!(
+            !s.backend().is_held(A),
+            "vramkit's queue cleared memory stream A still used"
+        );
+    }
+    // SAFETY: the host backend's address of 1 MiB the allocation owns.
+    let bytes = unsafe { std::slice::from_raw_parts(q.address as *const u8, 1 << 20) };
+    assert!(bytes.iter().all(|&b| b == 0));
+    s.release(z)?;
+    Ok(())
+}
+
+#[test]
+fn forgetting_a_stream_confirms_its_releases() -> anyhow::Result<()> {
+    let s = segments(ContextDesc::default());
+    s.backend().hold_stream(A);
+    let (h, _) = s.alloc_on(desc(1 << 20), A)?;
+    s.release(h)?;
+    assert!(s.backend().is_held(A));
+    s.forget_stream(A)?;
+    assert!(
+        !s.backend().is_held(A),
+        "forget_stream returned before A passed"
+    );
+    // Nothing marks A afterwards: holding it again and allocating elsewhere does not wait.
+    s.backend().hold_stream(A);
+    let (h, _) = s.alloc_on(desc(1 << 20), B)?;
+    assert!(s.backend().is_held(A));
+    s.release(h)?;
+    s.backend().resume_stream(A);
     Ok(())
 }

@@ -19,7 +19,12 @@ use vramkit_capi::{
 
 fn main() -> anyhow::Result<()> {
     let bench = std::env::args().any(|a| a == "--bench");
-    let settings = CString::new("backend=host")?;
+    // The largest trace's segment grows to about 8 GB.
+    let settings = CString::new(if bench {
+        "backend=host, host_reserve=10GiB"
+    } else {
+        "backend=host"
+    })?;
     // SAFETY: a NUL-terminated string.
     anyhow::ensure!(unsafe { vramkit_configure(settings.as_ptr()) } == 0);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/traces");
@@ -44,18 +49,21 @@ fn main() -> anyhow::Result<()> {
         for op in &t.ops {
             match *op {
                 Op::Alloc(size) => {
-                    let p = vramkit_malloc(size as isize, device, std::ptr::null_mut());
+                    // SAFETY: the legacy default stream (null) always exists.
+                    let p = unsafe { vramkit_malloc(size as isize, device, std::ptr::null_mut()) };
                     anyhow::ensure!(!p.is_null(), "{}: malloc of {size} bytes refused", t.name);
                     ptrs.push(p);
                 }
                 Op::Free(i) => {
                     let p = std::mem::replace(&mut ptrs[i as usize], std::ptr::null_mut());
-                    vramkit_free(p, 0, device, std::ptr::null_mut());
+                    // SAFETY: as above.
+                    unsafe { vramkit_free(p, 0, device, std::ptr::null_mut()) };
                 }
             }
         }
         for p in ptrs.into_iter().filter(|p| !p.is_null()) {
-            vramkit_free(p, 0, device, std::ptr::null_mut());
+            // SAFETY: as above.
+            unsafe { vramkit_free(p, 0, device, std::ptr::null_mut()) };
         }
         let mut s = VramkitStats::default();
         // SAFETY: `s` is a writable stats struct.

@@ -17,11 +17,21 @@
  *   VRAMKIT_RELEASE_THRESHOLD  cached free bytes kept ("1GiB"; default: all)
  *   VRAMKIT_BACKEND            "cuda" (default) or "host" (host memory, for tests)
  *   VRAMKIT_TRACE              timeline capacity in events (0: off, the default)
+ *   VRAMKIT_HOST_RESERVE       what a host device's segment can grow to
+ *                              (default 4GiB; its address space is taken up
+ *                              front, its pages as they are touched)
  *   VRAMKIT_FOLLOW_LIVE        "on" (default): free 2 MiB pages inside segments go
  *                              back to the device before new memory would take the
  *                              free memory past 0.5 % of the peak in use; "off"
  *                              keeps them until trim or pressure
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
+ *
+ * Streams: a stream given to vramkit_malloc, vramkit_free or
+ * vramkit_record_stream is a stream of the device's primary context (or a
+ * default stream) that stays alive until the memory allocated or recorded on it
+ * is freed and vramkit_forget_stream returned for it (or the process ends):
+ * vramkit records events on it after a free, when another stream needs the
+ * memory. Destroying a stream earlier is undefined behaviour, as in CUDA.
  *
  * Functions that can fail return 0 on success and -1 on failure (NULL for
  * vramkit_malloc); vramkit_last_error then gives the message (per thread).
@@ -104,6 +114,9 @@ void vramkit_set_memory_fraction(double fraction, int device);
 /* Declares that ptr's memory is also used by work on stream: when freed, it is
  * reused only after that stream passed the free (torch.Tensor.record_stream). */
 void vramkit_record_stream(void *ptr, void *stream);
+/* Waits until the memory freed on stream has been confirmed passed on every
+ * device and forgets the stream: afterwards it may be destroyed. */
+int vramkit_forget_stream(void *stream);
 
 /* ---- configuration ---- */
 

@@ -27,6 +27,8 @@ pub struct Config {
     pub trace: usize,
     /// Give back free pages as the live set shrinks (`ContextDesc::follow_live`).
     pub follow_live: bool,
+    /// Address space a host device's segment reserves (what it can grow to).
+    pub host_reserve: u64,
 }
 
 impl Default for Config {
@@ -38,17 +40,19 @@ impl Default for Config {
             backend: BackendChoice::Cuda,
             trace: 0,
             follow_live: true,
+            host_reserve: 4 << 30,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 5] = [
+pub const KEYS: [&str; 6] = [
     "budget",
     "release_threshold",
     "backend",
     "trace",
     "follow_live",
+    "host_reserve",
 ];
 
 impl Config {
@@ -131,6 +135,10 @@ impl Config {
                     "host" => BackendChoice::Host,
                     _ => return Err(format!("backend `{value}`: use cuda or host")),
                 };
+                Ok(())
+            }
+            "host_reserve" => {
+                self.host_reserve = parse_size(value)?;
                 Ok(())
             }
             "follow_live" => {

@@ -48,9 +48,6 @@ impl Timer {
     }
 }
 
-/// The address space a host device's segment reserves: what it can grow to.
-const HOST_RESERVE: u64 = 16 << 30;
-
 /// A live pointer's allocation.
 #[derive(Clone, Copy)]
 struct Live {
@@ -92,7 +89,7 @@ impl Device {
             BackendChoice::Host => {
                 // Segments in reserved address space, as on CUDA: they keep their addresses.
                 let host = HostBackend::new(HostConfig {
-                    reserve: Some(HOST_RESERVE),
+                    reserve: Some(config.host_reserve),
                     ..Default::default()
                 });
                 AnyContext::Host(Box::new(Context::with_backend(host, desc)))
@@ -141,6 +138,11 @@ impl Device {
         });
         self.free.add(start);
         r.map(|()| true)
+    }
+
+    /// Confirms the releases on `stream` and forgets it.
+    pub fn forget_stream(&self, stream: ForeignStream) -> Result<()> {
+        with_ctx!(&self.ctx, c => c.forget_stream(stream))
     }
 
     /// Declares that `stream` uses the allocation at `ptr` too. `Ok(false)` for a pointer this

@@ -14,6 +14,7 @@
 
 use std::ffi::{c_char, c_double, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use vramkit::backend::ForeignStream;
 use vramkit::{Error, Result};
@@ -81,10 +82,23 @@ pub struct VramkitStats {
     pub mapped_bytes: u64,
 }
 
+/// Set once a call panicked: the allocator's state may be half updated, so every later call
+/// fails rather than hand out memory from it.
+static PANICKED: AtomicBool = AtomicBool::new(false);
+
 /// Runs `f` with this thread's last error cleared, turning an error or a panic into the last
-/// error and `fail`.
+/// error and `fail`. After a panic every call fails.
 fn guard<T>(fail: T, f: impl FnOnce() -> Result<T>) -> T {
     last_error::clear();
+    if PANICKED.load(Ordering::Acquire) {
+        set(
+            CErrorKind::Other,
+            "an earlier vramkit call panicked (a vramkit bug; please report it): the \
+             allocator's state may be inconsistent, so it serves no more calls"
+                .into(),
+        );
+        return fail;
+    }
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
@@ -92,9 +106,12 @@ fn guard<T>(fail: T, f: impl FnOnce() -> Result<T>) -> T {
             fail
         }
         Err(_) => {
+            PANICKED.store(true, Ordering::Release);
             set(
                 CErrorKind::Other,
-                "vramkit panicked inside a C call (a vramkit bug): please report it".into(),
+                "vramkit panicked inside a C call (a vramkit bug): please report it; the \
+                 allocator serves no more calls"
+                    .into(),
             );
             fail
         }
@@ -111,8 +128,13 @@ fn status(r: Result<()>) -> c_int {
     }
 }
 
-fn stream_of(stream: *mut c_void) -> ForeignStream {
-    ForeignStream(stream as u64)
+/// The stream behind a `cudaStream_t`.
+///
+/// # Safety
+/// 1. As [`ForeignStream::from_raw`]: the callers' contract.
+unsafe fn stream_of(stream: *mut c_void) -> ForeignStream {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { ForeignStream::from_raw(stream as u64) }
 }
 
 /// Copies `text` into `buf` (at most `cap` bytes, NUL-terminated) and returns its length.
@@ -134,8 +156,17 @@ unsafe fn fill(text: &str, buf: *mut c_char, cap: usize) -> usize {
 
 /// `size` bytes on `device` for work on `stream` (null: the legacy default stream); null on
 /// failure ([`vramkit_last_error`] says why). PyTorch's `CUDAPluggableAllocator` signature.
+///
+/// # Safety
+/// 1. `stream` is a stream of `device`'s primary context (or a default stream), alive until
+///    the memory is freed and [`vramkit_forget_stream`] returned for it, or the process ends
+///    (vramkit records events on it after the free, when another stream needs the memory).
 #[no_mangle]
-pub extern "C" fn vramkit_malloc(size: isize, device: c_int, stream: *mut c_void) -> *mut c_void {
+pub unsafe extern "C" fn vramkit_malloc(
+    size: isize,
+    device: c_int,
+    stream: *mut c_void,
+) -> *mut c_void {
     guard(std::ptr::null_mut(), || {
         let size = u64::try_from(size).map_err(|_| Error::InvalidParameter {
             name: "size",
@@ -143,21 +174,32 @@ pub extern "C" fn vramkit_malloc(size: isize, device: c_int, stream: *mut c_void
             reason: "a size is at least 0 bytes",
         })?;
         let d = registry::device(device)?;
-        Ok(d.malloc(size, stream_of(stream))? as *mut c_void)
+        // SAFETY: the caller's contract.
+        let s = unsafe { stream_of(stream) };
+        Ok(d.malloc(size, s)? as *mut c_void)
     })
 }
 
 /// Frees `ptr` (from [`vramkit_malloc`]). A stream other than the allocation's counts as a
 /// use on it; an unknown pointer is reported through [`vramkit_last_error`] and ignored.
 /// PyTorch's `CUDAPluggableAllocator` signature.
+///
+/// # Safety
+/// 1. `stream` as in [`vramkit_malloc`].
 #[no_mangle]
-pub extern "C" fn vramkit_free(ptr: *mut c_void, _size: isize, device: c_int, stream: *mut c_void) {
+pub unsafe extern "C" fn vramkit_free(
+    ptr: *mut c_void,
+    _size: isize,
+    device: c_int,
+    stream: *mut c_void,
+) {
     guard((), || {
         if ptr.is_null() {
             return Ok(());
         }
         let p = ptr as u64;
-        let s = stream_of(stream);
+        // SAFETY: the caller's contract.
+        let s = unsafe { stream_of(stream) };
         for d in registry::candidates(device) {
             if d.free(p, s)? {
                 return Ok(());
@@ -176,6 +218,7 @@ pub extern "C" fn vramkit_free(ptr: *mut c_void, _size: isize, device: c_int, st
 /// against the header it was built with.
 #[no_mangle]
 pub extern "C" fn vramkit_abi_version() -> u32 {
+    last_error::clear();
     ABI_VERSION
 }
 
@@ -184,7 +227,26 @@ pub const ABI_VERSION: u32 = 1;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]
-pub extern "C" fn vramkit_init(_device_count: c_int) {}
+pub extern "C" fn vramkit_init(_device_count: c_int) {
+    last_error::clear();
+}
+
+/// Waits until the memory freed on `stream` has been confirmed passed on every device, and
+/// forgets the stream: afterwards it may be destroyed (once nothing allocated on it is live).
+///
+/// # Safety
+/// 1. `stream` as in [`vramkit_malloc`].
+#[no_mangle]
+pub unsafe extern "C" fn vramkit_forget_stream(stream: *mut c_void) -> c_int {
+    guard(-1, || {
+        // SAFETY: the caller's contract.
+        let s = unsafe { stream_of(stream) };
+        for d in registry::opened() {
+            d.forget_stream(s)?;
+        }
+        Ok(0)
+    })
+}
 
 /// PyTorch's reset (`empty_cache`) hook: gives back every cached free byte of every device.
 #[no_mangle]
@@ -213,12 +275,17 @@ pub extern "C" fn vramkit_set_memory_fraction(fraction: c_double, device: c_int)
 }
 
 /// Declares that `ptr`'s memory is also used by work on `stream`.
+///
+/// # Safety
+/// 1. `stream` as in [`vramkit_malloc`].
 #[no_mangle]
-pub extern "C" fn vramkit_record_stream(ptr: *mut c_void, stream: *mut c_void) {
+pub unsafe extern "C" fn vramkit_record_stream(ptr: *mut c_void, stream: *mut c_void) {
     guard((), || {
         let p = ptr as u64;
+        // SAFETY: the caller's contract.
+        let s = unsafe { stream_of(stream) };
         for d in registry::candidates(-1) {
-            if d.record_stream(p, stream_of(stream))? {
+            if d.record_stream(p, s)? {
                 return Ok(());
             }
         }
@@ -364,6 +431,12 @@ pub unsafe extern "C" fn vramkit_trace_save(device: c_int, path: *const c_char) 
     })
 }
 
+/// A host device's stream: a number of the host backend's model.
+fn host_stream(stream: *mut c_void) -> ForeignStream {
+    // SAFETY: only host devices take it (`host_only`), whose streams are numbers of a model.
+    unsafe { ForeignStream::from_raw(stream as u64) }
+}
+
 /// Host backend only (tests): stream `stream` of `device` "runs work" until resumed; memory it
 /// released meanwhile is not handed to other streams before it passes.
 #[no_mangle]
@@ -371,7 +444,7 @@ pub extern "C" fn vramkit_host_hold_stream(device: c_int, stream: *mut c_void) -
     guard(-1, || {
         registry::device(device)?
             .host_only()?
-            .hold_stream(stream_of(stream));
+            .hold_stream(host_stream(stream));
         Ok(0)
     })
 }
@@ -382,7 +455,7 @@ pub extern "C" fn vramkit_host_resume_stream(device: c_int, stream: *mut c_void)
     guard(-1, || {
         registry::device(device)?
             .host_only()?
-            .resume_stream(stream_of(stream));
+            .resume_stream(host_stream(stream));
         Ok(0)
     })
 }
@@ -394,7 +467,7 @@ pub extern "C" fn vramkit_host_stream_held(device: c_int, stream: *mut c_void) -
         Ok(c_int::from(
             registry::device(device)?
                 .host_only()?
-                .is_held(stream_of(stream)),
+                .is_held(host_stream(stream)),
         ))
     })
 }

@@ -47,6 +47,24 @@ fn stream(n: u64) -> *mut c_void {
     n as *mut c_void
 }
 
+// The host backend's streams are numbers of its model: any stream handle is valid for it
+// (the contract of `vramkit_malloc`, `vramkit_free` and `vramkit_record_stream`).
+
+fn malloc(size: isize, device: i32, s: *mut c_void) -> *mut c_void {
+    // SAFETY: host devices only (see above).
+    unsafe { vramkit_malloc(size, device, s) }
+}
+
+fn free(p: *mut c_void, size: isize, device: i32, s: *mut c_void) {
+    // SAFETY: as above.
+    unsafe { vramkit_free(p, size, device, s) }
+}
+
+fn record_stream(p: *mut c_void, s: *mut c_void) {
+    // SAFETY: as above.
+    unsafe { vramkit_record_stream(p, s) }
+}
+
 // Each test uses devices of its own: they share the process's allocators.
 
 #[test]
@@ -56,7 +74,7 @@ fn pointers_round_trip_through_real_memory() {
     let mut live = Vec::new();
     for i in 0..200usize {
         let size = 1 + i * 777;
-        let p = vramkit_malloc(size as isize, d, std::ptr::null_mut());
+        let p = malloc(size as isize, d, std::ptr::null_mut());
         assert!(!p.is_null(), "{}", last_error());
         // SAFETY: the host backend hands out `size` bytes of host memory at `p`.
         unsafe { std::ptr::write_bytes(p.cast::<u8>(), (i % 251) as u8, size) };
@@ -72,7 +90,7 @@ fn pointers_round_trip_through_real_memory() {
     assert_eq!(s.requested, live.iter().map(|l| l.1 as u64).sum::<u64>());
     assert_eq!(s.malloc_calls, 200);
     for (p, size, _) in live {
-        vramkit_free(p, size as isize, d, std::ptr::null_mut());
+        free(p, size as isize, d, std::ptr::null_mut());
     }
     let s = stats(d);
     assert_eq!((s.live, s.requested, s.releases), (0, 0, 200));
@@ -83,12 +101,12 @@ fn pointers_round_trip_through_real_memory() {
 #[test]
 fn size_zero_gives_distinct_pointers() {
     host();
-    let a = vramkit_malloc(0, 2, std::ptr::null_mut());
-    let b = vramkit_malloc(0, 2, std::ptr::null_mut());
+    let a = malloc(0, 2, std::ptr::null_mut());
+    let b = malloc(0, 2, std::ptr::null_mut());
     assert!(!a.is_null() && !b.is_null() && a != b, "{}", last_error());
-    vramkit_free(a, 0, 2, std::ptr::null_mut());
-    vramkit_free(b, 0, 2, std::ptr::null_mut());
-    assert!(vramkit_malloc(-5, 2, std::ptr::null_mut()).is_null());
+    free(a, 0, 2, std::ptr::null_mut());
+    free(b, 0, 2, std::ptr::null_mut());
+    assert!(malloc(-5, 2, std::ptr::null_mut()).is_null());
     assert_eq!(vramkit_last_error_kind(), CErrorKind::Invalid as i32);
 }
 
@@ -104,7 +122,7 @@ fn many_threads_at_once_keep_their_bytes() {
                 for step in 0..2000 {
                     if mine.len() < 40 && rng.random_range(0..3) > 0 {
                         let size = rng.random_range(1..200_000);
-                        let p = vramkit_malloc(size as isize, d, stream(t + 1));
+                        let p = malloc(size as isize, d, stream(t + 1));
                         assert!(!p.is_null(), "{}", last_error());
                         let v = (step % 250) as u8 + 1;
                         // SAFETY: `size` bytes of host memory at `p`, this thread's alone.
@@ -115,11 +133,11 @@ fn many_threads_at_once_keep_their_bytes() {
                         // SAFETY: as above, still live.
                         let b = unsafe { std::slice::from_raw_parts(p as *const u8, size) };
                         assert!(b.iter().all(|&x| x == v), "thread {t}: bytes changed");
-                        vramkit_free(p as *mut c_void, size as isize, d, stream(t + 1));
+                        free(p as *mut c_void, size as isize, d, stream(t + 1));
                     }
                 }
                 for (p, size, _) in mine {
-                    vramkit_free(p as *mut c_void, size as isize, d, stream(t + 1));
+                    free(p as *mut c_void, size as isize, d, stream(t + 1));
                 }
             });
         }
@@ -134,9 +152,9 @@ fn a_budget_refusal_says_what_was_asked_and_what_is_held() {
     host();
     let d = 4;
     assert_eq!(vramkit_set_budget(d, 64 << 20), 0, "{}", last_error());
-    let a = vramkit_malloc(40 << 20, d, std::ptr::null_mut());
+    let a = malloc(40 << 20, d, std::ptr::null_mut());
     assert!(!a.is_null(), "{}", last_error());
-    let b = vramkit_malloc(40 << 20, d, std::ptr::null_mut());
+    let b = malloc(40 << 20, d, std::ptr::null_mut());
     assert!(b.is_null());
     assert_eq!(vramkit_last_error_kind(), CErrorKind::OverBudget as i32);
     let msg = last_error();
@@ -144,14 +162,14 @@ fn a_budget_refusal_says_what_was_asked_and_what_is_held() {
         assert!(msg.contains(&figure), "{figure} missing from: {msg}");
     }
     assert_eq!(stats(d).refusals, 1);
-    vramkit_free(a, 0, d, std::ptr::null_mut());
-    let b = vramkit_malloc(40 << 20, d, std::ptr::null_mut());
+    free(a, 0, d, std::ptr::null_mut());
+    let b = malloc(40 << 20, d, std::ptr::null_mut());
     assert!(
         !b.is_null(),
         "fits once the first is freed: {}",
         last_error()
     );
-    vramkit_free(b, 0, d, std::ptr::null_mut());
+    free(b, 0, d, std::ptr::null_mut());
     assert_eq!(vramkit_set_budget(d, u64::MAX), 0);
 }
 
@@ -161,15 +179,15 @@ fn memory_freed_on_a_running_stream_waits_before_another_stream_gets_it() {
     let d = 5;
     let (a, b) = (stream(0xa), stream(0xb));
     assert_eq!(vramkit_host_hold_stream(d, a), 0, "{}", last_error());
-    let p = vramkit_malloc(1 << 20, d, a);
-    vramkit_free(p, 1 << 20, d, a);
+    let p = malloc(1 << 20, d, a);
+    free(p, 1 << 20, d, a);
     // Same stream: at once.
-    let q = vramkit_malloc(1 << 20, d, a);
+    let q = malloc(1 << 20, d, a);
     assert_eq!(q, p);
     assert_eq!(vramkit_host_stream_held(d, a), 1);
-    vramkit_free(q, 1 << 20, d, a);
+    free(q, 1 << 20, d, a);
     // Another stream: only once A passed the free.
-    let r = vramkit_malloc(1 << 20, d, b);
+    let r = malloc(1 << 20, d, b);
     if r == p {
         assert_eq!(
             vramkit_host_stream_held(d, a),
@@ -177,25 +195,25 @@ fn memory_freed_on_a_running_stream_waits_before_another_stream_gets_it() {
             "B got memory A still uses"
         );
     }
-    vramkit_free(r, 1 << 20, d, b);
+    free(r, 1 << 20, d, b);
     // record_stream: freed on B while C still reads it.
     let c = stream(0xc);
-    let s = vramkit_malloc(1 << 20, d, b);
-    vramkit_record_stream(s, c);
+    let s = malloc(1 << 20, d, b);
+    record_stream(s, c);
     assert_eq!(vramkit_host_hold_stream(d, c), 0);
-    vramkit_free(s, 1 << 20, d, b);
+    free(s, 1 << 20, d, b);
     assert_eq!(stats(d).pending_release, 1 << 20);
-    let t = vramkit_malloc(1 << 20, d, b);
+    let t = malloc(1 << 20, d, b);
     assert_ne!(t, s, "reused while stream C still reads it");
     assert_eq!(vramkit_host_resume_stream(d, c), 0);
-    vramkit_free(t, 1 << 20, d, b);
-    let u = vramkit_malloc(1 << 20, d, b);
+    free(t, 1 << 20, d, b);
+    let u = malloc(1 << 20, d, b);
     assert_eq!(stats(d).pending_release, 0);
-    vramkit_free(u, 1 << 20, d, b);
+    free(u, 1 << 20, d, b);
     // Freed with another stream than its own: that stream used it.
     assert_eq!(vramkit_host_hold_stream(d, c), 0);
-    let v = vramkit_malloc(1 << 20, d, b);
-    vramkit_free(v, 1 << 20, d, c);
+    let v = malloc(1 << 20, d, b);
+    free(v, 1 << 20, d, c);
     assert_eq!(stats(d).pending_release, 1 << 20);
     assert_eq!(vramkit_host_resume_stream(d, c), 0);
 }
@@ -204,20 +222,20 @@ fn memory_freed_on_a_running_stream_waits_before_another_stream_gets_it() {
 fn unknown_pointers_and_bad_arguments_are_errors_not_crashes() {
     host();
     let d = 6;
-    let p = vramkit_malloc(4096, d, std::ptr::null_mut());
-    vramkit_free(p, 4096, d, std::ptr::null_mut());
-    vramkit_free(p, 4096, d, std::ptr::null_mut());
+    let p = malloc(4096, d, std::ptr::null_mut());
+    free(p, 4096, d, std::ptr::null_mut());
+    free(p, 4096, d, std::ptr::null_mut());
     assert_eq!(vramkit_last_error_kind(), CErrorKind::Invalid as i32);
     assert!(
         last_error().contains("did not hand out"),
         "{}",
         last_error()
     );
-    vramkit_free(0x1234 as *mut c_void, 1, -1, std::ptr::null_mut());
+    free(0x1234 as *mut c_void, 1, -1, std::ptr::null_mut());
     assert!(last_error().contains("0x1234"));
-    assert!(vramkit_malloc(16, 64, std::ptr::null_mut()).is_null());
+    assert!(malloc(16, 64, std::ptr::null_mut()).is_null());
     assert!(last_error().contains("0 to 63"), "{}", last_error());
-    assert!(vramkit_malloc(16, -1, std::ptr::null_mut()).is_null());
+    assert!(malloc(16, -1, std::ptr::null_mut()).is_null());
     let bad = CString::new("budget=lots").unwrap_or_default();
     // SAFETY: a NUL-terminated string.
     assert_eq!(unsafe { vramkit_configure(bad.as_ptr()) }, -1);
@@ -241,7 +259,7 @@ fn summary_trim_and_timeline() -> anyhow::Result<()> {
     let d = 7;
     assert_eq!(vramkit_trace_start(d, 10_000), 0);
     let ptrs: Vec<_> = (0..10)
-        .map(|i| vramkit_malloc((i + 1) << 20, d, std::ptr::null_mut()))
+        .map(|i| malloc((i + 1) << 20, d, std::ptr::null_mut()))
         .collect();
     let mut buf = vec![0u8; 1 << 16];
     // SAFETY: `buf` has that many writable bytes.
@@ -249,7 +267,7 @@ fn summary_trim_and_timeline() -> anyhow::Result<()> {
     let text = String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned();
     assert!(text.contains("malloc"), "{text}");
     for p in ptrs {
-        vramkit_free(p, 0, d, std::ptr::null_mut());
+        free(p, 0, d, std::ptr::null_mut());
     }
     assert!(stats(d).reserved > 0);
     assert_eq!(vramkit_trim(d), 0);

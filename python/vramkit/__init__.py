@@ -6,7 +6,7 @@ This package drives ``libvramkit_capi`` (vramkit's C ABI) through ctypes:
   :func:`parse_size`;
 * observation: :func:`stats`, :func:`summary`, :func:`trim`, :func:`start_trace`,
   :func:`timeline`, :func:`last_error`;
-* raw memory: :func:`malloc`, :func:`free`, :func:`record_stream`;
+* raw memory: :func:`malloc`, :func:`free`, :func:`record_stream`, :func:`forget_stream`;
 * tests without a GPU: :mod:`vramkit.host`, the host backend's model of streams;
 * frameworks: ``vramkit.torch.enable()`` makes vramkit PyTorch's CUDA allocator and
   ``vramkit.cupy.enable()`` CuPy's.
@@ -32,7 +32,7 @@ from .errors import (
     last_error,
     last_error_kind,
 )
-from .memory import free, malloc, record_stream
+from .memory import forget_stream, free, malloc, record_stream
 from .observe import STATS_FIELDS, start_trace, stats, summary, timeline, trim
 from .sizes import format_size, parse_size
 
@@ -56,6 +56,7 @@ __all__ = [
     "malloc",
     "parse_size",
     "record_stream",
+    "forget_stream",
     "set_budget",
     "set_memory_fraction",
     "start_trace",

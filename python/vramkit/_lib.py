@@ -90,6 +90,7 @@ PROTOTYPES = {
     "vramkit_empty_cache": (None, []),
     "vramkit_set_memory_fraction": (None, [c_double, c_int]),
     "vramkit_record_stream": (None, [c_void_p, c_void_p]),
+    "vramkit_forget_stream": (c_int, [c_void_p]),
     "vramkit_configure": (c_int, [c_char_p]),
     "vramkit_set_budget": (c_int, [c_int, c_uint64]),
     "vramkit_get_stats": (c_int, [c_int, POINTER(Stats)]),

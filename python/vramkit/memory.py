@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from . import _args, _lib
-from .errors import raise_last_error
+from .errors import check, raise_last_error
 
 #: The largest request the C ABI can express (``ssize_t``).
 MAX_REQUEST = 2**63 - 1
@@ -64,3 +64,12 @@ def record_stream(ptr: int, stream: Any) -> None:
     lib.vramkit_record_stream(address or None, handle or None)
     if lib.vramkit_last_error_kind() != 0:
         raise_last_error(f"vramkit_record_stream({address:#x})")
+
+
+def forget_stream(stream: Any) -> None:
+    """Waits until the memory freed on ``stream`` has been confirmed passed on every
+    device and forgets the stream: call it before destroying a stream you allocated
+    on (vramkit records events on a stream after a free, when another stream needs
+    the memory)."""
+    handle = _args.stream_handle(stream)
+    check(_lib.load().vramkit_forget_stream(handle or None), "vramkit_forget_stream")

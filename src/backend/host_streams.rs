@@ -88,7 +88,8 @@ impl HostBackend {
     /// ```
     /// use vramkit::backend::{host::HostBackend, ForeignStream, Storage};
     /// let b = HostBackend::default();
-    /// let s = ForeignStream(7);
+    /// // SAFETY: the host backend's streams are numbers of its model.
+    /// let s = unsafe { ForeignStream::from_raw(7) };
     /// b.hold_stream(s);
     /// let mark = b.mark_stream(s)?;
     /// assert!(!b.mark_done(mark)?);

@@ -327,7 +327,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// error for a stream it does not know.
     fn mark_stream(&self, stream: ForeignStream) -> Result<StreamMark> {
         Err(Error::Unsupported {
-            what: format!("work on a stream of the caller's ({:#x})", stream.0),
+            what: format!("work on a stream of the caller's ({:#x})", stream.raw()),
             reason: "this backend runs all work on its own queue; use the CUDA backend".into(),
         })
     }

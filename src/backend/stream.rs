@@ -6,18 +6,44 @@
 //! stream held when it was recorded has finished (a CUDA event).
 
 /// A stream of work vramkit does not own, by the API's handle: a `CUstream` / `cudaStream_t`
-/// as an integer (0 is CUDA's legacy default stream, 2 its per-thread default stream).
+/// as an integer. vramkit records CUDA events on it (when memory released on it must be
+/// confirmed, possibly long after the release), so making one is `unsafe`: the stream must
+/// stay alive while vramkit may still do so ([`from_raw`](Self::from_raw)).
 ///
 /// ```
-/// let s = vramkit::backend::ForeignStream(0);
-/// assert_eq!(s, vramkit::backend::ForeignStream::DEFAULT);
+/// use vramkit::backend::ForeignStream;
+/// // SAFETY: the legacy default stream always exists.
+/// let s = unsafe { ForeignStream::from_raw(0) };
+/// assert_eq!(s, ForeignStream::DEFAULT);
+/// assert_eq!(s.raw(), 0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ForeignStream(pub u64);
+pub struct ForeignStream(u64);
 
 impl ForeignStream {
-    /// CUDA's legacy default stream (a null `cudaStream_t`).
+    /// CUDA's legacy default stream (a null `cudaStream_t`), which always exists.
     pub const DEFAULT: ForeignStream = ForeignStream(0);
+    /// CUDA's per-thread default stream (`cudaStreamPerThread`), which always exists.
+    pub const PER_THREAD: ForeignStream = ForeignStream(2);
+
+    /// A stream by its raw handle.
+    ///
+    /// # Safety
+    /// 1. `raw` is a stream of the device of every context it is used with (a `CUstream` of
+    ///    that device's primary context, or 0 / 2 for the default streams); on the host
+    ///    backend, any number (its streams are a model).
+    /// 2. The stream stays alive until no allocation made on it or recorded on it
+    ///    ([`Context::record_stream`](crate::Context::record_stream)) is live and the context
+    ///    confirmed its releases: after [`Context::forget_stream`](crate::Context::forget_stream)
+    ///    returned for it, or the context dropped.
+    pub const unsafe fn from_raw(raw: u64) -> Self {
+        Self(raw)
+    }
+
+    /// The raw handle.
+    pub const fn raw(self) -> u64 {
+        self.0
+    }
 }
 
 /// A point recorded on a [`ForeignStream`]: done once the work the stream held then has

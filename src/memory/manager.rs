@@ -235,21 +235,19 @@ impl<B: Storage> Manager<B> {
                 // The backend's own error names the stream and what to use instead.
                 backend.mark_stream(s)?;
             }
-            self.streams.active = true;
+            self.streams.activate();
         }
         self.collect(backend)?;
         if self.streams.active {
             self.streams.settle(backend, Some(stream), true)?;
         }
-        let placement = match self
-            .place(backend, desc.kind, desc.size, size)
-            .and_then(|p| match self.map_for(backend, desc.kind, &p, desc.size) {
-                Ok(()) => Ok(p),
-                Err(e) => {
-                    self.free_placement(backend, desc.kind, p);
-                    Err(e)
-                }
-            }) {
+        let mut placed = self.place_mapped(backend, desc.kind, desc.size, size);
+        if placed.as_ref().is_err_and(is_refusal) && self.reclaim(backend)? {
+            // Pages of the place found could not be mapped again: pending releases done and
+            // free pages given back, once more.
+            placed = self.place_mapped(backend, desc.kind, desc.size, size);
+        }
+        let placement = match placed {
             Ok(p) => p,
             Err(e) => {
                 self.count_error(desc.kind, &e);
@@ -272,8 +270,14 @@ impl<B: Storage> Manager<B> {
         };
         let kind = desc.kind;
         if self.streams.active {
-            // A new block's or a growth's clear on vramkit's own queue passes first.
-            if let Err(e) = self.streams.settle(backend, Some(stream), true) {
+            // A new block's or a growth's clear on vramkit's own queue passes first; and a
+            // clear of reused memory, on that queue, comes after every stream's work on it
+            // (its own stream's too).
+            let on = match (desc.zeroed, stream) {
+                (true, StreamRef::Foreign(_)) => None,
+                _ => Some(stream),
+            };
+            if let Err(e) = self.streams.settle(backend, on, true) {
                 self.free_placement(backend, kind, placement);
                 return Err(e);
             }
@@ -330,6 +334,24 @@ impl<B: Storage> Manager<B> {
             key,
             context: self.context,
         })
+    }
+
+    /// Places a request and maps the pages of its place that went back.
+    fn place_mapped(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        requested: u64,
+        size: u64,
+    ) -> Result<Placement> {
+        let p = self.place(backend, kind, requested, size)?;
+        match self.map_for(backend, kind, &p, requested) {
+            Ok(()) => Ok(p),
+            Err(e) => {
+                self.free_placement(backend, kind, p);
+                Err(e)
+            }
+        }
     }
 
     /// The next allocation's number (buffers and textures share the sequence).

@@ -71,19 +71,24 @@ pub(crate) struct HeldUse {
     pub placement: Placement,
     /// The allocation's own stream, whose release it becomes.
     pub stream: StreamRef,
-    /// Whether vramkit's own queue used it too.
-    pub own_use: bool,
+    /// The last submission of vramkit's own queue that used it (0: none).
+    pub last_use: SubmissionIndex,
 }
 
 impl HeldUse {
     /// A release of `placement` on `stream`, to hold until other streams pass it.
-    pub fn new(kind: MemoryKind, placement: Placement, stream: StreamRef, own_use: bool) -> Self {
+    pub fn new(
+        kind: MemoryKind,
+        placement: Placement,
+        stream: StreamRef,
+        last_use: SubmissionIndex,
+    ) -> Self {
         Self {
             marks: Vec::new(),
             kind,
             placement,
             stream,
-            own_use,
+            last_use,
         }
     }
 }
@@ -91,7 +96,8 @@ impl HeldUse {
 /// The manager's streams.
 #[derive(Default)]
 pub(crate) struct Streams {
-    /// Whether an allocation was ever made on a foreign stream; until then nothing runs.
+    /// Whether an allocation was ever made on a foreign stream; until then nothing runs
+    /// ([`activate`](Self::activate)).
     pub active: bool,
     entries: Vec<Entry>,
     held: Vec<HeldUse>,
@@ -100,6 +106,15 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
+    /// Starts ordering streams (at the first allocation on a foreign stream). vramkit's own
+    /// queue may still run work on memory released before: it counts as a release there.
+    pub fn activate(&mut self) {
+        if !self.active {
+            self.active = true;
+            self.on_release(StreamRef::Own);
+        }
+    }
+
     /// Counts a release on `stream`.
     #[inline]
     pub fn on_release(&mut self, stream: StreamRef) {
@@ -149,6 +164,14 @@ impl Streams {
             }
         }
         Ok(all)
+    }
+
+    /// Confirms every stream's releases (waiting) and forgets `stream`'s entry: vramkit marks
+    /// it no more until memory is released on it again.
+    pub fn forget<B: Storage>(&mut self, backend: &B, stream: StreamRef) -> Result<()> {
+        self.settle(backend, None, true)?;
+        self.entries.retain(|e| e.stream != stream);
+        Ok(())
     }
 
     /// Holds a released allocation until every stream in `uses` has passed this point.

@@ -43,10 +43,10 @@ impl CudaBackend {
             None => event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
                 .map_err(|e| self.fail("cuEventCreate", e))?,
         };
-        // SAFETY: `ev` is a live event of the current context; the stream is the caller's
-        // handle of a stream of this context (or a default stream, 0 or 2), which the
-        // driver checks.
-        if let Err(e) = unsafe { event::record(ev, stream.0 as sys::CUstream) } {
+        // SAFETY: `ev` is a live event of the current context; the stream is a live stream of
+        // this device's primary context or a default stream (`ForeignStream::from_raw`'s
+        // contract: it stays alive while vramkit may mark it).
+        if let Err(e) = unsafe { event::record(ev, stream.raw() as sys::CUstream) } {
             marks.spare.push(ev);
             return Err(self.fail("cuEventRecord", e));
         }

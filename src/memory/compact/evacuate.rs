@@ -43,7 +43,8 @@ impl<B: Storage> Manager<B> {
                 }
                 if let Some(blk) = self.pools[kind.index()].remove_block(b) {
                     report.blocks_freed += 1;
-                    report.bytes_freed += blk.size;
+                    // Pages given back inside it were counted when they went.
+                    report.bytes_freed += blk.size - blk.unmapped.bytes;
                     self.free_block(backend, kind, blk);
                 }
             }
@@ -108,7 +109,7 @@ impl<B: Storage> Manager<B> {
         }
         for blk in emptied {
             report.blocks_freed += 1;
-            report.bytes_freed += blk.size;
+            report.bytes_freed += blk.size - blk.unmapped.bytes;
             self.free_block(backend, kind, blk);
         }
         report.duration = start.elapsed();

@@ -28,8 +28,9 @@ impl<B: Storage> Manager<B> {
     /// `wait`) to the pools, as a release on its own stream.
     fn collect_held(&mut self, backend: &B, wait: bool) -> Result<()> {
         for h in self.streams.take_passed(backend, wait)? {
-            self.free_placement(backend, h.kind, h.placement);
-            self.on_stream_release(h.stream, h.own_use);
+            // Its own stream's release is counted first (see `release`).
+            self.on_stream_release(h.stream, h.last_use);
+            self.deferred_or_free(backend, h.kind, h.placement, h.last_use)?;
         }
         Ok(())
     }

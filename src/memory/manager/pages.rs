@@ -216,6 +216,11 @@ impl<B: Storage> Manager<B> {
         if free <= keep.saturating_add(floor) {
             return;
         }
+        // Streams still running over released memory: nothing goes now, and nothing is
+        // learnt about what can go.
+        if self.streams.active && !self.streams.settle(backend, None, false).unwrap_or(false) {
+            return;
+        }
         match self.unmap_free_pages(backend, kind, free - keep, None, false) {
             Ok(given) => {
                 self.page_floor[kind.index()] = (free - given).saturating_sub(keep);

@@ -89,6 +89,7 @@ impl<B: Storage> Manager<B> {
                 b.segment && (b.fence == 0 || backend.is_done(b.fence).unwrap_or(false))
             })
             && pool.tail_free(p.block) > keep
+            && (!self.streams.active || self.streams.settle(backend, None, false).unwrap_or(false))
         {
             // A failed shrink leaves the memory where it is: the release itself succeeded, and
             // the error waits for the next call that can fail.
@@ -131,15 +132,15 @@ impl<B: Storage> Manager<B> {
         if !self.streams.active {
             return self.deferred_or_free(backend, a.kind, a.placement, a.last_use);
         }
-        let own_use = a.last_use != 0 && a.stream != StreamRef::Own;
         if a.uses.is_empty() {
-            self.deferred_or_free(backend, a.kind, a.placement, a.last_use)?;
-            self.on_stream_release(a.stream, own_use);
-            return Ok(());
+            // Counted first: what the release frees past the threshold (blocks, segment
+            // ends, pages) must wait for the releasing stream too.
+            self.on_stream_release(a.stream, a.last_use);
+            return self.deferred_or_free(backend, a.kind, a.placement, a.last_use);
         }
         // Other streams still use it: it waits for them where it is.
         self.pools[a.kind.index()].orphan(a.placement.chunk);
-        let held = HeldUse::new(a.kind, a.placement, a.stream, own_use);
+        let held = HeldUse::new(a.kind, a.placement, a.stream, a.last_use);
         if let Err(e) = self.streams.hold(backend, &a.uses, held) {
             // No mark could be recorded (a lost device): the range stays out of use.
             log::warn!(
@@ -151,12 +152,20 @@ impl<B: Storage> Manager<B> {
         Ok(())
     }
 
-    /// Counts a release on `stream` (and on vramkit's own queue, which also used it).
-    pub(super) fn on_stream_release(&mut self, stream: StreamRef, own_use: bool) {
+    /// Counts a release on `stream` (and on vramkit's own queue, if its work `last_use`
+    /// used the memory too).
+    pub(super) fn on_stream_release(&mut self, stream: StreamRef, last_use: SubmissionIndex) {
         self.streams.on_release(stream);
-        if own_use {
+        if last_use != 0 && stream != StreamRef::Own {
             self.streams.on_release(StreamRef::Own);
         }
+    }
+
+    /// Confirms the releases on `stream` (waiting) and forgets it
+    /// ([`Context::forget_stream`](crate::Context::forget_stream)).
+    pub fn forget_stream(&mut self, backend: &B, stream: StreamRef) -> Result<()> {
+        self.collect(backend)?;
+        self.streams.forget(backend, stream)
     }
 
     /// Declares that `stream` uses the allocation too: released, it is reused only after
@@ -173,8 +182,9 @@ impl<B: Storage> Manager<B> {
         if !self.streams.active {
             return Err(Error::Unsupported {
                 what: "recording a stream on an allocation made for vramkit's own queue".into(),
-                reason: "allocations used on foreign streams are made on one with                          Context::alloc_on"
-                    .into(),
+                reason:
+                    "allocations used on foreign streams are made on one with Context::alloc_on"
+                        .into(),
             });
         }
         if let Some(a) = self.allocs.get_mut(h.key) {

@@ -83,6 +83,9 @@ impl<B: Storage> Manager<B> {
         let headroom = (self.room(backend, keep) + cached) / g.unit * g.unit;
         let pool = &self.pools[kind.index()];
         let (total_free, largest_free) = pool.free_space();
+        // Pages given back are free address space whose memory the budget counts as headroom
+        // already: mapping them again takes it.
+        let total_free = total_free - pool.unmapped_bytes;
         let room = self.room(backend, keep);
         let largest = if backend.resizable(kind) {
             let headroom = room / g.unit * g.unit;
@@ -126,8 +129,9 @@ impl<B: Storage> Manager<B> {
         if backend.resizable(kind) {
             let headroom = headroom / g.unit * g.unit;
             if gatherable {
-                // Compaction gathers every free byte at the segment's end, which grows.
-                return Ok((pool.free_total() + headroom) / size);
+                // Compaction gathers every free byte at the segment's end, which grows; pages
+                // given back count in the headroom, not twice.
+                return Ok((pool.free_total() - pool.unmapped_bytes + headroom) / size);
             }
             let cap = 1 << 20;
             return Ok(pool.count_fits(Class::Large, size, cap) + headroom / size);
