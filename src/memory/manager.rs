@@ -257,13 +257,23 @@ impl<B: Storage> Manager<B> {
                         requested: block,
                         kind,
                         detail,
-                    } => Error::OutOfMemory {
-                        requested: desc.size,
-                        kind,
-                        detail: format!(
-                            "`{label}`: the pool asked the device for {block} bytes: {detail}"
-                        ),
-                    },
+                    } => {
+                        // What the context holds, as a budget refusal says it.
+                        let (free, largest) = self.pools[kind.index()].free_space();
+                        let free = free - self.pools[kind.index()].unmapped_bytes;
+                        let c = &self.counters;
+                        Error::OutOfMemory {
+                            requested: desc.size,
+                            kind,
+                            detail: format!(
+                                "`{label}`: the pool asked the device for {block} bytes: \
+                                 {detail}; this context holds {} bytes, {} in use by live \
+                                 allocations, {free} free in holes, the largest free range \
+                                 {largest} bytes",
+                                c.reserved, c.in_use
+                            ),
+                        }
+                    }
                     e => e,
                 });
             }
