@@ -11,16 +11,24 @@
 //!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
 //!    release as well.
 //! 3. [`Context::device_ptr`] gives the pointer of any allocation (made with
-//!    [`Context::alloc`] too), which then stays where it is for its life. Work vramkit recorded
-//!    on it so far is submitted; order your own work after it yourself
-//!    ([`CudaBackend::stream`](crate::backend::cuda::CudaBackend::stream) is vramkit's stream), or
-//!    allocate on your stream.
-//! 4. Stay inside `address .. address + size`; a pointer is valid until the allocation is
-//!    released.
+//!    [`Context::alloc`] too) as a [`DeviceLease`]: the allocation stays where it is for its
+//!    life, and its range is not handed out again while a clone of the lease lives, even once
+//!    the allocation is released (the release then completes when the last lease is
+//!    dropped, and waits for the allocation's streams as usual). Work vramkit recorded on it
+//!    so far is submitted; order your own work after it yourself
+//!    ([`CudaBackend::stream`](crate::backend::cuda::CudaBackend::stream) is vramkit's stream),
+//!    or allocate on your stream. A context dropped while leases live leaves their device
+//!    memory allocated (and logs a warning), so the pointers stay valid.
+//! 4. Stay inside `address .. address + size`; a pointer from `alloc_on` is valid until the
+//!    allocation is released, one from a lease while the lease lives.
+
+use std::sync::Arc;
 
 use crate::backend::{Backend, ForeignStream, MemoryKind, StreamRef};
 use crate::error::{Error, Result};
 use crate::lock;
+use crate::memory::handle::BufferKey;
+use crate::memory::lease::LeaseBook;
 use crate::memory::AllocDesc;
 use crate::{BufferHandle, Context};
 
@@ -34,6 +42,52 @@ pub struct DevicePtr {
     pub size: u64,
     /// The stream the allocation was made for.
     pub stream: StreamRef,
+}
+
+/// A device pointer lent to code outside vramkit ([`Context::device_ptr`]): while it (or a
+/// clone) lives, the allocation's range is not handed out again, even once the allocation is
+/// released. Dereferences to its [`DevicePtr`].
+pub struct DeviceLease {
+    ptr: DevicePtr,
+    book: Arc<LeaseBook>,
+    key: BufferKey,
+}
+
+impl DeviceLease {
+    /// The pointer, size and stream.
+    pub fn ptr(&self) -> DevicePtr {
+        self.ptr
+    }
+}
+
+impl std::ops::Deref for DeviceLease {
+    type Target = DevicePtr;
+    fn deref(&self) -> &DevicePtr {
+        &self.ptr
+    }
+}
+
+impl Clone for DeviceLease {
+    fn clone(&self) -> Self {
+        self.book.take(self.key);
+        Self {
+            ptr: self.ptr,
+            book: Arc::clone(&self.book),
+            key: self.key,
+        }
+    }
+}
+
+impl Drop for DeviceLease {
+    fn drop(&mut self) {
+        self.book.end(self.key);
+    }
+}
+
+impl std::fmt::Debug for DeviceLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("DeviceLease").field(&self.ptr).finish()
+    }
 }
 
 impl<B: Backend> Context<B> {
@@ -123,19 +177,30 @@ impl<B: Backend> Context<B> {
         lock(&self.mem).forget_stream(&self.backend, StreamRef::Foreign(stream))
     }
 
-    /// The device pointer of an allocation, which then never moves; work vramkit recorded so
-    /// far is submitted. See the [rules](crate::device_ptr).
+    /// The device pointer of an allocation, lent as a [`DeviceLease`]: the allocation never
+    /// moves again, and its range is not handed out again while the lease lives; work vramkit
+    /// recorded so far is submitted. See the [rules](crate::device_ptr).
     ///
     /// # Errors
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] where the backend's memory has no
     /// address outside code can use (wgpu: use `wgpu_binding`).
-    pub fn device_ptr(&self, handle: BufferHandle) -> Result<DevicePtr> {
-        let (address, size, stream) = lock(&self.mem).device_address(&self.backend, handle)?;
+    pub fn device_ptr(&self, handle: BufferHandle) -> Result<DeviceLease> {
+        let mut m = lock(&self.mem);
+        let (address, size, stream) = m.device_address(&self.backend, handle)?;
+        // Taken under the lock that a release takes too: no release slips in between.
+        m.leases.take(handle.key);
+        let book = Arc::clone(&m.leases);
+        drop(m);
+        let lease = DeviceLease {
+            ptr: DevicePtr {
+                address,
+                size,
+                stream,
+            },
+            book,
+            key: handle.key,
+        };
         self.backend.submit()?;
-        Ok(DevicePtr {
-            address,
-            size,
-            stream,
-        })
+        Ok(lease)
     }
 }

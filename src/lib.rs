@@ -59,7 +59,7 @@ pub use backend::{MemoryAdvice, MemoryKind};
 pub use bytemuck;
 pub use context::{Context, ContextDesc};
 pub use debug::DebugSettings;
-pub use device_ptr::DevicePtr;
+pub use device_ptr::{DeviceLease, DevicePtr};
 pub use dispatch::Binding;
 pub use error::{Error, Result, StaleReason};
 pub use error_kind::ErrorKind;

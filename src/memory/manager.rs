@@ -21,6 +21,7 @@
 //! ([`compact`](super::compact)).
 
 use std::backtrace::Backtrace;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use slotmap::SlotMap;
@@ -29,6 +30,7 @@ use super::budget::Budget;
 use super::compact::CompactionDesc;
 use super::geometry::Geometry;
 use super::handle::{BufferHandle, BufferKey};
+use super::lease::LeaseBook;
 use super::pool::{Placement, Pool};
 use super::release::Deferred;
 use super::stats::Counters;
@@ -94,6 +96,10 @@ pub(crate) struct Manager<B: Storage> {
     textures: Textures<B::Texture>,
     deferred: Deferred,
     pub(super) streams: Streams,
+    /// Device pointers' leases ([`lease`](super::lease)).
+    pub(crate) leases: Arc<LeaseBook>,
+    /// Released allocations whose pointers are still leased: held where they are.
+    leased: HashMap<BufferKey, Allocation>,
     pub(super) budget: Budget,
     pub settings: Settings,
     pub(super) counters: Counters,
@@ -138,6 +144,8 @@ impl<B: Storage> Manager<B> {
             textures: Textures::default(),
             deferred: Deferred::default(),
             streams: Streams::default(),
+            leases: Arc::new(LeaseBook::default()),
+            leased: HashMap::new(),
             budget: Budget::new(settings.budget),
             settings,
             counters: Counters::default(),

@@ -12,6 +12,9 @@ impl<B: Storage> Manager<B> {
     /// Returns released memory whose submissions have completed to the pools.
     pub fn collect(&mut self, backend: &B) -> Result<()> {
         self.collect_textures(backend, false)?;
+        if self.leases.any_ended() {
+            self.collect_leased(backend)?;
+        }
         if self.streams.has_held() {
             self.collect_held(backend, false)?;
         }
@@ -20,6 +23,18 @@ impl<B: Storage> Manager<B> {
         }
         for p in self.deferred.take_done(backend)? {
             self.free_placement(backend, p.kind, p.placement);
+        }
+        Ok(())
+    }
+
+    /// Gives back released allocations whose last lease ended.
+    pub(super) fn collect_leased(&mut self, backend: &B) -> Result<()> {
+        for key in self.leases.take_ended() {
+            if let Some(a) = self.leased.remove(&key) {
+                // The orphaned chunk goes back through the usual path: it is used, with no
+                // owner, as a released allocation still in use is.
+                self.give_back(backend, a)?;
+            }
         }
         Ok(())
     }
@@ -75,8 +90,20 @@ impl<B: Storage> Manager<B> {
         let leaks = self.live_since(0, true);
         self.allocs.clear();
         self.drain_textures(backend);
+        let leased = self.leases.live();
+        if leased > 0 {
+            log::warn!(
+                "vramkit: the context is dropped while {leased} device pointer leases live: \
+                 their blocks stay allocated (leaked) so that the pointers stay valid"
+            );
+        }
         for kind in MemoryKind::ALL {
+            let keep = leased > 0 && matches!(kind, MemoryKind::Device | MemoryKind::Unified);
             for b in self.pools[kind.index()].drain() {
+                if keep {
+                    std::mem::forget(b.raw);
+                    continue;
+                }
                 self.free_block(backend, kind, b);
             }
         }

@@ -114,7 +114,8 @@ impl<B: Storage> Manager<B> {
             pages: c.pages.clone(),
             pending_release: self.deferred.bytes
                 + self.textures.pending_bytes()
-                + self.streams.held_bytes,
+                + self.streams.held_bytes
+                + self.leased_bytes(),
             peak_requested: c.peak_requested,
             peak_in_use: c.peak_in_use,
             peak_reserved: c.peak_reserved,
@@ -126,6 +127,11 @@ impl<B: Storage> Manager<B> {
             kinds,
             tags,
         }
+    }
+
+    /// Bytes of released allocations whose pointers are still leased.
+    fn leased_bytes(&self) -> u64 {
+        self.leased.values().map(|a| a.placement.size).sum()
     }
 
     /// Bytes and blocks each pool really holds, staging included: what the counters must say.

@@ -7,7 +7,7 @@ use super::super::release::PendingFree;
 use super::super::streams::HeldUse;
 use super::super::trace::EventKind;
 use super::super::Label;
-use super::{record, Manager};
+use super::{record, Allocation, Manager};
 use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
 use crate::error::{Error, Result, StaleReason};
 use crate::BufferHandle;
@@ -127,8 +127,21 @@ impl<B: Storage> Manager<B> {
             a.kind,
             a.requested,
             -(a.placement.size as i64),
-            || a.label,
+            || a.label.clone(),
         );
+        if self.leases.is_leased(h.key) {
+            // A pointer to it still lives outside: it stays where it is until the last lease
+            // ends (`collect`).
+            self.pools[a.kind.index()].orphan(a.placement.chunk);
+            self.leased.insert(h.key, a);
+            return Ok(());
+        }
+        self.give_back(backend, a)
+    }
+
+    /// The rest of a release, once no lease holds the allocation: back to its pool in queue
+    /// order, or held for the streams that still use it.
+    pub(super) fn give_back(&mut self, backend: &B, a: Allocation) -> Result<()> {
         if !self.streams.active {
             return self.deferred_or_free(backend, a.kind, a.placement, a.last_use);
         }

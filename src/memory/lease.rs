@@ -1,0 +1,72 @@
+//! Leases: device pointers handed to code outside vramkit ([`Context::device_ptr`]) keep
+//! their range out of reuse while they live. A lease counts itself in the context's book when
+//! made and cloned, and leaves it when dropped, without the manager's lock; the manager reads
+//! the book when an allocation is released (a leased one is held where it is) and collects
+//! the leases that ended on its next operation.
+//!
+//! [`Context::device_ptr`]: crate::Context::device_ptr
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::handle::BufferKey;
+use crate::lock;
+
+/// Live leases by allocation, and allocations whose last lease ended.
+#[derive(Default)]
+pub(crate) struct LeaseBook {
+    counts: Mutex<HashMap<BufferKey, u32>>,
+    ended: Mutex<Vec<BufferKey>>,
+    /// Live leases in all (read without a lock on the release path).
+    live: AtomicUsize,
+}
+
+impl LeaseBook {
+    /// One more lease on `key`.
+    pub fn take(&self, key: BufferKey) {
+        *lock(&self.counts).entry(key).or_insert(0) += 1;
+        self.live.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A lease on `key` ended.
+    pub fn end(&self, key: BufferKey) {
+        let mut counts = lock(&self.counts);
+        let last = match counts.get_mut(&key) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                counts.remove(&key);
+                true
+            }
+            None => false,
+        };
+        drop(counts);
+        self.live.fetch_sub(1, Ordering::AcqRel);
+        if last {
+            lock(&self.ended).push(key);
+        }
+    }
+
+    /// Live leases in all.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// Whether `key` is leased now.
+    pub fn is_leased(&self, key: BufferKey) -> bool {
+        self.live() > 0 && lock(&self.counts).contains_key(&key)
+    }
+
+    /// The allocations whose last lease ended since the last call.
+    pub fn take_ended(&self) -> Vec<BufferKey> {
+        std::mem::take(&mut *lock(&self.ended))
+    }
+
+    /// Whether a lease ended since the last [`take_ended`](Self::take_ended).
+    pub fn any_ended(&self) -> bool {
+        !lock(&self.ended).is_empty()
+    }
+}
