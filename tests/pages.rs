@@ -4,8 +4,11 @@
 //! `ContextDesc::follow_live` the memory held stays within the slack over the peak in use
 //! while no allocation moves.
 
+mod common;
+
 use rand::{Rng, SeedableRng};
 use vramkit::backend::host::{HostBackend, HostConfig};
+use vramkit::backend::Backend;
 use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc};
 
 const PAGE: u64 = 64 << 10;
@@ -27,10 +30,11 @@ fn pattern(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Seeded random allocations of mixed sizes, uploaded and checked on release; some zeroed,
-/// checked for zeros first.
-fn churn(
-    ctx: &Context<HostBackend>,
+/// Seeded random allocations of mixed sizes (up to 8 pages of `page` bytes), uploaded and
+/// checked on release; some zeroed, checked for zeros first.
+fn churn<B: Backend>(
+    ctx: &Context<B>,
+    page: u64,
     seed: u64,
     steps: usize,
     movable: bool,
@@ -41,9 +45,9 @@ fn churn(
     for step in 0..steps {
         if live.len() < 60 && rng.random_range(0..5) < 3 {
             let size = if rng.random_range(0..4) == 0 {
-                rng.random_range(PAGE..8 * PAGE)
+                rng.random_range(page..8 * page)
             } else {
-                rng.random_range(1..PAGE)
+                rng.random_range(1..page)
             };
             let zeroed = rng.random_range(0..3) == 0;
             let mut desc = AllocDesc::new("churn", size);
@@ -99,7 +103,7 @@ fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> any
         };
         desc.compaction.before_growth = false;
         let ctx = ctx(desc, None);
-        churn(&ctx, seed, 3000, false)?;
+        churn(&ctx, PAGE, seed, 3000, false)?;
         let s = ctx.stats().kind(vramkit::MemoryKind::Device).clone();
         // Physical memory may pass the peak in use by the slack (0.5 %) and by the pages that
         // hold live bytes only in part (two per allocation at most, 60 live).
@@ -123,7 +127,7 @@ fn without_following_the_pool_keeps_its_holes() -> anyhow::Result<()> {
     let (mut with, mut without) = (0, 0);
     for seed in 0..6 {
         let plain = ctx(desc.clone(), None);
-        churn(&plain, seed, 3000, false)?;
+        churn(&plain, PAGE, seed, 3000, false)?;
         without += plain
             .stats()
             .kind(vramkit::MemoryKind::Device)
@@ -131,7 +135,7 @@ fn without_following_the_pool_keeps_its_holes() -> anyhow::Result<()> {
         let mut d = desc.clone();
         d.follow_live = true;
         let follow = ctx(d, None);
-        churn(&follow, seed, 3000, false)?;
+        churn(&follow, PAGE, seed, 3000, false)?;
         with += follow
             .stats()
             .kind(vramkit::MemoryKind::Device)
@@ -155,7 +159,7 @@ fn pressure_gives_pages_back_and_compaction_maps_them_again() -> anyhow::Result<
             },
             None,
         );
-        churn(&ctx, seed, 3000, true)?;
+        churn(&ctx, PAGE, seed, 3000, true)?;
     }
     Ok(())
 }
@@ -191,5 +195,40 @@ fn a_release_threshold_gives_free_pages_back_and_trim_gives_all() -> anyhow::Res
     ctx.trim()?;
     assert_eq!(ctx.stats().reserved, 0);
     ctx.audit().check()?;
+    Ok(())
+}
+
+/// The same on CUDA (skipped without it): segments' 2 MiB pages unmapped and mapped again
+/// with the driver's virtual memory calls, data intact, memory within the slack.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
+    let mut desc = ContextDesc {
+        follow_live: true,
+        ..Default::default()
+    };
+    desc.compaction.before_growth = false;
+    let Some(ctx) = common::try_cuda("cuda_pages", desc) else {
+        return Ok(());
+    };
+    use vramkit::backend::Storage;
+    let Some(page) = ctx.backend().page_size(vramkit::MemoryKind::Device) else {
+        eprintln!("SKIPPED cuda_pages: this device has no virtual memory management");
+        return Ok(());
+    };
+    churn(&ctx, page, 1, 1500, false)?;
+    let s = ctx.stats();
+    assert!(
+        s.pages.unmaps > 0 && s.pages.maps > 0,
+        "no page went back: {:?}",
+        s.pages
+    );
+    let k = s.kind(vramkit::MemoryKind::Device);
+    let bound = k.peak_in_use + k.peak_in_use / 200 + 120 * page;
+    assert!(
+        k.peak_reserved <= bound,
+        "peak reserved {} past {bound}",
+        k.peak_reserved
+    );
     Ok(())
 }

@@ -9,7 +9,9 @@ export VRAMKIT_REQUIRE_CUDA=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if [ "${ONLY:-tests}" != bench ]; then
-  echo "== cuda_streams"; .device/torch/cuda_streams --test-threads=1 2>&1 | tail -20
+  for t in .device/torch/test_*; do
+    echo "== $t"; "$t" --test-threads=1 2>&1 | tail -20
+  done
   echo "== cuda_interop"; .device/torch/cuda_interop 2>&1 | tail -5
   echo "== python tests"; python3 -m pytest -q -x python/tests 2>&1 | tail -30
 fi

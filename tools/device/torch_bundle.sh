@@ -10,11 +10,13 @@ cargo build --release -p vramkit-capi -q
 cp -L target/release/libvramkit_capi.so .device/torch/
 cargo build --release --features cuda --example cuda_interop -q
 cp -L target/release/examples/cuda_interop .device/torch/
-cargo test --release --features cuda --no-run --test cuda_streams --message-format=json 2>/dev/null |
+cargo test --release --features cuda --no-run --test cuda_streams --test pages --test leases \
+  --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
-        print(m["executable"])' | while read -r p; do cp -L "$p" .device/torch/cuda_streams; done
+        print(m["target"]["name"], m["executable"])' |
+  while read -r name p; do cp -L "$p" ".device/torch/test_$name"; done
 strip .device/torch/*
 ls -la .device/torch
