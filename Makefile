@@ -44,7 +44,9 @@ test: deps
 	$(CARGO) build $(FLAGS) --examples
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
-	# The C ABI (capi/): its tests run on the host backend, and compile a C program.
+	# The C ABI (capi/): its tests run on the host backend, and compile a C program against
+	# the shared library, which `cargo test` does not build by itself.
+	$(CARGO) build --release -p vramkit-capi
 	$(CARGO) test --release -p vramkit-capi --all-targets
 	$(MAKE) test-python
 
@@ -68,6 +70,7 @@ test-python:
 test-debug: deps
 	$(CARGO) build $(if $(FEATURES),--features $(FEATURES)) --examples
 	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
+	$(CARGO) build -p vramkit-capi
 	$(CARGO) test -p vramkit-capi
 
 bench: deps

@@ -298,7 +298,11 @@ fn library_dir() -> Option<std::path::PathBuf> {
 #[test]
 fn a_c_program_compiles_against_the_header_and_runs() -> anyhow::Result<()> {
     let Some(lib) = library_dir() else {
-        anyhow::bail!("libvramkit_capi.so was not built beside the test binary");
+        anyhow::bail!(
+            "libvramkit_capi.so was not built beside the test binary: `cargo test` builds the \
+             crate only as an rlib for its tests; run `cargo build -p vramkit-capi` (with the \
+             same profile) first, as `make test` does"
+        );
     };
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
