@@ -40,7 +40,9 @@ fn windows<Blk>(
     let mut candidates: Vec<(u64, u32)> = pool
         .blocks()
         .filter(|(_, blk)| {
-            let reach = blk.size + if blk.segment { beyond } else { 0 };
+            let reach = blk
+                .size
+                .saturating_add(if blk.segment { beyond } else { 0 });
             reach >= size && class.is_none_or(|c| c == blk.class)
         })
         .map(|(b, blk)| (blk.size - blk.used, b))
@@ -51,7 +53,9 @@ fn windows<Blk>(
     }
     for (_, b) in candidates {
         let Some(blk) = pool.block(b) else { continue };
-        let reach = blk.size + if blk.segment { beyond } else { 0 };
+        let reach = blk
+            .size
+            .saturating_add(if blk.segment { beyond } else { 0 });
         // (offset, end, used bytes, blocked) per chunk.
         span.clear();
         span.extend(pool.chunks_of(b).map(|id| {
