@@ -15,12 +15,14 @@
 //!    life, and its range is not handed out again while a clone of the lease lives, even once
 //!    the allocation is released (the release then completes when the last lease is
 //!    dropped, and waits for the allocation's streams as usual). Work vramkit recorded on it
-//!    so far is submitted; order your own work after it yourself
-//!    ([`CudaBackend::stream`](crate::backend::cuda::CudaBackend::stream) is vramkit's stream),
-//!    or allocate on your stream. A context dropped while leases live leaves their device
+//!    so far is submitted; order your own work after it yourself (`CudaBackend::stream` is
+//!    vramkit's stream), or allocate on your stream. A context dropped while leases live leaves their device
 //!    memory allocated (and logs a warning), so the pointers stay valid.
 //! 4. Stay inside `address .. address + size`; a pointer from `alloc_on` is valid until the
 //!    allocation is released, one from a lease while the lease lives.
+//! 5. A stream you allocated or recorded on stays alive until [`Context::forget_stream`]
+//!    returned for it (vramkit records events on it after a release, when another stream
+//!    needs the memory): see [`ForeignStream::from_raw`].
 
 use std::sync::Arc;
 
