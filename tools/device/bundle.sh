@@ -13,7 +13,7 @@ for l in sys.stdin:
         print(m["target"]["name"], m["executable"])'; }
 targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
 cargo build --release --features nccl --example image_4k -q
-/work/shared/tools/device-bundle.sh target/release/examples/image_4k >/dev/null
+tools/device/vulkan_bundle.sh target/release/examples/image_4k >/dev/null
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
 cargo test --release --features nccl --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
