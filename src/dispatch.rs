@@ -76,6 +76,7 @@ impl<B: Backend> Context<B> {
             }
         }
         let signature = Signature::of(source)?;
+        signature.check_workgroup(source, self.backend.limits())?;
         let k = Arc::new((self.backend.compile(source, constants)?, signature));
         lock(&self.kernels).insert(key, (source.clone(), Arc::clone(&k)));
         Ok(k)

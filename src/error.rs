@@ -30,16 +30,18 @@ pub enum Error {
 
     /// The request can never fit on this device, whatever is released.
     #[error(
-        "`{label}`: {requested} bytes can never fit: the device's limit is {max} bytes ({what}); \
-         split the data into parts of at most {max} bytes"
+        "`{label}`: {requested} {unit} can never fit: the device's limit is {max} {unit} \
+         ({what}); split the data into parts of at most {max} {unit}"
     )]
     TooLarge {
         /// Label of the allocation.
         label: String,
-        /// Bytes asked for.
+        /// How much was asked for, in `unit`s.
         requested: u64,
-        /// The hard limit.
+        /// The hard limit, in `unit`s.
         max: u64,
+        /// What `requested` and `max` count: "bytes", "texels", "values".
+        unit: &'static str,
         /// Which limit this is.
         what: &'static str,
     },

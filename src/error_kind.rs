@@ -132,6 +132,7 @@ mod tests {
                     label: s(),
                     requested: 2,
                     max: 1,
+                    unit: "bytes",
                     what: "w",
                 },
                 ErrorKind::TooLarge,

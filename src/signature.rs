@@ -11,8 +11,9 @@ use crate::texture::TextureFormat;
 /// What one binding of an entry point is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Slot {
-    /// A storage buffer: its smallest size in bytes (one element of its array), and whether it
-    /// is declared `read` (not `read_write`).
+    /// A storage buffer: its smallest size in bytes (WGSL's minimum binding size: the whole
+    /// type, with one element of a runtime-sized array), and whether it is declared `read`
+    /// (not `read_write`).
     Buffer { min: u64, read_only: bool },
     /// A sampled `texture_2d<f32>`.
     Sampled,
@@ -30,6 +31,10 @@ pub(crate) struct Signature {
     pub slots: Vec<Slot>,
     /// Each storage buffer's smallest size in bytes, in binding order (buffer-only kernels).
     pub storage: Vec<u64>,
+    /// Invocations per workgroup in x, y and z (`@workgroup_size`).
+    pub workgroup_size: [u32; 3],
+    /// Bytes of the `var<workgroup>` variables the entry point uses.
+    pub workgroup_bytes: u64,
     /// Whether each storage buffer is declared `read`, in binding order.
     pub read_only: Vec<bool>,
     /// Bytes of the params struct, if the entry point reads one.
@@ -82,16 +87,19 @@ impl Signature {
             .map_err(|e| shader(source, format!("type layout: {e}")))?;
         let mut slots: Vec<(u32, Slot)> = Vec::new();
         let mut params = None;
+        let mut workgroup_bytes = 0u64;
         for (handle, var) in module.global_variables.iter() {
-            let Some(binding) = &var.binding else {
-                continue;
-            };
             if used[handle].is_empty() {
                 continue;
             }
-            let size = match module.types[var.ty].inner {
-                naga::TypeInner::Array { stride, .. } => u64::from(stride),
-                _ => u64::from(layouter[var.ty].size),
+            // WGSL's minimum binding size: the whole type, where a runtime-sized array counts
+            // one element (naga's layout counts it so, inside a struct as well).
+            let size = u64::from(layouter[var.ty].size);
+            if var.space == naga::AddressSpace::WorkGroup {
+                workgroup_bytes = workgroup_bytes.saturating_add(size);
+            }
+            let Some(binding) = &var.binding else {
+                continue;
             };
             let slot = match (&var.space, &module.types[var.ty].inner) {
                 _ if binding.group != 0 => None,
@@ -157,6 +165,8 @@ impl Signature {
             })
         };
         Ok(Self {
+            workgroup_size: module.entry_points[index].workgroup_size,
+            workgroup_bytes,
             storage: buffers().map(|b| b.0).collect(),
             read_only: buffers().map(|b| b.1).collect(),
             slots,
@@ -170,7 +180,7 @@ impl Signature {
         self.slots.iter().any(|s| !matches!(s, Slot::Buffer { .. }))
     }
 
-    /// Checks a launch: one binding per storage buffer, each holding at least one element, no
+    /// Checks a launch: one binding per storage buffer, each at least its type's size, no
     /// `read` binding in a block another binding writes (`blocks[i]` names binding `i`'s
     /// block), params of the struct's size (or that rounded up to 16 bytes), and a grid within
     /// the device's limits.
@@ -223,7 +233,8 @@ impl Signature {
             if size < min {
                 return Err(Error::ShapeMismatch {
                     expected: format!(
-                        "binding {i} of kernel `{label}` of at least one element ({min} bytes)"
+                        "binding {i} of kernel `{label}` of at least {min} bytes (its WGSL \
+                         type's size, one element of a runtime-sized array)"
                     ),
                     actual: format!("{size} bytes"),
                 });
@@ -245,7 +256,9 @@ impl Signature {
     }
 
     /// Checks params of the struct's size (or that rounded up to 16 bytes), within the
-    /// device's limit, and a grid within the device's limits.
+    /// device's limit, and a grid within the device's limits. With
+    /// [`check_workgroup`](Self::check_workgroup) at build time, a launch that passes is never
+    /// refused by the driver later, when its command buffer is submitted.
     ///
     /// # Errors
     /// As [`check`](Self::check).
@@ -264,6 +277,7 @@ impl Signature {
                 label: label.into(),
                 requested: params,
                 max: limits.max_params_size,
+                unit: "bytes",
                 what: "largest params struct a kernel launch may take",
             });
         }
@@ -287,6 +301,42 @@ impl Signature {
                 reason: "each dimension must be at least 1 and at most the device's limit \
                          (BackendLimits::max_workgroups): split the launch or use the y and z \
                          dimensions",
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the entry point's `@workgroup_size` and `var<workgroup>` bytes against the
+    /// device's limits, before the pipeline is built.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a workgroup past the device's size or invocation
+    /// limits; [`Error::TooLarge`] for workgroup memory past the device's.
+    pub fn check_workgroup(&self, source: &KernelSource, limits: &BackendLimits) -> Result<()> {
+        let label = source.label();
+        let size = self.workgroup_size;
+        let invocations = size.iter().map(|&n| u64::from(n)).product::<u64>();
+        let over = size.iter().zip(&limits.max_workgroup_size).any(|(&n, &m)| n > m);
+        if over || invocations > u64::from(limits.max_invocations) {
+            return Err(Error::InvalidParameter {
+                name: "@workgroup_size",
+                value: format!(
+                    "{size:?} ({invocations} invocations) of kernel `{label}` (the device allows \
+                     {:?}, {} invocations in all)",
+                    limits.max_workgroup_size, limits.max_invocations
+                ),
+                reason: "a workgroup past the device's limits is refused by the driver: declare \
+                         a smaller @workgroup_size and launch more workgroups",
+            });
+        }
+        if self.workgroup_bytes > u64::from(limits.max_workgroup_storage) {
+            return Err(Error::TooLarge {
+                label: format!("var<workgroup> of kernel `{label}`"),
+                requested: self.workgroup_bytes,
+                max: u64::from(limits.max_workgroup_storage),
+                unit: "bytes",
+                what: "workgroup (shared) memory one kernel may declare on this device; \
+                       keep less per workgroup",
             });
         }
         Ok(())

@@ -96,6 +96,7 @@ impl<B: Backend> Context<B> {
                 label: "a staging buffer".into(),
                 requested: len,
                 max,
+                unit: "bytes",
                 what: "the largest block the backend makes",
             });
         }

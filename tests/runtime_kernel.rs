@@ -14,6 +14,7 @@ gpu_tests!(
     a_new_source_under_a_cached_label_is_built_again,
     a_wild_runtime_kernel_stays_inside_its_bindings,
     wait_for_a_launch_then_release_at_once,
+    a_launch_the_driver_would_refuse_is_refused_before_recording,
 );
 /// On host memory too: `backend_tests!` in a module of its own (`gpu_tests!` above made the
 /// `gpu` and `cuda` modules here).
@@ -164,6 +165,90 @@ fn a_wild_runtime_kernel_stays_inside_its_bindings<B: Backend>(mk: Mk<B>) {
     let ys: Vec<f32> = ctx.download_vec(y).expect("download");
     assert_eq!(bits(&ys), cpu(&xs, 3.0));
     assert_eq!(ctx.download_vec::<f32>(x).expect("download"), xs);
+}
+
+/// A one-binding kernel `probe` whose WGSL declares `decl` (binding 0 is `x`) and runs
+/// `body`, with a CUDA twin that does nothing (the checks under test come before any backend).
+fn probe(label: &str, decl: &str, size: &str, body: &str) -> KernelSource {
+    let wgsl = format!(
+        "{decl}
+@compute @workgroup_size({size})
+fn probe(@builtin(local_invocation_index) i: u32) {{
+    {body}
+}}
+"
+    );
+    let cuda = format!(
+        "{}
+extern \"C\" __global__ void probe(BUF(float) x) {{}}
+",
+        include_str!("../shaders/cuda/common.cuh")
+    );
+    let k = KernelSource::owned(label.to_string(), wgsl, "probe");
+    // SAFETY: the twin starts with common.cuh and reaches no memory.
+    unsafe { k.with_cuda_owned(cuda) }
+}
+
+/// Launches the driver would refuse when the command buffer is submitted (where the refusal
+/// would drop the valid work recorded before them) are refused before anything is recorded:
+/// a fixed-size array bound to fewer bytes than it declares, a struct's fixed part likewise,
+/// workgroup memory and a workgroup past the device's limits. The work recorded before them
+/// runs.
+fn a_launch_the_driver_would_refuse_is_refused_before_recording<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    let limits = ctx.limits();
+    let n = 256;
+    let xs = floats(n, 11);
+    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+    ctx.upload_slice(x, &xs).expect("upload");
+    // Valid work recorded first, not yet submitted.
+    run(&ctx, &times("before", 3.0), x, y, n as u32);
+    let arr = "@group(0) @binding(0) var<storage, read_write> x: array<f32, 1024>;";
+    let e = ctx
+        .dispatch(&probe("fixed array", arr, "64", "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .expect_err("a 1 KiB binding for 4 KiB");
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch, "{e}");
+    assert!(e.to_string().contains("4096 bytes"), "{e}");
+    let st = "struct S { head: array<vec4<f32>, 80>, tail: array<f32> }
+@group(0) @binding(0) var<storage, read_write> x: S;";
+    let e = ctx
+        .dispatch(&probe("fixed part", st, "64", "x.tail[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .expect_err("1 KiB for a struct of 1,284 bytes at least");
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch, "{e}");
+    let words = u64::from(limits.max_workgroup_storage) / 4 + 1;
+    let shared = format!(
+        "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+var<workgroup> tile: array<f32, {words}>;"
+    );
+    let e = ctx
+        .dispatch(
+            &probe("shared", &shared, "64", "tile[i] = 1.0; x[i] = tile[i];"),
+            &[y],
+            &[],
+            [1, 1, 1],
+        )
+        .expect_err("workgroup memory past the device's");
+    assert_eq!(e.kind(), ErrorKind::TooLarge, "{e}");
+    assert!(e.to_string().contains("workgroup"), "{e}");
+    let one = "@group(0) @binding(0) var<storage, read_write> x: array<f32>;";
+    let wide = format!("{}", limits.max_workgroup_size[0] + 1);
+    let e = ctx
+        .dispatch(&probe("wide", one, &wide, "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .expect_err("a workgroup past the device's");
+    assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
+    let many = format!("{}, 2", limits.max_invocations);
+    let e = ctx
+        .dispatch(&probe("many", one, &many, "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .expect_err("more invocations than the device's");
+    assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
+    // What fits is launched: the whole array bound, a workgroup at the limits.
+    let big = ctx.alloc(AllocDesc::new("big", 4096)).expect("alloc");
+    ctx.dispatch(&probe("fits", arr, "64", "x[i] = 1.0;"), &[big], &[], [1, 1, 1])
+        .expect("a 4 KiB binding for 4 KiB");
+    ctx.wait().expect("wait");
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 3.0), "the work recorded before ran");
 }
 
 fn wait_for_a_launch_then_release_at_once<B: Backend>(mk: Mk<B>) {

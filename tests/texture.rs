@@ -19,6 +19,23 @@ backend_tests!(
     the_budget_never_counts_less_than_the_driver_takes,
 );
 
+/// Byte counts of sides and mip counts no device takes saturate instead of wrapping (or
+/// panicking in debug builds), and billions of mip levels cost no time.
+#[test]
+fn texture_byte_math_saturates() {
+    let d = TextureDesc::new("widest", u32::MAX, u32::MAX, TextureFormat::Rgba32Float);
+    assert_eq!(d.level_bytes(0), u64::MAX);
+    assert_eq!(d.estimated_bytes(), u64::MAX);
+    assert_eq!(d.texel_bytes(), u64::MAX);
+    let many = TextureDesc::new("many", 4, 4, TextureFormat::R32Float).mip_levels(u32::MAX);
+    // Levels 0, 1, 2 are 4×4, 2×2, 1×1; the rest 1×1: rows padded to 256 bytes.
+    let expected = 4 * 256 + 2 * 256 + (u64::from(u32::MAX) - 2) * 256;
+    assert_eq!(many.estimated_bytes(), expected);
+    assert_eq!(many.texel_bytes(), 64 + 16 + (u64::from(u32::MAX) - 2) * 4);
+    let small = TextureDesc::new("4k", 3840, 2160, TextureFormat::Rgba8Unorm);
+    assert_eq!(small.estimated_bytes(), 3840 * 2160 * 4);
+}
+
 fn every_format_and_level_round_trips<B: Backend>(mk: Mk<B>) {
     // Slots of 1 KiB: a 300-texel RGBA32F row (4,800 bytes) goes in column bands, every level
     // in many pieces; the default ring moves whole levels at once.
@@ -220,6 +237,16 @@ fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
         "{e:?}"
     );
     let e = ctx.alloc_texture(TextureDesc::new("huge", 1 << 20, 1, f));
+    assert!(
+        matches!(&e, Err(Error::TooLarge { unit: "texels", .. })),
+        "{e:?}"
+    );
+    let message = e.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("1048576 texels") && !message.contains("bytes"),
+        "a side is counted in texels: {message}"
+    );
+    let e = ctx.alloc_texture(TextureDesc::new("widest", u32::MAX, u32::MAX, f).mip_levels(32));
     assert!(matches!(e, Err(Error::TooLarge { .. })), "{e:?}");
     let e = ctx.alloc_texture(
         TextureDesc::new("srgb", 8, 8, TextureFormat::Rgba8UnormSrgb).usage(TextureUsage::STORAGE),

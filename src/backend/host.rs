@@ -58,6 +58,9 @@ impl Default for HostConfig {
                 texture_kernels: false,
                 // Kernels do not run here; what CUDA gives statically.
                 max_workgroup_storage: 48 << 10,
+                // WebGPU's defaults, which every backend gives.
+                max_workgroup_size: [256, 256, 64],
+                max_invocations: 256,
             },
             capacity: None,
             resizable: true,

@@ -118,6 +118,10 @@ pub struct BackendLimits {
     /// Most bytes of workgroup (shared) memory one kernel may declare; kernels that need more
     /// than a device gives are not launched there (the blur falls back to a pass without it).
     pub max_workgroup_storage: u32,
+    /// Most invocations of one workgroup in x, y and z (a kernel's `@workgroup_size`).
+    pub max_workgroup_size: [u32; 3],
+    /// Most invocations of one workgroup in all (x × y × z).
+    pub max_invocations: u32,
 }
 
 /// Total and free memory of the device, where the API tells.

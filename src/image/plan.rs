@@ -196,6 +196,7 @@ impl Pipeline {
                         label: format!("a {}×{} tile's largest stage", tile[0], tile[1]),
                         requested: largest,
                         max: max_buffer,
+                        unit: "bytes",
                         what: "the largest buffer one kernel binding can cover; \
                                shrink in several resize steps, at most 100× each",
                     });

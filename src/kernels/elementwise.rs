@@ -53,6 +53,7 @@ fn same_length<B: Backend>(ctx: &Context<B>, buffers: &[BufferHandle]) -> Result
         label: "elementwise".into(),
         requested: first / 4,
         max: u64::from(u32::MAX),
+        unit: "values",
         what: "values one elementwise kernel covers",
     })
 }

@@ -92,6 +92,7 @@ pub(super) fn bands(d: MatmulDims, elem: u64, max: u64) -> Result<Bands> {
             label: "matmul B".into(),
             requested: b_bytes,
             max,
+            unit: "bytes",
             what: "largest range one matmul binding may cover (B is bound whole)",
         });
     }
@@ -106,6 +107,7 @@ pub(super) fn bands(d: MatmulDims, elem: u64, max: u64) -> Result<Bands> {
             label: "matmul A/C band".into(),
             requested: rows * per_row,
             max,
+            unit: "bytes",
             what: "largest range one matmul binding may cover (128 rows of A or C)",
         });
     }

@@ -233,6 +233,7 @@ impl<B: Storage> Manager<B> {
                 label: label.to_string(),
                 requested: desc.size,
                 max,
+                unit: "bytes",
                 what: "largest buffer the device can create, after rounding the request up to \
                        whole allocation units (the device's offset alignment)",
             });

@@ -165,26 +165,42 @@ impl TextureDesc {
     /// Bytes of one row of level `mip`, padded to [`ROW_ALIGNMENT`].
     pub fn padded_row(&self, mip: u32) -> u64 {
         let [w, _] = self.level_size(mip);
+        // At most 2^32 texels of 16 bytes: no overflow, and no rounding past u64::MAX.
         (u64::from(w) * u64::from(self.format.bytes_per_texel())).next_multiple_of(ROW_ALIGNMENT)
     }
 
-    /// Bytes of the texels of level `mip`, rows unpadded (what an upload of it takes).
+    /// Bytes of the texels of level `mip`, rows unpadded (what an upload of it takes);
+    /// `u64::MAX` where that does not fit a `u64` (no device takes such a texture).
     pub fn level_bytes(&self, mip: u32) -> u64 {
         let [w, h] = self.level_size(mip);
-        u64::from(w) * u64::from(h) * u64::from(self.format.bytes_per_texel())
+        (u64::from(w) * u64::from(h)).saturating_mul(u64::from(self.format.bytes_per_texel()))
     }
 
-    /// Bytes of every level's texels, rows unpadded: what the texture holds.
+    /// Bytes of every level's texels, rows unpadded: what the texture holds (saturating at
+    /// `u64::MAX`).
     pub fn texel_bytes(&self) -> u64 {
-        (0..self.mip_levels).map(|m| self.level_bytes(m)).sum()
+        self.sum_levels(|m| self.level_bytes(m))
     }
 
     /// Bytes of every level with rows padded to [`ROW_ALIGNMENT`]: the least a texture takes
-    /// in the budget (the driver's figure, where the backend reports a larger one).
+    /// in the budget (the driver's figure, where the backend reports a larger one); saturating
+    /// at `u64::MAX`, for sides and mip counts that no device takes.
     pub fn estimated_bytes(&self) -> u64 {
-        (0..self.mip_levels)
-            .map(|m| self.padded_row(m) * u64::from(self.level_size(m)[1]))
-            .sum()
+        self.sum_levels(|m| {
+            self.padded_row(m)
+                .saturating_mul(u64::from(self.level_size(m)[1]))
+        })
+    }
+
+    /// Sums `bytes` over the mip levels, saturating. Levels from 32 on are all 1×1, so a
+    /// description with billions of levels costs 33 calls, not billions.
+    fn sum_levels(&self, bytes: impl Fn(u32) -> u64) -> u64 {
+        let distinct = self.mip_levels.min(32);
+        let tail = u64::from(self.mip_levels - distinct);
+        (0..distinct)
+            .map(&bytes)
+            .fold(0u64, u64::saturating_add)
+            .saturating_add(tail.saturating_mul(if tail > 0 { bytes(32) } else { 0 }))
     }
 
     /// Checks the description against the device's largest texture side.
@@ -207,7 +223,8 @@ impl TextureDesc {
                 label: self.label.to_string(),
                 requested: u64::from(side),
                 max: u64::from(max_side),
-                what: "texels per side of a 2D texture on this device; process the image in \
+                unit: "texels",
+                what: "the longest side of a 2D texture on this device; process the image in \
                        tiles or keep it in a buffer",
             });
         }

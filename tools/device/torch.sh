@@ -13,7 +13,7 @@ if [ "${ONLY:-tests}" != bench ]; then
     echo "== $t"; "$t" --test-threads=1 2>&1 | tail -20
   done
   echo "== cuda_interop"; .device/torch/cuda_interop 2>&1 | tail -5
-  echo "== python tests"; python3 -m pytest -q -x python/tests 2>&1 | tail -30
+  echo "== python tests"; python3 -m pytest -q -rs python/tests 2>&1 | tail -30
 fi
 if [ "${ONLY:-bench}" != tests ]; then
   echo "== live benchmark"; bash benches/torch/run_all.sh "$OUT/torch.jsonl"

@@ -154,6 +154,7 @@ impl CudaBackend {
             label: "CUDA block".into(),
             requested: size,
             max: usize::MAX as u64,
+            unit: "bytes",
             what: "address space",
         })?;
         let oom = |op, e| self.refused(op, e, size, kind);

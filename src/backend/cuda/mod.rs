@@ -190,6 +190,9 @@ impl CudaBackend {
                 max_texture_side: 65_536,
                 texture_kernels: false,
                 max_workgroup_storage: u32::try_from(shared).unwrap_or(0),
+                // CUDA's block limits on every architecture since Fermi.
+                max_workgroup_size: [1024, 1024, 64],
+                max_invocations: 1024,
             },
             info,
             compute_capability: major * 10 + minor,

@@ -123,6 +123,12 @@ impl WgpuBackend {
             max_params_size: l.max_uniform_buffer_binding_size,
             max_texture_side: l.max_texture_dimension_2d,
             max_workgroup_storage: l.max_compute_workgroup_storage_size,
+            max_workgroup_size: [
+                l.max_compute_workgroup_size_x,
+                l.max_compute_workgroup_size_y,
+                l.max_compute_workgroup_size_z,
+            ],
+            max_invocations: l.max_compute_invocations_per_workgroup,
             texture_kernels: true,
         };
         let a = adapter.get_info();

@@ -110,6 +110,7 @@ impl<B: Storage> Manager<B> {
                         label: a.label.to_string(),
                         requested: size,
                         max: limits.max_binding_size,
+                        unit: "bytes",
                         what: "largest range one kernel binding may cover; bind it in parts",
                     });
                 }
