@@ -24,13 +24,10 @@
 //!    returned for it (vramkit records events on it after a release, when another stream
 //!    needs the memory): see [`ForeignStream::from_raw`].
 
-use std::sync::Arc;
-
 use crate::backend::{Backend, ForeignStream, MemoryKind, StreamRef};
 use crate::error::{Error, Result};
 use crate::lock;
-use crate::memory::handle::BufferKey;
-use crate::memory::lease::LeaseBook;
+use crate::memory::lease::Lease;
 use crate::memory::AllocDesc;
 use crate::{BufferHandle, Context};
 
@@ -49,10 +46,10 @@ pub struct DevicePtr {
 /// A device pointer lent to code outside vramkit ([`Context::device_ptr`]): while it (or a
 /// clone) lives, the allocation's range is not handed out again, even once the allocation is
 /// released. Dereferences to its [`DevicePtr`].
+#[derive(Clone)]
 pub struct DeviceLease {
     ptr: DevicePtr,
-    book: Arc<LeaseBook>,
-    key: BufferKey,
+    _lease: Lease,
 }
 
 impl DeviceLease {
@@ -66,23 +63,6 @@ impl std::ops::Deref for DeviceLease {
     type Target = DevicePtr;
     fn deref(&self) -> &DevicePtr {
         &self.ptr
-    }
-}
-
-impl Clone for DeviceLease {
-    fn clone(&self) -> Self {
-        self.book.take(self.key);
-        Self {
-            ptr: self.ptr,
-            book: Arc::clone(&self.book),
-            key: self.key,
-        }
-    }
-}
-
-impl Drop for DeviceLease {
-    fn drop(&mut self) {
-        self.book.end(self.key);
     }
 }
 
@@ -190,8 +170,8 @@ impl<B: Backend> Context<B> {
         let mut m = lock(&self.mem);
         let (address, size, stream) = m.device_address(&self.backend, handle)?;
         // Taken under the lock that a release takes too: no release slips in between.
-        m.leases.take(handle.key);
-        let book = Arc::clone(&m.leases);
+        let lease = Lease::take(&m.leases, handle.key);
+        m.distrust(handle)?;
         drop(m);
         let lease = DeviceLease {
             ptr: DevicePtr {
@@ -199,8 +179,7 @@ impl<B: Backend> Context<B> {
                 size,
                 stream,
             },
-            book,
-            key: handle.key,
+            _lease: lease,
         };
         self.backend.submit()?;
         Ok(lease)

@@ -138,7 +138,8 @@ impl<B: Backend> Context<B> {
     ) -> Result<SubmissionIndex> {
         let k = self.kernel(kernel, constants)?;
         let (k, signature) = (&k.0, &k.1);
-        self.with_ranges(bindings, |ranges| {
+        let writes: Vec<bool> = signature.read_only.iter().map(|&r| !r).collect();
+        self.with_ranges(bindings, &writes, |ranges| {
             let sizes: Vec<u64> = ranges.iter().map(|r| r.size).collect();
             let blocks: Vec<usize> = ranges
                 .iter()
@@ -165,7 +166,7 @@ impl<B: Backend> Context<B> {
         bindings: &[Binding; 3],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.with_ranges(bindings, |ranges| {
+        self.with_ranges(bindings, &[false, false, true], |ranges| {
             // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
             // checked that they hold the matrices `dims` describe and that C overlaps neither
             // A nor B.
@@ -180,7 +181,7 @@ impl<B: Backend> Context<B> {
         bindings: &[Binding; 3],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.with_ranges(bindings, |ranges| {
+        self.with_ranges(bindings, &[false, false, true], |ranges| {
             // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
             // checked that they hold the matrices `dims` describe (2 bytes per f16 value) and
             // that C overlaps neither A nor B.
@@ -189,14 +190,18 @@ impl<B: Backend> Context<B> {
     }
 
     /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
-    /// and marks the allocations as used by the submission it returns.
+    /// and marks the allocations as used by the submission it returns; those bound where
+    /// `writes` says the launch writes are written again (their contents known, see
+    /// `memory/manager/lost.rs`).
     fn with_ranges(
         &self,
         bindings: &[Binding],
+        writes: &[bool],
         record: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<SubmissionIndex>,
     ) -> Result<SubmissionIndex> {
         let limits = self.backend.limits();
         let mut m = lock(&self.mem);
+        m.note_refusals(&self.backend);
         let index = {
             let mut ranges = Vec::with_capacity(bindings.len());
             for b in bindings {
@@ -209,8 +214,11 @@ impl<B: Backend> Context<B> {
             }
             record(&ranges)?
         };
-        for b in bindings {
+        for (i, b) in bindings.iter().enumerate() {
             m.touch(b.handle, index);
+            if writes.get(i).copied().unwrap_or(false) {
+                m.rewritten(b.handle);
+            }
         }
         Ok(index)
     }

@@ -2,40 +2,57 @@
 //! the application records, and the application's submissions known to vramkit's release
 //! rules.
 //!
-//! The rules (one queue orders everything; work runs in the order it reaches the queue):
+//! The rules (one queue orders everything; work runs in the order it reaches the queue), and
+//! what happens when one is broken:
 //! 1. **Bind** an allocation with [`Context::wgpu_binding`]: the buffer, offset and size of
-//!    its range. From then on the allocation never moves (compaction works around it; nothing
-//!    undoes this, so a binding kept for long also keeps its block from being compacted away),
-//!    and whatever vramkit recorded before (its clearing, uploads, kernels) is submitted.
-//! 2. **Submit vramkit's work first.** vramkit records kernels into an encoder of its own that
-//!    reaches the queue at [`Context::submit`] (transfers submit on their own). Call it before
-//!    you submit work that touches an allocation vramkit has recorded work on since: else
-//!    your work runs first, whether it reads what vramkit's kernels write or writes what they
-//!    read.
+//!    its range, as a lease. From then on the allocation never moves (compaction works around
+//!    it), its block is never again trusted to read as zeros (new zeroed allocations in it are
+//!    cleared), and whatever vramkit recorded before is submitted. While the binding (or a
+//!    clone) lives, its range is not handed out again, even once the allocation is released;
+//!    a context dropped while bindings live leaves their buffers to them (wgpu frees a buffer
+//!    when its last binding is dropped) and logs a warning. *Broken* — a bind group kept after
+//!    its binding was dropped and the allocation released: its passes reach whatever owns the
+//!    range next.
+//! 2. **Submit with [`Context::submit_with`]**: vramkit's recorded work, then your command
+//!    buffers, as one submission, recorded as using the handles you list (rules 2 and 4 in one
+//!    call). Or by hand: call [`Context::submit`] before `Queue::submit`, then
+//!    [`Context::track_external`] after it. *Broken* — your work submitted before vramkit's
+//!    runs first, whatever it reads or writes; `Queue::write_buffer` into a bound range lands
+//!    before the next submission of *any* command buffers, so before vramkit's work recorded
+//!    earlier but not yet submitted: call [`Context::submit`] first, or upload with vramkit.
 //! 3. **Stay inside** `offset .. offset + size`, and never `destroy`, map or rebind the buffer
-//!    beyond it: it holds other allocations of the context (wgpu checks accesses against the
-//!    whole buffer, so a stray write cannot leave it, but it can reach a neighbour, and a
-//!    destroyed buffer fails every allocation in it, reported as errors of later vramkit
-//!    calls).
-//! 4. **Tell vramkit** which of your submissions used the allocation, with
-//!    [`Context::track_external`], and release it only after submitting them. Device memory
-//!    is reused in queue order (as on one CUDA stream), so work vramkit records later runs
-//!    after yours; tracking keeps the block it lives in from going back to the device before
-//!    your work completed, and makes [`Context::wait`] and [`Context::wait_for`] cover it.
+//!    beyond it: it holds other allocations of the context. *Broken* — wgpu checks accesses
+//!    against the whole buffer, so a stray write cannot leave it, but it can reach a
+//!    neighbour; a destroyed buffer makes the device refuse every later submission that uses
+//!    any allocation in it: the refused call returns [`Error::Backend`] naming the launches it
+//!    held, and downloads of the allocations that work used fail until they are written again
+//!    (never stale data).
+//! 4. **Tell vramkit** which submissions used the allocation ([`Context::submit_with`] does),
+//!    and release it only after submitting them: its release then waits for them, and
+//!    [`Context::wait`] covers them. *Broken* — untracked, the block may go back to the device
+//!    while your work runs (wgpu keeps the memory alive, but vramkit's budget counts it free).
 //! 5. Textures alike: [`Context::wgpu_texture`] and [`Context::track_external_texture`]
 //!    (textures never move; a released texture is freed once tracked work completed).
+//!
+//! vramkit's calls run inside wgpu error scopes: on a device you own, your uncaptured-error
+//! handler keeps getting your errors and only those (see
+//! [`WgpuBackend::from_device`](crate::backend::wgpu::WgpuBackend::from_device)).
 
 use std::num::NonZeroU64;
 
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::{MemoryKind, Storage};
+use crate::backend::{MemoryKind, Storage, SubmissionIndex};
 use crate::error::{Error, Result};
+use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
 use crate::{lock, BufferHandle, Context, TextureHandle};
 
 /// The range of a wgpu buffer behind an allocation, for binding it in the application's own
 /// passes ([`Context::wgpu_binding`]). The buffer has usages `STORAGE | COPY_SRC | COPY_DST`.
-#[derive(Clone, Debug)]
+///
+/// A lease: while it (or a clone) lives, the range is not handed out again, even once the
+/// allocation is released; keep it for as long as bind groups made from it are used.
+#[derive(Clone)]
 pub struct WgpuBinding {
     /// The buffer; other allocations of the context share it.
     pub buffer: wgpu::Buffer,
@@ -44,6 +61,17 @@ pub struct WgpuBinding {
     pub offset: u64,
     /// Bytes of the binding: the allocation's size rounded up to whole 4-byte words.
     pub size: u64,
+    _lease: Lease,
+}
+
+impl std::fmt::Debug for WgpuBinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuBinding")
+            .field("buffer", &self.buffer)
+            .field("offset", &self.offset)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WgpuBinding {
@@ -78,13 +106,18 @@ impl Context<WgpuBackend> {
                     .into(),
             });
         }
-        let binding = WgpuBinding {
-            buffer: r.block.buffer().clone(),
-            offset: r.offset,
-            size: r.size,
-        };
+        let (buffer, offset, size) = (r.block.buffer().clone(), r.offset, r.size);
         m.pin(handle)?;
+        m.distrust(handle)?;
+        // Taken under the lock that a release takes too: no release slips in between.
+        let lease = Lease::take(&m.leases, handle.key);
         drop(m);
+        let binding = WgpuBinding {
+            buffer,
+            offset,
+            size,
+            _lease: lease,
+        };
         self.backend.submit()?;
         Ok(binding)
     }
@@ -100,6 +133,59 @@ impl Context<WgpuBackend> {
         let texture = lock(&self.mem).texture(handle)?.raw.texture.clone();
         self.backend.submit()?;
         Ok(texture)
+    }
+
+    /// Submits the work vramkit recorded, then the application's command buffers `buffers`, as
+    /// one submission on the queue, and records that it uses the allocations `uses`: the
+    /// interop rules 2 and 4 in one call (vramkit's work runs first; releasing an allocation of
+    /// `uses` waits for the submission; [`wait`](Context::wait) covers it). Returns its index.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &vramkit::Context<vramkit::backend::wgpu::WgpuBackend>,
+    /// #         h: vramkit::BufferHandle, mut encoder: vramkit::wgpu::CommandEncoder)
+    /// #         -> vramkit::Result<()> {
+    /// let binding = ctx.wgpu_binding(h)?;
+    /// // ... record the application's pass over `binding.as_binding()` into `encoder` ...
+    /// ctx.submit_with([encoder.finish()], &[h])?;
+    /// ctx.release(h)?; // the range is reused once the pass completed and `binding` is dropped
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`] (nothing is submitted); [`Error::Backend`] if the device refused
+    /// the submission (none of it ran: the allocations it used hold unknown data, see
+    /// [`Context::download`]); [`Error::DeviceLost`].
+    pub fn submit_with(
+        &self,
+        buffers: impl IntoIterator<Item = wgpu::CommandBuffer>,
+        uses: &[BufferHandle],
+    ) -> Result<SubmissionIndex> {
+        {
+            let m = lock(&self.mem);
+            for &h in uses {
+                m.get(h)?;
+            }
+        }
+        let submitted = self.backend.submit_with(buffers.into_iter().collect());
+        let mut m = lock(&self.mem);
+        let index = match submitted {
+            Ok(index) => index,
+            Err(e) => {
+                if let Error::Backend { message } = &e {
+                    for &h in uses {
+                        m.mark_lost(h, message);
+                    }
+                }
+                return Err(e);
+            }
+        };
+        for &h in uses {
+            // Checked again under the lock that records it: a release in between is an
+            // error, not a silent no-op.
+            m.get(h)?;
+            m.touch(h, index);
+        }
+        Ok(index)
     }
 
     /// Records that `submission`, made by the application on this context's queue, uses the

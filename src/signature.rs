@@ -316,7 +316,10 @@ impl Signature {
         let label = source.label();
         let size = self.workgroup_size;
         let invocations = size.iter().map(|&n| u64::from(n)).product::<u64>();
-        let over = size.iter().zip(&limits.max_workgroup_size).any(|(&n, &m)| n > m);
+        let over = size
+            .iter()
+            .zip(&limits.max_workgroup_size)
+            .any(|(&n, &m)| n > m);
         if over || invocations > u64::from(limits.max_invocations) {
             return Err(Error::InvalidParameter {
                 name: "@workgroup_size",

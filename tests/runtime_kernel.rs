@@ -206,14 +206,24 @@ fn a_launch_the_driver_would_refuse_is_refused_before_recording<B: Backend>(mk: 
     run(&ctx, &times("before", 3.0), x, y, n as u32);
     let arr = "@group(0) @binding(0) var<storage, read_write> x: array<f32, 1024>;";
     let e = ctx
-        .dispatch(&probe("fixed array", arr, "64", "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .dispatch(
+            &probe("fixed array", arr, "64", "x[i] = 1.0;"),
+            &[y],
+            &[],
+            [1, 1, 1],
+        )
         .expect_err("a 1 KiB binding for 4 KiB");
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch, "{e}");
     assert!(e.to_string().contains("4096 bytes"), "{e}");
     let st = "struct S { head: array<vec4<f32>, 80>, tail: array<f32> }
 @group(0) @binding(0) var<storage, read_write> x: S;";
     let e = ctx
-        .dispatch(&probe("fixed part", st, "64", "x.tail[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .dispatch(
+            &probe("fixed part", st, "64", "x.tail[i] = 1.0;"),
+            &[y],
+            &[],
+            [1, 1, 1],
+        )
         .expect_err("1 KiB for a struct of 1,284 bytes at least");
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch, "{e}");
     let words = u64::from(limits.max_workgroup_storage) / 4 + 1;
@@ -234,18 +244,33 @@ var<workgroup> tile: array<f32, {words}>;"
     let one = "@group(0) @binding(0) var<storage, read_write> x: array<f32>;";
     let wide = format!("{}", limits.max_workgroup_size[0] + 1);
     let e = ctx
-        .dispatch(&probe("wide", one, &wide, "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .dispatch(
+            &probe("wide", one, &wide, "x[i] = 1.0;"),
+            &[y],
+            &[],
+            [1, 1, 1],
+        )
         .expect_err("a workgroup past the device's");
     assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
     let many = format!("{}, 2", limits.max_invocations);
     let e = ctx
-        .dispatch(&probe("many", one, &many, "x[i] = 1.0;"), &[y], &[], [1, 1, 1])
+        .dispatch(
+            &probe("many", one, &many, "x[i] = 1.0;"),
+            &[y],
+            &[],
+            [1, 1, 1],
+        )
         .expect_err("more invocations than the device's");
     assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
     // What fits is launched: the whole array bound, a workgroup at the limits.
     let big = ctx.alloc(AllocDesc::new("big", 4096)).expect("alloc");
-    ctx.dispatch(&probe("fits", arr, "64", "x[i] = 1.0;"), &[big], &[], [1, 1, 1])
-        .expect("a 4 KiB binding for 4 KiB");
+    ctx.dispatch(
+        &probe("fits", arr, "64", "x[i] = 1.0;"),
+        &[big],
+        &[],
+        [1, 1, 1],
+    )
+    .expect("a 4 KiB binding for 4 KiB");
     ctx.wait().expect("wait");
     let ys: Vec<f32> = ctx.download_vec(y).expect("download");
     assert_eq!(bits(&ys), cpu(&xs, 3.0), "the work recorded before ran");

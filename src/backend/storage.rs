@@ -63,6 +63,14 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 1. Every submission that used `block` has finished ([`is_done`](Storage::is_done)).
     unsafe fn free_block(&self, block: Self::Block);
 
+    /// Lets go of a block that code outside vramkit may still use when the context goes (a
+    /// leased device pointer or binding outlives it). The default leaks the block, so that
+    /// pointers into it stay valid; a backend whose blocks are reference-counted by the API
+    /// (wgpu) drops its own reference, and the memory goes when the last outside user lets go.
+    fn abandon_block(&self, block: Self::Block) {
+        std::mem::forget(block);
+    }
+
     /// Whether blocks of `kind` grow and shrink in place, keeping their contents and device
     /// address ([`grow_block`](Storage::grow_block), [`shrink_block`](Storage::shrink_block)).
     /// The memory manager then keeps one growing block (a segment) per pool, as
@@ -350,6 +358,14 @@ pub unsafe trait Storage: Send + Sync + 'static {
 
     /// Gives a mark back; it is not asked about again.
     fn forget_mark(&self, _mark: StreamMark) {}
+
+    /// Submissions the device refused, after the first `seen` of them: each one's index and
+    /// what was refused (the launches it held). Their work did not run; the manager marks the
+    /// allocations they used as holding unknown data. Backends whose calls fail at once (the
+    /// default) have none.
+    fn refused_submissions(&self, _seen: usize) -> Vec<(SubmissionIndex, String)> {
+        Vec::new()
+    }
 
     /// Submits recorded work, returning its index (the last index if nothing was recorded).
     fn submit(&self) -> Result<SubmissionIndex>;

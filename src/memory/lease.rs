@@ -1,5 +1,6 @@
-//! Leases: device pointers handed to code outside vramkit ([`Context::device_ptr`]) keep
-//! their range out of reuse while they live. A lease counts itself in the context's book when
+//! Leases: device pointers and wgpu bindings handed to code outside vramkit
+//! ([`Context::device_ptr`], `Context::wgpu_binding`) keep their range out of reuse while they
+//! live. A lease counts itself in the context's book when
 //! made and cloned, and leaves it when dropped, without the manager's lock; the manager reads
 //! the book when an allocation is released (a leased one is held where it is) and collects
 //! the leases that ended on its next operation.
@@ -8,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::handle::BufferKey;
 use crate::lock;
@@ -68,5 +69,34 @@ impl LeaseBook {
     /// Whether a lease ended since the last [`take_ended`](Self::take_ended).
     pub fn any_ended(&self) -> bool {
         !lock(&self.ended).is_empty()
+    }
+}
+
+/// One lease on one allocation: counted in the book while it (or a clone) lives.
+pub(crate) struct Lease {
+    book: Arc<LeaseBook>,
+    key: BufferKey,
+}
+
+impl Lease {
+    /// Takes a lease on `key`; call it under the manager's lock, which a release takes too.
+    pub fn take(book: &Arc<LeaseBook>, key: BufferKey) -> Self {
+        book.take(key);
+        Self {
+            book: Arc::clone(book),
+            key,
+        }
+    }
+}
+
+impl Clone for Lease {
+    fn clone(&self) -> Self {
+        Self::take(&self.book, self.key)
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.book.end(self.key);
     }
 }

@@ -44,6 +44,7 @@ mod address;
 mod collect;
 mod inspect;
 mod limits;
+mod lost;
 mod pages;
 mod pin;
 mod place;
@@ -74,6 +75,8 @@ pub(crate) struct Allocation {
     pub stream: StreamRef,
     /// Other streams that use it ([`Context::record_stream`](crate::Context::record_stream)).
     pub uses: Vec<ForeignStream>,
+    /// Why its contents are unknown: a submission that used it was refused (`lost.rs`).
+    pub lost: Option<Arc<str>>,
 }
 
 /// How a manager behaves, from the context's description.
@@ -112,6 +115,8 @@ pub(crate) struct Manager<B: Storage> {
     deferred_error: Option<Error>,
     /// Free bytes per kind that pages could not give back at the last try (`pages.rs`).
     page_floor: [u64; MemoryKind::COUNT],
+    /// Refused submissions already marked (`lost.rs`).
+    refusals_seen: usize,
 }
 
 /// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
@@ -153,6 +158,7 @@ impl<B: Storage> Manager<B> {
             recorder: None,
             deferred_error: None,
             page_floor: [0; MemoryKind::COUNT],
+            refusals_seen: 0,
         }
     }
 
@@ -347,6 +353,7 @@ impl<B: Storage> Manager<B> {
                 .then(|| Arc::new(Backtrace::force_capture())),
             stream,
             uses: Vec::new(),
+            lost: None,
         });
         self.pools[kind.index()].set_owner(placement.chunk, key, desc.movable);
         Ok(BufferHandle {

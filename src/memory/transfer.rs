@@ -32,17 +32,33 @@ pub(super) struct Meta {
     pub label: String,
 }
 
-/// Checks `len` bytes at `offset` of the allocation (see [`Manager::resolve`]).
+/// Which way a transfer moves data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Way {
+    Up,
+    Down,
+}
+
+/// Checks `len` bytes at `offset` of the allocation (see [`Manager::resolve`]); a download of
+/// an allocation whose last work the device refused fails, and an upload of all of it makes
+/// its contents known again (see `manager/lost.rs`).
 pub(super) fn meta<B: Storage>(
     backend: &B,
     mem: &Mutex<Manager<B>>,
     h: BufferHandle,
     offset: u64,
     len: usize,
+    way: Way,
 ) -> Result<Meta> {
-    let m = lock(mem);
+    let mut m = lock(mem);
+    m.note_refusals(backend);
     let r = m.resolve(h, offset, Some(len as u64), Access::Bytes, backend.limits())?;
     let kind = r.kind;
+    match way {
+        Way::Down => m.check_intact(h)?,
+        Way::Up if offset == 0 && len as u64 >= m.get(h)?.requested => m.rewritten(h),
+        Way::Up => {}
+    }
     let a = m.get(h)?;
     Ok(Meta {
         size: a.requested,
@@ -54,7 +70,7 @@ pub(super) fn meta<B: Storage>(
 impl<B: Storage> Transfer<'_, B> {
     /// Writes `data` at `offset` of the allocation.
     pub fn upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let meta = meta(self.backend, self.mem, h, offset, data.len())?;
+        let meta = meta(self.backend, self.mem, h, offset, data.len(), Way::Up)?;
         if data.is_empty() {
             return Ok(());
         }
@@ -88,7 +104,7 @@ impl<B: Storage> Transfer<'_, B> {
 
     /// Reads `out.len()` bytes at `offset` of the allocation.
     pub fn download(&mut self, h: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
-        let meta = meta(self.backend, self.mem, h, offset, out.len())?;
+        let meta = meta(self.backend, self.mem, h, offset, out.len(), Way::Down)?;
         if out.is_empty() {
             return Ok(());
         }
@@ -218,7 +234,7 @@ impl<B: Storage> Transfer<'_, B> {
         h: BufferHandle,
         reader: &mut dyn std::io::Read,
     ) -> Result<u64> {
-        let meta = meta(self.backend, self.mem, h, 0, 0)?;
+        let meta = meta(self.backend, self.mem, h, 0, 0, Way::Up)?;
         let mut chunk = vec![0u8; self.staging.upload.slot_size.min(meta.size) as usize];
         let mut total = 0u64;
         loop {

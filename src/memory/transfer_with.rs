@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use super::staging::Staging;
-use super::transfer::{copy_into_slot, pipelined_readback, slot_pieces, Transfer, WORD};
+use super::transfer::{copy_into_slot, pipelined_readback, slot_pieces, Transfer, Way, WORD};
 use super::BufferHandle;
 use crate::backend::Storage;
 use crate::error::{Error, Result};
@@ -28,7 +28,9 @@ impl<B: Storage> Transfer<'_, B> {
     /// Checks `range` of the allocation; returns its length and whether the staged path (in
     /// place, word-aligned) serves it.
     fn plan(&self, h: BufferHandle, range: &Range<u64>, up: bool) -> Result<(usize, bool)> {
-        let meta = super::transfer::meta(self.backend, self.mem, h, range.start.min(range.end), 0)?;
+        let way = if up { Way::Up } else { Way::Down };
+        let start = range.start.min(range.end);
+        let meta = super::transfer::meta(self.backend, self.mem, h, start, 0, way)?;
         if range.start > range.end {
             return Err(Error::InvalidRange {
                 label: meta.label,
@@ -45,7 +47,7 @@ impl<B: Storage> Transfer<'_, B> {
             size: meta.size,
             reason: "the range is longer than host memory can address",
         })?;
-        let meta = super::transfer::meta(self.backend, self.mem, h, range.start, len)?;
+        let meta = super::transfer::meta(self.backend, self.mem, h, range.start, len, way)?;
         let tail_ok = !up || range.end.is_multiple_of(WORD) || range.end == meta.size;
         let staged = !meta.host_visible && range.start.is_multiple_of(WORD) && tail_ok;
         Ok((len, staged))

@@ -6,7 +6,7 @@ use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel, WgpuTexture};
 use crate::backend::{
     BlockRange, Compute, Constants, KernelBinding, KernelSource, SubmissionIndex,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 // SAFETY: see the promises of `Compute`.
 unsafe impl Compute for WgpuBackend {
@@ -27,7 +27,19 @@ unsafe impl Compute for WgpuBackend {
         for b in bindings {
             b.block.unmap_for_gpu();
         }
-        let bind_group = kernel::bind_group(&self.device, kernel, bindings, params);
+        // Refused here, the launch is not recorded: the work recorded before it still runs.
+        let (bind_group, error) =
+            self.scoped(|| kernel::bind_group(&self.device, kernel, bindings, params));
+        if let Some(e) = error {
+            self.check_lost()?;
+            return Err(Error::Backend {
+                message: format!(
+                    "the device refused the bindings of kernel `{}` ({e}); nothing of this \
+                     launch was recorded",
+                    kernel.label
+                ),
+            });
+        }
         self.launch(kernel, &bind_group, workgroups)
     }
 

@@ -1,10 +1,11 @@
 //! Making a [`WgpuBackend`]: on a device vramkit opens ([`WgpuBackend::new`]), or on one the
 //! application already has ([`WgpuBackend::from_device`]).
 //!
-//! Either way the backend takes the device's own limits and features, and installs a
-//! device-lost callback and an uncaptured-error handler (wgpu keeps one of each per device, and
-//! offers no way to read the one set before, so these replace any the application set; see
-//! [`WgpuBackend::from_device`] for how to keep both).
+//! Either way the backend takes the device's own limits and features and installs a
+//! device-lost callback (wgpu keeps one per device, and offers no way to read the one set
+//! before, so it replaces any the application set; see [`WgpuBackend::from_device`] for how to
+//! keep both). vramkit's own calls run inside error scopes; only on a device it opened does it
+//! install an uncaptured-error handler too.
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicU64;
@@ -35,7 +36,7 @@ impl WgpuBackend {
     /// As [`new`](Self::new).
     pub fn with_config(config: WgpuConfig) -> Result<Self> {
         let (adapter, device, queue, cooperative) = adapter::open(config.cooperative_matrix)?;
-        Ok(Self::from_parts(adapter, device, queue, cooperative))
+        Ok(Self::from_parts(adapter, device, queue, cooperative, true))
     }
 
     /// One backend per adapter of the backends `WGPU_BACKEND` asks for (Vulkan, Metal and DX12
@@ -49,7 +50,7 @@ impl WgpuBackend {
         Ok(adapter::open_all(config.cooperative_matrix)?
             .into_iter()
             .map(|(adapter, device, queue, cooperative)| {
-                Self::from_parts(adapter, device, queue, cooperative)
+                Self::from_parts(adapter, device, queue, cooperative, true)
             })
             .collect())
     }
@@ -66,12 +67,13 @@ impl WgpuBackend {
     /// cooperative matrices only where the device was opened with
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX`, `SHADER_F16` and `SUBGROUP` (else its fallback).
     ///
-    /// **Callbacks:** vramkit sets the device's device-lost callback and uncaptured-error
-    /// handler (it reports both as errors of its next call); wgpu holds one of each, so these
-    /// replace any the application set before. To handle them yourself as well, set yours
-    /// after this call: vramkit then still learns of a lost device from wgpu's own checks and
-    /// of its failures through error scopes, but uncaptured errors of work it recorded reach
-    /// only your handler.
+    /// **Callbacks:** vramkit sets the device's device-lost callback (and reports a loss as
+    /// [`Error::DeviceLost`](crate::Error::DeviceLost) of its next call); wgpu holds one, so it
+    /// replaces any the application set before. To handle a loss yourself as well, set yours
+    /// after this call: vramkit then still learns of it from wgpu's own checks. The
+    /// application's uncaptured-error handler is left alone, and gets only the application's
+    /// errors: vramkit's calls run inside (thread-local) error scopes and report their errors
+    /// as their own results.
     ///
     /// **Polling:** vramkit polls the device (`Device::poll`) inside its calls, some of them
     /// while it holds its memory manager's lock, and wgpu runs the application's
@@ -103,14 +105,17 @@ impl WgpuBackend {
         } else {
             Vec::new()
         };
-        Ok(Self::from_parts(adapter, device, queue, cooperative))
+        Ok(Self::from_parts(adapter, device, queue, cooperative, false))
     }
 
+    /// The backend on an open device; `own`: vramkit opened it (and installs an
+    /// uncaptured-error handler, which would replace an application's).
     fn from_parts(
         adapter: wgpu::Adapter,
         device: wgpu::Device,
         queue: wgpu::Queue,
         cooperative: Vec<wgpu::CooperativeMatrixProperties>,
+        own: bool,
     ) -> Self {
         let l = device.limits();
         let limits = BackendLimits {
@@ -146,22 +151,25 @@ impl WgpuBackend {
             let _ = lost_cb.set(format!("{reason:?}: {message}"));
         });
         let uncaptured = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&uncaptured);
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            log::error!("vramkit: uncaptured wgpu error: {e}");
-            lock(&sink).push(e.to_string());
-        }));
+        // vramkit's own calls run inside error scopes (thread-local in wgpu): on an
+        // application's device, the application's handler keeps getting the application's
+        // errors, and only those.
+        if own {
+            let sink = Arc::clone(&uncaptured);
+            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                log::error!("vramkit: uncaptured wgpu error: {e}");
+                lock(&sink).push(e.to_string());
+            }));
+        }
         Self {
             adapter,
             device,
             queue,
             limits,
             info,
-            recorder: Mutex::new(Recorder {
-                encoder: None,
-                open: 1,
-            }),
+            recorder: Mutex::new(Recorder::new()),
             submitted: Mutex::new(VecDeque::new()),
+            refused: Mutex::new(Vec::new()),
             completed: Arc::new(AtomicU64::new(0)),
             lost,
             uncaptured,
@@ -185,11 +193,9 @@ impl WgpuBackend {
             queue: self.queue.clone(),
             limits: self.limits.clone(),
             info: self.info.clone(),
-            recorder: Mutex::new(Recorder {
-                encoder: None,
-                open: 1,
-            }),
+            recorder: Mutex::new(Recorder::new()),
             submitted: Mutex::new(VecDeque::new()),
+            refused: Mutex::new(Vec::new()),
             completed: Arc::new(AtomicU64::new(0)),
             lost: Arc::clone(&self.lost),
             uncaptured: Arc::clone(&self.uncaptured),

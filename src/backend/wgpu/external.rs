@@ -28,11 +28,23 @@ impl WgpuBackend {
                 return Err(Error::InvalidParameter {
                     name: "wgpu submission index",
                     value: e.to_string(),
-                    reason: "this device made no such submission: pass the index `Queue::submit` \
-                             returned for work on the device vramkit runs on",
+                    reason: "this device ran no such submission: it comes from another device, \
+                             or the device refused that submission (your error handler or error \
+                             scope got why; nothing of it runs, so there is nothing to track); \
+                             pass the index `Queue::submit` returned for work the device took",
                 })
             }
         }
         self.submit_now(true)
+    }
+
+    /// Submits vramkit's recorded work, then the application's `buffers`, as one submission;
+    /// returns its index.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] if the device refused the submission (none of it ran);
+    /// [`Error::DeviceLost`].
+    pub(crate) fn submit_with(&self, buffers: Vec<wgpu::CommandBuffer>) -> Result<SubmissionIndex> {
+        self.submit_commands(true, buffers)
     }
 }

@@ -39,6 +39,18 @@ struct Recorder {
     encoder: Option<wgpu::CommandEncoder>,
     /// Index the open (not yet submitted) work will get.
     open: SubmissionIndex,
+    /// Labels of the kernels launched in the open work, for the message of a refusal.
+    launches: Vec<String>,
+}
+
+impl Recorder {
+    fn new() -> Self {
+        Self {
+            encoder: None,
+            open: 1,
+            launches: Vec::new(),
+        }
+    }
 }
 
 /// The wgpu backend. See the [module docs](self).
@@ -49,7 +61,10 @@ pub struct WgpuBackend {
     limits: BackendLimits,
     info: DeviceInfo,
     recorder: Mutex<Recorder>,
-    submitted: Mutex<VecDeque<(SubmissionIndex, wgpu::SubmissionIndex)>>,
+    /// Submissions in flight; `None` for one the device refused (nothing of it runs).
+    submitted: Mutex<VecDeque<(SubmissionIndex, Option<wgpu::SubmissionIndex>)>>,
+    /// Submissions the device refused, with what they held, in order.
+    refused: Mutex<Vec<(SubmissionIndex, String)>>,
     completed: Arc<AtomicU64>,
     lost: Arc<OnceLock<String>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -69,6 +84,24 @@ impl std::fmt::Debug for WgpuBackend {
             .field("info", &self.info)
             .finish()
     }
+}
+
+/// Kernels named in the message of a refused submission, at most.
+const MAX_NAMED_LAUNCHES: usize = 16;
+
+/// The message of a refused submission: which one, what it held, what the device said, what
+/// became of its work and what to do.
+fn refusal(n: SubmissionIndex, launches: &[String], e: &wgpu::Error) -> String {
+    let held = if launches.is_empty() {
+        "copies and clears".to_string()
+    } else {
+        format!("the launches of {}", launches.join(", "))
+    };
+    format!(
+        "the device refused submission {n} ({held}, with the copies vramkit recorded beside \
+         them): {e}. None of its work ran: downloads of the allocations it used fail until they \
+         are written again (upload them, or launch the work that writes them again)"
+    )
 }
 
 pub(crate) fn poll_error(e: wgpu::PollError) -> Error {
@@ -127,7 +160,7 @@ impl WgpuBackend {
         bind_group: &wgpu::BindGroup,
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.record(|e| {
+        self.record_launch(&kernel.label, |e| {
             let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(&kernel.label),
                 timestamp_writes: None,
@@ -139,8 +172,20 @@ impl WgpuBackend {
     }
 
     fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<SubmissionIndex> {
+        self.record_launch("", f)
+    }
+
+    /// [`record`](Self::record), naming the kernel it launches (`""`: a copy or clear).
+    fn record_launch(
+        &self,
+        label: &str,
+        f: impl FnOnce(&mut wgpu::CommandEncoder),
+    ) -> Result<SubmissionIndex> {
         self.check_lost()?;
         let mut rec = lock(&self.recorder);
+        if !label.is_empty() && rec.launches.len() < MAX_NAMED_LAUNCHES {
+            rec.launches.push(label.to_string());
+        }
         let encoder = rec.encoder.get_or_insert_with(|| {
             self.device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -176,24 +221,60 @@ impl WgpuBackend {
     /// `always`, makes an empty submission (a fence after everything submitted so far, the
     /// application's submissions on the same queue included).
     fn submit_now(&self, always: bool) -> Result<SubmissionIndex> {
+        self.submit_commands(always, Vec::new())
+    }
+
+    /// [`submit_now`](Self::submit_now), with the application's command buffers `app` after
+    /// vramkit's recorded work in the same submission.
+    fn submit_commands(
+        &self,
+        always: bool,
+        app: Vec<wgpu::CommandBuffer>,
+    ) -> Result<SubmissionIndex> {
         self.check_lost()?;
         let mut rec = lock(&self.recorder);
         let encoder = rec.encoder.take();
-        if encoder.is_none() && !always {
+        if encoder.is_none() && !always && app.is_empty() {
             return Ok(rec.open - 1);
         }
         let n = rec.open;
         rec.open += 1;
-        let index = self.queue.submit(encoder.map(|e| e.finish()));
-        lock(&self.submitted).push_back((n, index));
+        let mut launches = std::mem::take(&mut rec.launches);
+        if !app.is_empty() {
+            launches.push(format!(
+                "{} command buffers of the application's",
+                app.len()
+            ));
+        }
+        // Inside error scopes: a refusal is this submission's, and no other call's.
+        let (index, error) = self.scoped(|| {
+            let own = encoder.map(|e| e.finish());
+            self.queue.submit(own.into_iter().chain(app))
+        });
+        let refused = error.map(|e| refusal(n, &launches, &e));
+        lock(&self.submitted).push_back((n, refused.is_none().then_some(index)));
         let completed = Arc::clone(&self.completed);
         self.queue.on_submitted_work_done(move || {
             completed.fetch_max(n, Ordering::AcqRel);
         });
+        if let Some(message) = &refused {
+            // Recorded before the recorder is unlocked: no work of a later submission is
+            // recorded before the manager can learn of this one.
+            lock(&self.refused).push((n, message.clone()));
+        }
         drop(rec);
         self.prune_submitted();
+        if let Some(message) = refused {
+            self.check_lost()?;
+            return Err(Error::Backend { message });
+        }
         self.take_uncaptured()?;
         Ok(n)
+    }
+
+    /// Submissions the device refused, after the first `seen`.
+    fn refused_after(&self, seen: usize) -> Vec<(SubmissionIndex, String)> {
+        lock(&self.refused).iter().skip(seen).cloned().collect()
     }
 
     fn prune_submitted(&self) {
@@ -286,6 +367,12 @@ unsafe impl Storage for WgpuBackend {
 
     unsafe fn free_block(&self, block: WgpuBlock) {
         block.buffer.destroy();
+    }
+
+    fn abandon_block(&self, block: WgpuBlock) {
+        // Not destroyed: the application's `WgpuBinding`s hold the buffer, and wgpu frees it
+        // when the last of them is dropped.
+        drop(block);
     }
 
     unsafe fn write_host(&self, block: &WgpuBlock, offset: u64, data: &[u8]) -> Result<()> {
@@ -442,6 +529,10 @@ unsafe impl Storage for WgpuBackend {
         self.texture_copy(dst, offset, src, copy, false)
     }
 
+    fn refused_submissions(&self, seen: usize) -> Vec<(SubmissionIndex, String)> {
+        self.refused_after(seen)
+    }
+
     fn submit(&self) -> Result<SubmissionIndex> {
         self.submit_now(false)
     }
@@ -463,10 +554,12 @@ unsafe impl Storage for WgpuBackend {
         if lock(&self.recorder).open <= index {
             self.submit()?;
         }
+        // The first submission from `index` on that the device took: waiting for it waits for
+        // `index` (a refused one runs nothing); none: wait for everything.
         let target = lock(&self.submitted)
             .iter()
-            .find(|(n, _)| *n >= index)
-            .map(|(_, i)| i.clone());
+            .filter(|(n, _)| *n >= index)
+            .find_map(|(_, i)| i.clone());
         let poll = wgpu::PollType::Wait {
             submission_index: target,
             timeout: None,

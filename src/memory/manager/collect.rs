@@ -93,15 +93,16 @@ impl<B: Storage> Manager<B> {
         let leased = self.leases.live();
         if leased > 0 {
             log::warn!(
-                "vramkit: the context is dropped while {leased} device pointer leases live: \
-                 their blocks stay allocated (leaked) so that the pointers stay valid"
+                "vramkit: the context is dropped while {leased} leases (device pointers, wgpu \
+                 bindings) live: their blocks stay allocated so that they stay valid (on wgpu \
+                 until the last binding is dropped; elsewhere for the process's life)"
             );
         }
         for kind in MemoryKind::ALL {
             let keep = leased > 0 && matches!(kind, MemoryKind::Device | MemoryKind::Unified);
             for b in self.pools[kind.index()].drain() {
                 if keep {
-                    std::mem::forget(b.raw);
+                    backend.abandon_block(b.raw);
                     continue;
                 }
                 self.free_block(backend, kind, b);

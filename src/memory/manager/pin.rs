@@ -23,4 +23,17 @@ impl<B: Storage> Manager<B> {
         }
         Ok(())
     }
+
+    /// Marks the allocation's block as reachable by code outside vramkit (a binding or a device
+    /// pointer): code that strays past its range may write anywhere in the block, so no range
+    /// of it is trusted to read as zeros again: new zeroed allocations in it are cleared.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    pub fn distrust(&mut self, h: BufferHandle) -> Result<()> {
+        let a = self.get(h)?;
+        let (kind, block) = (a.kind, a.placement.block);
+        self.pools[kind.index()].distrust(block);
+        Ok(())
+    }
 }

@@ -262,6 +262,15 @@ impl<Blk> Pool<Blk> {
         }
     }
 
+    /// Marks every range of a block as handed out before: none reads as zeros without a
+    /// clear (the block was bound where code outside vramkit may write past its range).
+    pub fn distrust(&mut self, block: u32) {
+        if let Some(b) = self.block_mut(block) {
+            let size = b.size;
+            b.clean.take(0..size, |_| {});
+        }
+    }
+
     /// Returns a used chunk to the free index, merged with its free neighbours. Returns the
     /// block's index when the block became empty.
     pub fn free(&mut self, chunk: u32) -> Option<u32> {
