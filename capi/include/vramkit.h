@@ -35,9 +35,11 @@
  *
  * Functions that can fail return 0 on success and -1 on failure (NULL for
  * vramkit_malloc); vramkit_last_error then gives the message (per thread).
- * Every call but vramkit_last_error* clears the thread's last error first, so
- * after a call that returns nothing (vramkit_free, vramkit_record_stream, ...)
- * vramkit_last_error_kind() says whether it failed.
+ * Every call but vramkit_last_error*, vramkit_get_stats and vramkit_summary
+ * clears the thread's last error first, so after a call that returns nothing
+ * (vramkit_free, vramkit_record_stream, ...) vramkit_last_error_kind() says
+ * whether it failed; reading the statistics or the summary after a refusal (to
+ * explain it) keeps its message unless they fail themselves.
  */
 #ifndef VRAMKIT_H
 #define VRAMKIT_H

@@ -90,6 +90,12 @@ static PANICKED: AtomicBool = AtomicBool::new(false);
 /// error and `fail`. After a panic every call fails.
 fn guard<T>(fail: T, f: impl FnOnce() -> Result<T>) -> T {
     last_error::clear();
+    keeping_last_error(fail, f)
+}
+
+/// [`guard`] for calls that read state (statistics, the summary): the last error stays unless
+/// `f` fails, so a program can explain a refusal with them and still read its message.
+fn keeping_last_error<T>(fail: T, f: impl FnOnce() -> Result<T>) -> T {
     if PANICKED.load(Ordering::Acquire) {
         set(
             CErrorKind::Other,
@@ -334,7 +340,7 @@ pub extern "C" fn vramkit_set_budget(device: c_int, bytes: u64) -> c_int {
 /// 1. `out` points to a writable `vramkit_stats`.
 #[no_mangle]
 pub unsafe extern "C" fn vramkit_get_stats(device: c_int, out: *mut VramkitStats) -> c_int {
-    guard(-1, || {
+    keeping_last_error(-1, || {
         if out.is_null() {
             return Err(Error::InvalidParameter {
                 name: "out",
@@ -355,7 +361,7 @@ pub unsafe extern "C" fn vramkit_get_stats(device: c_int, out: *mut VramkitStats
 /// 1. `buf` is null or points to `cap` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn vramkit_summary(device: c_int, buf: *mut c_char, cap: usize) -> usize {
-    guard(0, || {
+    keeping_last_error(0, || {
         let text = registry::device(device)?.summary();
         // SAFETY: the caller's promise, passed on.
         Ok(unsafe { fill(&text, buf, cap) })

@@ -162,6 +162,11 @@ fn a_budget_refusal_says_what_was_asked_and_what_is_held() {
         assert!(msg.contains(&figure), "{figure} missing from: {msg}");
     }
     assert_eq!(stats(d).refusals, 1);
+    assert_eq!(
+        last_error(),
+        msg,
+        "reading the statistics to explain a refusal keeps its message"
+    );
     free(a, 0, d, std::ptr::null_mut());
     let b = malloc(40 << 20, d, std::ptr::null_mut());
     assert!(

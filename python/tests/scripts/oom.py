@@ -23,6 +23,7 @@ else:
 
 after = torch.ones(1 << 20, device="cuda")
 assert after.sum().item() == float(1 << 20)
-assert keep.sum().item() == 256 << 20
+# min and max read the bytes in place (a sum would first cast them to int64: 2 GiB).
+assert keep.min().item() == 1 and keep.max().item() == 1
 s = vramkit.stats()
 print(json.dumps({"message": message, "refusals": s["refusals"], "budget": s["budget"]}))

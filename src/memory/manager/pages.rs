@@ -8,9 +8,10 @@
 //! - with [`ContextDesc::follow_live`](crate::ContextDesc::follow_live) (the C ABI's setting,
 //!   where nothing can move), before new memory is mapped (a growth, or pages mapped again)
 //!   that would take the memory held past the compaction slack over the most ever in use:
-//!   free pages go back first, so physical memory never passes the peak of the live set by
-//!   more than that (and the pages that hold live bytes in part), while free memory below
-//!   the peak stays mapped for the next step.
+//!   free pages whose work has finished go back first, and past three times the slack any free
+//!   pages after a wait, so physical memory never passes the peak of the live set by more than
+//!   that (and the pages that hold live bytes in part), while free memory below the peak stays
+//!   mapped for the next step.
 //!
 //! Giving pages back waits for every stream's work on memory released there (the manager's
 //! streams) and for the blocks' own last work, as a shrink does; mapping them again costs the
@@ -26,6 +27,11 @@ use super::super::Label;
 use super::{record, Manager};
 use crate::backend::{MemoryKind, Storage};
 use crate::error::Result;
+
+/// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), how many times the
+/// compaction slack the memory held may pass the peak in use before an allocation waits for the
+/// device to give pages back (within it, only pages whose work finished go).
+const HARD_SLACK: u64 = 3;
 
 impl<B: Storage> Manager<B> {
     /// Maps the pages a placement touches that were given back, within the budget (giving
@@ -187,16 +193,25 @@ impl<B: Storage> Manager<B> {
         let mut excess = after
             .saturating_sub(in_use)
             .saturating_sub(self.settings.release_threshold);
+        // Past this, pages go back even if that means waiting for the device.
+        let mut must = excess;
         if follow {
             // Physical memory stays within the slack over the most ever in use: free memory
             // is kept while in use is below its peak (the next step reuses it), and goes only
-            // where the next mapping would pass that.
+            // where the next mapping would pass that. Within the slack, only pages whose work
+            // has finished go (the host never waits for the device in an allocation: that would
+            // stall the program's queue); past `HARD_SLACK` times the slack, the rest go after
+            // a wait.
             let peak = k.peak_in_use.max(in_use);
-            let cap = peak + peak / 1000 * u64::from(self.settings.compaction.slack_permille);
-            excess = excess.max(after.saturating_sub(cap));
+            let slack = peak / 1000 * u64::from(self.settings.compaction.slack_permille);
+            excess = excess.max(after.saturating_sub(peak + slack));
+            must = must.max(after.saturating_sub(peak + HARD_SLACK * slack));
         }
         if excess > 0 {
-            self.unmap_free_pages(backend, kind, excess, keep, true)?;
+            let given = self.unmap_free_pages(backend, kind, excess, keep, false)?;
+            if must > given {
+                self.unmap_free_pages(backend, kind, must - given, keep, true)?;
+            }
         }
         Ok(())
     }
