@@ -462,3 +462,44 @@ fn cuda_contexts_open_from_several_threads_at_once() {
     }
     contexts_open_from_several_threads(common::cuda);
 }
+
+/// Work recorded without a submit in between (a loop of launches, a compaction pass sliding in
+/// pieces) is submitted in bounded batches: one open submission of thousands of passes left
+/// as many command buffers pooled in wgpu for good (the process grew by gigabytes under
+/// concurrent compaction). The launches' indices say where the batches end, and every launch
+/// still runs, in order.
+#[test]
+fn long_runs_of_launches_are_submitted_in_bounded_batches() {
+    let Some(ctx) = try_gpu("bounded batches", ContextDesc::default()) else {
+        return;
+    };
+    let n = 64u32;
+    let x = ctx
+        .alloc(AllocDesc::new("x", u64::from(n) * 4))
+        .expect("alloc");
+    ctx.upload(x, &vec![0u8; n as usize * 4]).expect("upload");
+    let add = KernelSource::owned(
+        "add one",
+        "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(64)
+fn add(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x < arrayLength(&x)) { x[id.x] = x[id.x] + 1.0; }
+}",
+        "add",
+    );
+    let launches = 1000;
+    let indices: Vec<u64> = (0..launches)
+        .map(|_| ctx.dispatch(&add, &[x], &[], [1, 1, 1]).expect("launch"))
+        .collect();
+    let batches = indices.windows(2).filter(|w| w[0] != w[1]).count() + 1;
+    assert!(
+        batches >= 3,
+        "1000 launches went out in {batches} submission(s): batches are unbounded"
+    );
+    let ys = floats(&ctx.download(x).expect("download"));
+    assert!(
+        ys.iter().all(|&y| y == launches as f32),
+        "every launch ran: {:?}",
+        &ys[..4]
+    );
+}

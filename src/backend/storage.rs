@@ -63,6 +63,14 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 1. Every submission that used `block` has finished ([`is_done`](Storage::is_done)).
     unsafe fn free_block(&self, block: Self::Block);
 
+    /// The most copies compaction may spend sliding one allocation down over a smaller gap
+    /// (its size over the gap, rounded up; each copy lands on bytes already copied). Where a
+    /// copy within a block is cheap (a `cuMemcpy`), many; where it is a kernel launch of its
+    /// own (wgpu), few, or the launches cost more than the memory gathered saves.
+    fn max_slide_pieces(&self) -> u64 {
+        4096
+    }
+
     /// Lets go of a block that code outside vramkit may still use when the context goes (a
     /// leased device pointer or binding outlives it). The default leaks the block, so that
     /// pointers into it stay valid; a backend whose blocks are reference-counted by the API

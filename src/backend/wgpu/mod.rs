@@ -41,7 +41,19 @@ struct Recorder {
     open: SubmissionIndex,
     /// Labels of the kernels launched in the open work, for the message of a refusal.
     launches: Vec<String>,
+    /// Commands recorded into the open encoder.
+    recorded: u32,
 }
+
+/// The most commands one submission holds: [`WgpuBackend::record`] submits the open encoder
+/// before recording more. Each compute pass becomes raw command buffers of its own, and wgpu
+/// pools finished encoders with every command buffer they ever held, for reuse; so one
+/// submission of thousands of launches (a compaction pass slides allocations in pieces, a
+/// copy kernel each, holding the memory manager while no transfer submits) would leave that
+/// many command buffers behind for good, in every pooled encoder it reaches, and each reuse
+/// would reset them all. Bounded, the pool stays small; the extra submissions cost little
+/// beside hundreds of passes.
+const MAX_RECORDED: u32 = 256;
 
 impl Recorder {
     fn new() -> Self {
@@ -49,6 +61,7 @@ impl Recorder {
             encoder: None,
             open: 1,
             launches: Vec::new(),
+            recorded: 0,
         }
     }
 }
@@ -152,7 +165,6 @@ impl WgpuBackend {
         Err(Error::Backend { message })
     }
 
-    /// Runs `f` with the open command encoder and returns the index its work will get.
     /// Records one compute pass running `kernel` over `bind_group`.
     fn launch(
         &self,
@@ -171,6 +183,8 @@ impl WgpuBackend {
         })
     }
 
+    /// Records with `f` into the open command encoder and returns the index its work will get.
+    /// A full encoder ([`MAX_RECORDED`]) is submitted first; nothing is recorded on an error.
     fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<SubmissionIndex> {
         self.record_launch("", f)
     }
@@ -182,6 +196,9 @@ impl WgpuBackend {
         f: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> Result<SubmissionIndex> {
         self.check_lost()?;
+        if lock(&self.recorder).recorded >= MAX_RECORDED {
+            self.submit_now(false)?;
+        }
         let mut rec = lock(&self.recorder);
         if !label.is_empty() && rec.launches.len() < MAX_NAMED_LAUNCHES {
             rec.launches.push(label.to_string());
@@ -193,6 +210,7 @@ impl WgpuBackend {
                 })
         });
         f(encoder);
+        rec.recorded += 1;
         Ok(rec.open)
     }
 
@@ -234,6 +252,7 @@ impl WgpuBackend {
         self.check_lost()?;
         let mut rec = lock(&self.recorder);
         let encoder = rec.encoder.take();
+        rec.recorded = 0;
         if encoder.is_none() && !always && app.is_empty() {
             return Ok(rec.open - 1);
         }
@@ -367,6 +386,13 @@ unsafe impl Storage for WgpuBackend {
 
     unsafe fn free_block(&self, block: WgpuBlock) {
         block.buffer.destroy();
+    }
+
+    fn max_slide_pieces(&self) -> u64 {
+        // A copy within one buffer is a compute pass with a params buffer and a bind group of
+        // its own: sliding in thousands of pieces beside transfers cut their throughput 16×
+        // on lavapipe. One piece: an allocation slides only over a gap at least its size.
+        1
     }
 
     fn abandon_block(&self, block: WgpuBlock) {

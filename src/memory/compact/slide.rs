@@ -3,8 +3,9 @@
 //!
 //! A slide by `shift` bytes of an allocation larger than `shift` overlaps itself: it is copied
 //! in pieces of at most `shift` bytes, lowest first, each landing on bytes already copied or
-//! free (copies on one queue run in order). Allocations that would need more than
-//! [`MAX_PIECES`] pieces stay where they are.
+//! free (copies on one queue run in order). Allocations that would need more than the
+//! backend's [`max_slide_pieces`](crate::backend::Storage::max_slide_pieces) stay where they
+//! are.
 
 use std::time::Instant;
 
@@ -12,10 +13,6 @@ use super::super::manager::{is_refusal, Manager};
 use super::super::pool::{Pool, State, NIL};
 use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
 use crate::error::Result;
-
-/// The most copies one slide may take (an allocation's size over the distance it moves,
-/// rounded up).
-const MAX_PIECES: u64 = 4096;
 
 /// Where to start sliding block `b` so that `want` free bytes gather at its end: the lowest
 /// free chunk needed, and the live bytes above it (what the slide moves). `None` when a pinned
@@ -99,6 +96,7 @@ impl<B: Storage> Manager<B> {
     ) -> Result<u64> {
         let mut moved = 0;
         let mut id = from;
+        let max_pieces = backend.max_slide_pieces();
         while id != NIL {
             let pool = &self.pools[kind.index()];
             let c = &pool.chunks[id];
@@ -109,7 +107,7 @@ impl<B: Storage> Manager<B> {
                 && pool.chunks[prev].state == State::Free;
             if let (true, Some(key)) = (slidable, owner) {
                 let shift = pool.chunks[prev].size;
-                if size.div_ceil(shift) <= MAX_PIECES && moved + size <= max_bytes {
+                if size.div_ceil(shift) <= max_pieces && moved + size <= max_bytes {
                     let Some(index) = self.slide_one(backend, kind, b, id, shift)? else {
                         // The pages below went back and the budget cannot map them again.
                         break;
