@@ -403,6 +403,11 @@ impl<B: Backend> Context<B> {
     /// Budget bytes a first transfer will need for staging: one buffer per direction that has
     /// none yet.
     fn staging_to_come(&self) -> Result<u64> {
+        if crate::transfers::in_closure(self.id) {
+            // The outer transfer holds the rings, and made the one it uses: an upload and a
+            // download at most one slot apart.
+            return Ok(self.staging_sizes.0);
+        }
         let s = self.lock_staging()?;
         Ok([&s.upload, &s.readback]
             .iter()
@@ -486,11 +491,16 @@ impl<B: Backend> Context<B> {
     }
 
     /// Waits for pending releases, compacts every pool as far as it goes, then frees empty
-    /// blocks and idle staging buffers. Returns the bytes given back to the device.
+    /// blocks and idle staging buffers (not from inside a transfer closure, whose transfer
+    /// holds them). Returns the bytes given back to the device.
     ///
     /// # Errors
     /// [`Error::DeviceLost`].
     pub fn trim(&self) -> Result<u64> {
+        if crate::transfers::in_closure(self.id) {
+            // The outer transfer holds the staging rings: trim everything else.
+            return lock(&self.mem).trim(&self.backend);
+        }
         let mut staging = self.lock_staging()?;
         let mut mem = lock(&self.mem);
         let mut freed = staging.upload.clear(&self.backend, &mut mem)?;

@@ -37,7 +37,7 @@ impl Drop for Inside {
 /// closure waits for gets no such answer: it waits for the ring too; don't hand a context's
 /// transfers to other threads from inside its closure.)
 pub(crate) fn check_reentry(id: u32) -> Result<()> {
-    if IN_CLOSURE.with(|c| c.borrow().contains(&id)) {
+    if in_closure(id) {
         return Err(Error::Unsupported {
             what: "a transfer from inside an upload_with/download_with closure".into(),
             reason: "the outer transfer holds the staging ring; collect what to move and \
@@ -46,6 +46,11 @@ pub(crate) fn check_reentry(id: u32) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Whether this thread runs a transfer closure of context `id` (at any depth).
+pub(crate) fn in_closure(id: u32) -> bool {
+    IN_CLOSURE.with(|c| c.borrow().contains(&id))
 }
 
 impl<B: Backend> Context<B> {

@@ -227,9 +227,11 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
     let h = ctx.alloc(AllocDesc::new("outer", 64)).expect("alloc");
     let mut inner = None;
     let mut others = None;
+    let mut over = None;
     ctx.upload_with(h, 0..64, |_, mut chunk| {
         inner = Some(ctx.upload(h, &[1; 4]));
-        // What needs the ring is refused; the rest works (no deadlock).
+        // What needs the ring is refused; the rest works (no deadlock), and a request over
+        // the budget is refused as over the budget.
         let scratch = ctx
             .alloc(AllocDesc::new("scratch", 16))
             .expect("alloc inside");
@@ -237,10 +239,15 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
         others = Some((
             ctx.staging_chunk(),
             ctx.staging_capacity(),
-            matches!(ctx.max_batch(1000), Err(Error::Unsupported { .. })),
-            matches!(ctx.trim(), Err(Error::Unsupported { .. })),
+            ctx.max_batch(1000).is_ok(),
+            ctx.trim().is_ok(),
             matches!(ctx.download(h), Err(Error::Unsupported { .. })),
         ));
+        ctx.set_budget(Some(ctx.stats().reserved + 4096))
+            .expect("budget");
+        let big = ctx.stats().reserved + (1 << 20);
+        over = Some(ctx.alloc(AllocDesc::new("over", big)).map(|_| ()));
+        ctx.set_budget(None).expect("budget");
         chunk.fill(9);
     })
     .expect("outer upload");
@@ -249,6 +256,10 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
         "a nested transfer gave {inner:?}"
     );
     assert_eq!(others, Some((CHUNK, 4 * CHUNK, true, true, true)));
+    assert!(
+        matches!(over, Some(Err(Error::OverBudget { .. }))),
+        "a request over the budget inside the closure gave {over:?}"
+    );
     // After the closure, all of it works again.
     assert!(ctx.max_batch(1000).is_ok());
     assert_eq!(ctx.download(h).expect("download"), vec![9; 64]);
