@@ -85,3 +85,26 @@ fn a_context_dropped_under_a_live_lease_leaves_its_memory() -> anyhow::Result<()
     drop(lease);
     Ok(())
 }
+
+/// A lease taken and dropped while the allocation lives, then another taken before its
+/// release: the first one's end must not hand the range out while the second lives.
+#[test]
+fn an_earlier_lease_that_ended_does_not_free_a_range_leased_again() -> anyhow::Result<()> {
+    let c = ctx();
+    let h = c.alloc(AllocDesc::new("lent twice", 1 << 20).uninit())?;
+    drop(c.device_ptr(h)?);
+    let lease = c.device_ptr(h)?;
+    let (start, end) = (lease.address, lease.address + lease.size);
+    c.release(h)?;
+    for i in 0..16u64 {
+        let o = c.alloc(AllocDesc::new("other", 4096 + i * 65536).uninit())?;
+        let p = c.device_ptr(o)?;
+        assert!(
+            p.address + p.size <= start || end <= p.address,
+            "request {i} got memory a live lease points at"
+        );
+    }
+    drop(lease);
+    c.audit().check()?;
+    Ok(())
+}

@@ -30,6 +30,11 @@ impl<B: Storage> Manager<B> {
     /// Gives back released allocations whose last lease ended.
     pub(super) fn collect_leased(&mut self, backend: &B) -> Result<()> {
         for key in self.leases.take_ended() {
+            // Leased again since that lease ended (a lease taken and dropped while the
+            // allocation lived, then another before its release): the last one brings it back.
+            if self.leases.is_leased(key) {
+                continue;
+            }
             if let Some(a) = self.leased.remove(&key) {
                 // The orphaned chunk goes back through the usual path: it is used, with no
                 // owner, as a released allocation still in use is.

@@ -74,7 +74,7 @@ impl<B: Storage> Manager<B> {
             for r in ranges {
                 self.pools[kind.index()].put_unmapped(p.block, r);
             }
-            return Err(self.over_budget(kind, p.size));
+            return Err(self.over_budget(backend, kind, p.size));
         }
         let mut result = Ok(());
         let mut left = ranges.into_iter();

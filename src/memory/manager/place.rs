@@ -119,7 +119,7 @@ impl<B: Storage> Manager<B> {
             }
         }
         Err(match refusal {
-            Error::OverBudget { .. } => self.over_budget(kind, requested),
+            Error::OverBudget { .. } => self.over_budget(backend, kind, requested),
             e => e,
         })
     }
@@ -254,10 +254,19 @@ impl<B: Storage> Manager<B> {
         } else {
             g.new_block(size, headroom)
         };
-        let Some(block) = block else {
-            return Err(self.over_budget(kind, requested));
+        let Some(mut block) = block else {
+            return Err(self.over_budget(backend, kind, requested));
         };
-        let raw = backend.alloc_block(block, kind)?;
+        let raw = match backend.alloc_block(block, kind) {
+            Ok(raw) => raw,
+            // A block larger than the request that the device refuses: one of the request's
+            // size may still fit (as `fits_now` and `largest_alloc` promise).
+            Err(e) if is_refusal(&e) && block > size => {
+                block = size;
+                backend.alloc_block(block, kind)?
+            }
+            Err(e) => return Err(e),
+        };
         // The backend may clear a new block on its own queue: other streams wait for that.
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
@@ -320,7 +329,7 @@ impl<B: Storage> Manager<B> {
         let need = size.saturating_sub(pool.tail_free(seg));
         let seg_size = pool.block(seg).map_or(0, |b| b.size);
         let Some(extra) = self.growth_step(backend, kind, seg_size, need, headroom) else {
-            return Err(self.over_budget(kind, requested));
+            return Err(self.over_budget(backend, kind, requested));
         };
         let Some(blk) = pool.block(seg) else {
             return Err(Error::Internal {
@@ -348,7 +357,18 @@ impl<B: Storage> Manager<B> {
             chunk: NIL,
         };
         self.before_mapping(backend, kind, extra, size, Some(&end))?;
-        self.extend_segment(backend, kind, seg, extra)?;
+        if let Err(e) = self.extend_segment(backend, kind, seg, extra) {
+            // A step larger than the request that the device refuses: what the request
+            // lacks may still fit (as `fits_now` and `largest_alloc` promise).
+            let g = self.settings.geometry;
+            let granule = backend.page_size(kind).unwrap_or(g.unit).max(g.unit);
+            match g.exact_step(need, granule, headroom) {
+                Some(exact) if exact < extra && is_refusal(&e) => {
+                    self.extend_segment(backend, kind, seg, exact)?
+                }
+                _ => return Err(e),
+            }
+        }
         let pool = &mut self.pools[kind.index()];
         let last = pool.block(seg).map_or(NIL, |b| b.last);
         Ok(pool.take(last, size))
@@ -364,7 +384,7 @@ impl<B: Storage> Manager<B> {
     ) -> Result<()> {
         // Pages mapped again since the caller measured the budget count too.
         if extra > self.budget.headroom(self.counters.reserved) {
-            return Err(self.over_budget(kind, extra));
+            return Err(self.over_budget(backend, kind, extra));
         }
         let Some(blk) = self.pools[kind.index()].block(seg) else {
             return Ok(());
@@ -462,17 +482,17 @@ impl<B: Storage> Manager<B> {
         Ok(delta)
     }
 
-    pub(super) fn over_budget(&self, kind: MemoryKind, requested: u64) -> Error {
+    pub(super) fn over_budget(&self, backend: &B, kind: MemoryKind, requested: u64) -> Error {
         let (_, largest_free) = self.pools[kind.index()].free_space();
-        let headroom = self.budget.headroom(self.counters.reserved);
-        let unit = self.settings.geometry.unit;
         Error::OverBudget {
             requested,
             limit: self.budget.limit,
             in_use: self.counters.in_use,
             reserved: self.counters.reserved,
             largest_free,
-            fits_now: largest_free.max(headroom / unit * unit),
+            // What `largest_alloc` says: the device's free memory, the block sizes and pages
+            // given back counted, so that many bytes are then allocated at once.
+            fits_now: self.largest_now(backend, kind, 0),
         }
     }
 }

@@ -19,7 +19,7 @@ impl<B: Storage> Manager<B> {
         if size > self.budget.headroom(self.counters.reserved) {
             self.reclaim(backend)?;
             if size > self.budget.headroom(self.counters.reserved) {
-                return Err(self.over_budget(kind, size));
+                return Err(self.over_budget(backend, kind, size));
             }
         }
         let raw = backend.alloc_block(size, kind)?;
@@ -77,6 +77,11 @@ impl<B: Storage> Manager<B> {
     /// left aside: a whole number of units, at most the largest block.
     pub fn largest_alloc(&mut self, backend: &B, kind: MemoryKind, keep: u64) -> Result<u64> {
         self.collect(backend)?;
+        Ok(self.largest_now(backend, kind, keep))
+    }
+
+    /// [`largest_alloc`](Self::largest_alloc) without collecting first.
+    pub(super) fn largest_now(&self, backend: &B, kind: MemoryKind, keep: u64) -> u64 {
         let g = self.settings.geometry;
         // Under pressure, empty cached blocks go back first (`reclaim`).
         let cached: u64 = self.pools.iter().map(|p| p.empty_bytes).sum();
@@ -97,7 +102,7 @@ impl<B: Storage> Manager<B> {
         } else {
             largest_free.max(headroom)
         };
-        Ok(largest.min(g.max_block) / g.unit * g.unit)
+        largest.min(g.max_block) / g.unit * g.unit
     }
 
     /// How many more allocations of `item` bytes of `kind` fit now, `keep` bytes of the budget

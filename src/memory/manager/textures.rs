@@ -110,7 +110,7 @@ impl<B: Storage> Manager<B> {
             // work has used it).
             // SAFETY: the texture was just made; nothing recorded uses it.
             unsafe { backend.free_texture(raw) };
-            let e = self.over_budget(KIND, bytes);
+            let e = self.over_budget(backend, KIND, bytes);
             self.count_error(KIND, &e);
             return Err(e);
         }
@@ -173,7 +173,7 @@ impl<B: Storage> Manager<B> {
         let mut reclaimed = false;
         loop {
             let result = if estimate > self.budget.headroom(self.counters.reserved) {
-                Err(self.over_budget(KIND, estimate))
+                Err(self.over_budget(backend, KIND, estimate))
             } else {
                 backend.alloc_texture(desc)
             };
