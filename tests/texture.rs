@@ -17,6 +17,7 @@ backend_tests!(
     textures_are_budgeted_counted_and_traced_like_buffers,
     bad_texture_requests_are_typed_errors,
     the_budget_never_counts_less_than_the_driver_takes,
+    a_texture_gets_room_by_compacting_buffers,
 );
 
 /// Byte counts of sides and mip counts no device takes saturate instead of wrapping (or
@@ -320,4 +321,52 @@ fn the_budget_never_counts_less_than_the_driver_takes<B: Backend>(mk: Mk<B>) {
             ctx.release_texture(t).expect("release");
         }
     }
+}
+
+/// A texture that fits the budget only once the buffers' free holes are gathered gets it,
+/// as a buffer would: the budget refuses only what no remedy fits. The buffers keep their
+/// bytes.
+fn a_texture_gets_room_by_compacting_buffers<B: Backend>(mk: Mk<B>) {
+    const MIB: u64 = 1 << 20;
+    let ctx = mk(ContextDesc {
+        budget: Some(24 * MIB),
+        block_size: Some(4 * MIB),
+        staging_chunk: 256 << 10,
+        staging_slots: 1,
+        ..Default::default()
+    });
+    // Sixteen 1 MiB buffers, then every other one released: 8 MiB free in holes.
+    let mut kept = Vec::new();
+    for i in 0..16u64 {
+        let h = ctx
+            .alloc(AllocDesc::new(format!("b{i}"), MIB).uninit())
+            .expect("alloc");
+        let bytes = random_bytes(MIB as usize, i);
+        ctx.upload(h, &bytes).expect("upload");
+        kept.push((h, bytes));
+    }
+    for (h, _) in kept.iter().step_by(2) {
+        ctx.release(*h).expect("release");
+    }
+    let kept: Vec<_> = kept.into_iter().skip(1).step_by(2).collect();
+    ctx.wait().expect("wait");
+    let free = ctx.stats().kinds[0].free;
+    let room = 24 * MIB - ctx.stats().reserved;
+    // 2048 × 1024 RGBA8: 8 MiB, more than the room and less than the room and the holes.
+    let desc = TextureDesc::new("needs the holes", 2048, 1024, TextureFormat::Rgba8Unorm);
+    assert!(
+        desc.estimated_bytes() > room && desc.estimated_bytes() <= room + free,
+        "room {room}, free {free}: {:?}",
+        ctx.stats()
+    );
+    let t = ctx
+        .alloc_texture(desc)
+        .expect("the texture fits once the buffers are gathered");
+    for (h, bytes) in &kept {
+        assert!(
+            ctx.download(*h).expect("download") == *bytes,
+            "a buffer moved and lost bytes"
+        );
+    }
+    ctx.release_texture(t).expect("release");
 }

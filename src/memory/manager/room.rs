@@ -1,5 +1,6 @@
 //! Room within the budget: staging buffers reserved and returned, and how many more items fit.
 
+use super::super::compact::Goal;
 use super::super::geometry::Class;
 use super::super::trace::EventKind;
 use super::super::Label;
@@ -19,6 +20,9 @@ impl<B: Storage> Manager<B> {
         if size > self.budget.headroom(self.counters.reserved) {
             self.reclaim(backend)?;
             if size > self.budget.headroom(self.counters.reserved) {
+                self.compact_for_room(backend, size)?;
+            }
+            if size > self.budget.headroom(self.counters.reserved) {
                 return Err(self.over_budget(backend, kind, size));
             }
         }
@@ -36,6 +40,27 @@ impl<B: Storage> Manager<B> {
         s.0 += size;
         s.1 += 1;
         Ok(raw)
+    }
+
+    /// Under budget pressure for `bytes` that are not a buffer of a pool (a texture, a staging
+    /// buffer): gathers the buffers of the device and unified pools as a buffer request would
+    /// (evacuating sparse blocks, then sliding segments and giving their free ends back), until
+    /// the budget leaves `bytes` of room. Returns whether memory went back.
+    pub(super) fn compact_for_room(&mut self, backend: &B, bytes: u64) -> Result<bool> {
+        let before = self.counters.reserved;
+        let max = self.settings.compaction.max_pass_bytes;
+        for kind in [MemoryKind::Device, MemoryKind::Unified] {
+            if self.budget.headroom(self.counters.reserved) >= bytes {
+                break;
+            }
+            self.evacuate(backend, kind, Goal::Room(bytes), max)?;
+        }
+        if self.budget.headroom(self.counters.reserved) < bytes {
+            // Segments: gathered at their ends, which go back.
+            self.compact(backend, max)?;
+        }
+        self.reclaim(backend)?;
+        Ok(self.counters.reserved < before)
     }
 
     /// Returns a staging buffer's bytes to the budget (the caller frees the block).

@@ -162,15 +162,16 @@ impl<B: Storage> Manager<B> {
         })
     }
 
-    /// Makes the texture within the budget, reclaiming cached memory when the budget or the
-    /// device is short.
+    /// Makes the texture within the budget, reclaiming cached memory and then compacting the
+    /// buffers when the budget or the device is short.
     fn make_texture(
         &mut self,
         backend: &B,
         desc: &TextureDesc,
         estimate: u64,
     ) -> Result<(B::Texture, Option<u64>)> {
-        let mut reclaimed = false;
+        // Remedies in order: cached memory, then buffers gathered (as for a buffer request).
+        let mut tries = 0;
         loop {
             let result = if estimate > self.budget.headroom(self.counters.reserved) {
                 Err(self.over_budget(backend, KIND, estimate))
@@ -178,9 +179,14 @@ impl<B: Storage> Manager<B> {
                 backend.alloc_texture(desc)
             };
             match result {
-                Err(e) if is_refusal(&e) && !reclaimed => {
-                    reclaimed = true;
-                    if !self.reclaim(backend)? {
+                Err(e) if is_refusal(&e) && tries < 2 => {
+                    tries += 1;
+                    let freed = if tries == 1 {
+                        self.reclaim(backend)?
+                    } else {
+                        self.compact_for_room(backend, estimate)?
+                    };
+                    if !freed && tries == 2 {
                         return Err(e);
                     }
                 }
