@@ -41,7 +41,11 @@ struct Gpu<'a> {
 }
 
 impl Gpu<'_> {
-    fn time(&self, iters: u64, f: impl Fn() -> vramkit::Result<u64>) -> Duration {
+    fn time(
+        &self,
+        iters: u64,
+        f: impl Fn() -> vramkit::Result<vramkit::SubmissionIndex>,
+    ) -> Duration {
         let t = Instant::now();
         for _ in 0..iters {
             f().expect("kernel");

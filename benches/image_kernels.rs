@@ -28,7 +28,7 @@ fn time<B: Backend>(
     ctx: &Context<B>,
     rounds: usize,
     iters: u32,
-    f: &dyn Fn() -> Result<u64>,
+    f: &dyn Fn() -> Result<vramkit::SubmissionIndex>,
 ) -> (f64, f64) {
     f().expect("warm-up");
     ctx.wait().expect("wait");
@@ -52,7 +52,10 @@ fn time<B: Backend>(
 }
 
 /// One benchmarked call: a label and the launch.
-type Case<'a> = (&'static str, Box<dyn Fn() -> Result<u64> + 'a>);
+type Case<'a> = (
+    &'static str,
+    Box<dyn Fn() -> Result<vramkit::SubmissionIndex> + 'a>,
+);
 
 fn frame(w: u32, h: u32) -> Vec<u8> {
     (0..w * h)

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
-use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind, SubmissionIndex};
+use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind};
 use crate::debug::DebugSettings;
 use crate::error::{Error, Result};
 use crate::lock;
@@ -15,6 +15,7 @@ use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
 use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
 use crate::memory::{CompactReport, CompactionDesc, Geometry};
+use crate::SubmissionIndex;
 
 /// How a context manages memory.
 ///
@@ -351,7 +352,7 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::DeviceLost`]; [`Error::Backend`] if the API rejected recorded work.
     pub fn submit(&self) -> Result<SubmissionIndex> {
-        self.backend.submit()
+        Ok(self.submission(self.backend.submit()?))
     }
 
     /// Submits recorded work and waits until the device has finished everything; then returns

@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
-use crate::backend::{Backend, BlockRange, Constants, KernelSource, SubmissionIndex};
+use crate::backend::{Backend, BlockRange, Constants, KernelSource, QueueIndex};
 use crate::error::Result;
 use crate::memory::manager::Access;
 use crate::signature::Signature;
+use crate::SubmissionIndex;
 use crate::{lock, BufferHandle, Context};
 
 /// A storage binding: a whole allocation, or a range of one.
@@ -139,7 +140,7 @@ impl<B: Backend> Context<B> {
         let k = self.kernel(kernel, constants)?;
         let (k, signature) = (&k.0, &k.1);
         let writes: Vec<bool> = signature.read_only.iter().map(|&r| !r).collect();
-        self.with_ranges(bindings, &writes, |ranges| {
+        let index = self.with_ranges(bindings, &writes, |ranges| {
             let sizes: Vec<u64> = ranges.iter().map(|r| r.size).collect();
             let blocks: Vec<usize> = ranges
                 .iter()
@@ -156,7 +157,8 @@ impl<B: Backend> Context<B> {
             // compiled with bounds checks; the signature check above matched the bindings,
             // params and grid to the entry point and the device.
             unsafe { self.backend.dispatch(k, ranges, params, workgroups) }
-        })
+        })?;
+        Ok(self.submission(index))
     }
 
     /// Records `C = A·B` with the backend's vendor BLAS (cuBLAS on CUDA); `dims` = `[m, n, k]`.
@@ -166,12 +168,13 @@ impl<B: Backend> Context<B> {
         bindings: &[Binding; 3],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.with_ranges(bindings, &[false, false, true], |ranges| {
+        let index = self.with_ranges(bindings, &[false, false, true], |ranges| {
             // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
             // checked that they hold the matrices `dims` describe and that C overlaps neither
             // A nor B.
             unsafe { self.backend.vendor_matmul(ranges, dims) }
-        })
+        })?;
+        Ok(self.submission(index))
     }
 
     /// Records `C = A·B` on f16 `A` and `B` into an f32 `C` with the backend's vendor BLAS
@@ -181,12 +184,13 @@ impl<B: Backend> Context<B> {
         bindings: &[Binding; 3],
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
-        self.with_ranges(bindings, &[false, false, true], |ranges| {
+        let index = self.with_ranges(bindings, &[false, false, true], |ranges| {
             // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
             // checked that they hold the matrices `dims` describe (2 bytes per f16 value) and
             // that C overlaps neither A nor B.
             unsafe { self.backend.vendor_matmul_f16(ranges, dims) }
-        })
+        })?;
+        Ok(self.submission(index))
     }
 
     /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
@@ -197,8 +201,8 @@ impl<B: Backend> Context<B> {
         &self,
         bindings: &[Binding],
         writes: &[bool],
-        record: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<SubmissionIndex>,
-    ) -> Result<SubmissionIndex> {
+        record: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<QueueIndex>,
+    ) -> Result<QueueIndex> {
         let limits = self.backend.limits();
         let mut m = lock(&self.mem);
         m.note_refusals(&self.backend);

@@ -41,11 +41,11 @@
 use std::num::NonZeroU64;
 
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, Storage};
 use crate::error::{Error, Result};
 use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
-use crate::{lock, BufferHandle, Context, TextureHandle};
+use crate::{lock, BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// The range of a wgpu buffer behind an allocation, for binding it in the application's own
 /// passes ([`Context::wgpu_binding`]). The buffer has usages `STORAGE | COPY_SRC | COPY_DST`.
@@ -185,7 +185,7 @@ impl Context<WgpuBackend> {
             m.get(h)?;
             m.touch(h, index);
         }
-        Ok(index)
+        Ok(self.submission(index))
     }
 
     /// Records that `submission`, made by the application on this context's queue, uses the

@@ -70,6 +70,7 @@ pub use memory::{
     MemoryStats, PageStats, TagStats, TextureHandle, Trace,
 };
 pub use owned::Owned;
+pub use queue::SubmissionIndex;
 pub use staging_buffer::StagingBuffer;
 pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].

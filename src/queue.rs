@@ -1,9 +1,43 @@
-//! [`Context::wait_for`] one submission, and [`Context::limits`] without the backend traits.
+//! Submissions of a context's work ([`SubmissionIndex`]), [`Context::wait_for`] one of them,
+//! and [`Context::limits`] without the backend traits.
 
-use crate::backend::{Backend, BackendLimits, SubmissionIndex};
-use crate::error::{Error, Result};
+use crate::backend::{Backend, BackendLimits, QueueIndex};
+use crate::error::{Error, Result, StaleReason};
 use crate::lock;
 use crate::Context;
+
+/// One submission of a context's recorded work, as kernel launches and
+/// [`Context::submit`] return it. It carries its context: another context's
+/// [`wait_for`](Context::wait_for) refuses it, as it refuses another context's handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SubmissionIndex {
+    context: u32,
+    index: QueueIndex,
+}
+
+impl SubmissionIndex {
+    /// The backend's index of the submission (what [`Storage`](crate::backend::Storage)
+    /// calls take): indices grow by one per submission of the context's queue.
+    pub fn index(&self) -> QueueIndex {
+        self.index
+    }
+
+    /// Whether this submission comes after `other`, of the same context (`None` for
+    /// another context's).
+    pub fn is_after(&self, other: &SubmissionIndex) -> Option<bool> {
+        (self.context == other.context).then_some(self.index > other.index)
+    }
+}
+
+impl<B: Backend> Context<B> {
+    /// The public form of the backend's index `index`.
+    pub(crate) fn submission(&self, index: QueueIndex) -> SubmissionIndex {
+        SubmissionIndex {
+            context: self.id,
+            index,
+        }
+    }
+}
 
 impl<B: Backend> Context<B> {
     /// Waits until submission `index` has finished: the index a kernel launch or
@@ -20,22 +54,29 @@ impl<B: Backend> Context<B> {
     /// let ctx = vramkit::Context::host(Default::default());
     /// let last = ctx.submit()?;
     /// ctx.wait_for(last)?;
-    /// assert!(ctx.wait_for(last + 100).is_err()); // not handed out yet
+    /// let other = vramkit::Context::host(Default::default());
+    /// assert!(other.wait_for(last).is_err()); // another context's submission
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for an index past the open submission's (no call returned
-    /// it yet); [`Error::DeviceLost`]; [`Error::Backend`] if the API rejected recorded work.
-    pub fn wait_for(&self, index: SubmissionIndex) -> Result<()> {
+    /// [`Error::StaleHandle`] for another context's submission; [`Error::DeviceLost`];
+    /// [`Error::Backend`] if the API rejected recorded work.
+    pub fn wait_for(&self, submission: SubmissionIndex) -> Result<()> {
+        if submission.context != self.id {
+            return Err(Error::StaleHandle {
+                reason: StaleReason::ForeignContext,
+            });
+        }
+        let index = submission.index;
         // Submitting returns the last submitted index: the open one is the next.
         let last = self.backend.submit()?;
         if index > last.saturating_add(1) {
-            return Err(Error::InvalidParameter {
-                name: "index",
-                value: format!("{index} (the last submitted is {last})"),
-                reason: "no submission with this index was handed out yet: wait for an index \
-                         that a launch or `submit` returned",
+            return Err(Error::Internal {
+                message: format!(
+                    "submission {index} of this context was handed out, but the last \
+                     submitted is {last}"
+                ),
             });
         }
         if index <= last {

@@ -3,7 +3,7 @@
 //! on the host: for data sent again and again (weights, lookup tables, a frame to several
 //! allocations). It counts in the budget as staging until freed.
 
-use crate::backend::{Backend, MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{Backend, MemoryKind, QueueIndex, Storage};
 use crate::error::{Error, Result, StaleReason};
 use crate::memory::manager::Access;
 use crate::{lock, BufferHandle, Context};
@@ -21,7 +21,7 @@ pub struct StagingBuffer<B: Storage> {
     size: u64,
     context: u32,
     /// The last copy that reads the buffer (0: none).
-    in_flight: SubmissionIndex,
+    in_flight: QueueIndex,
 }
 
 impl<B: Storage> StagingBuffer<B> {

@@ -14,7 +14,7 @@ use common::Mk;
 use vramkit::backend::host::{HostBackend, HostBlock, HostTexture};
 use vramkit::backend::{
     Backend, BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    Storage, SubmissionIndex,
+    QueueIndex, Storage,
 };
 use vramkit::kernels::{matmul_f16_kernel, matmul_with, MatmulDims, MatmulKernel};
 use vramkit::texture::TextureCopy;
@@ -194,7 +194,7 @@ unsafe impl Storage for Vendor {
         dst: &HostBlock,
         dst_offset: u64,
         size: u64,
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.host.copy(src, src_offset, dst, dst_offset, size) }
     }
@@ -203,7 +203,7 @@ unsafe impl Storage for Vendor {
         block: &HostBlock,
         offset: u64,
         size: u64,
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.host.clear(block, offset, size) }
     }
@@ -220,7 +220,7 @@ unsafe impl Storage for Vendor {
         offset: u64,
         dst: &HostTexture,
         copy: TextureCopy,
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.host.copy_to_texture(src, offset, dst, copy) }
     }
@@ -230,17 +230,17 @@ unsafe impl Storage for Vendor {
         copy: TextureCopy,
         dst: &HostBlock,
         offset: u64,
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.host.copy_from_texture(src, copy, dst, offset) }
     }
-    fn submit(&self) -> vramkit::Result<SubmissionIndex> {
+    fn submit(&self) -> vramkit::Result<QueueIndex> {
         self.host.submit()
     }
-    fn is_done(&self, index: SubmissionIndex) -> vramkit::Result<bool> {
+    fn is_done(&self, index: QueueIndex) -> vramkit::Result<bool> {
         self.host.is_done(index)
     }
-    fn wait(&self, index: SubmissionIndex) -> vramkit::Result<()> {
+    fn wait(&self, index: QueueIndex) -> vramkit::Result<()> {
         self.host.wait(index)
     }
 }
@@ -260,7 +260,7 @@ unsafe impl Compute for Vendor {
         bindings: &[BlockRange<'_, HostBlock>],
         params: &[u8],
         workgroups: [u32; 3],
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.host.dispatch(kernel, bindings, params, workgroups) }
     }
@@ -273,7 +273,7 @@ unsafe impl Compute for Vendor {
         &self,
         bindings: &[BlockRange<'_, HostBlock>],
         [m, n, k]: [u32; 3],
-    ) -> vramkit::Result<SubmissionIndex> {
+    ) -> vramkit::Result<QueueIndex> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let (m, n, k) = (m as usize, n as usize, k as usize);
         let read = |r: &BlockRange<'_, HostBlock>, len: usize| {

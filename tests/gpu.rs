@@ -489,7 +489,11 @@ fn add(@builtin(global_invocation_id) id: vec3<u32>) {
     );
     let launches = 1000;
     let indices: Vec<u64> = (0..launches)
-        .map(|_| ctx.dispatch(&add, &[x], &[], [1, 1, 1]).expect("launch"))
+        .map(|_| {
+            ctx.dispatch(&add, &[x], &[], [1, 1, 1])
+                .expect("launch")
+                .index()
+        })
         .collect();
     let batches = indices.windows(2).filter(|w| w[0] != w[1]).count() + 1;
     assert!(

@@ -348,7 +348,7 @@ fn kernels_touch_nothing_outside_their_region<B: Backend>(mk: Mk<B>) {
     let poison = vec![0x7Fu8; bytes as usize];
     let buf = ctx.alloc(AllocDesc::new("poisoned", bytes)).expect("alloc");
     let dst = ImageView::new(buf, w, h, PixelFormat::Rgba32F).with_stride(stride);
-    let steps: [&dyn Fn() -> vramkit::Result<u64>; 4] = [
+    let steps: [&dyn Fn() -> vramkit::Result<vramkit::SubmissionIndex>; 4] = [
         &|| blur(&ctx, &src, &dst, [0, 0], Blur::Gaussian { sigma: 1.5 }),
         &|| resize(&ctx, &src, &dst, ResizeFilter::Area),
         &|| color(&ctx, &src, &dst, [0, 0], ColorOp::SrgbToLinear),
@@ -380,9 +380,10 @@ fn bad_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let a = empty_f32(&ctx, 8, 8);
     let b = empty_f32(&ctx, 8, 8);
-    let shape =
-        |r: vramkit::Result<u64>| assert!(matches!(r, Err(Error::ShapeMismatch { .. })), "{r:?}");
-    let param = |r: vramkit::Result<u64>| {
+    let shape = |r: vramkit::Result<vramkit::SubmissionIndex>| {
+        assert!(matches!(r, Err(Error::ShapeMismatch { .. })), "{r:?}")
+    };
+    let param = |r: vramkit::Result<vramkit::SubmissionIndex>| {
         assert!(matches!(r, Err(Error::InvalidParameter { .. })), "{r:?}")
     };
     // Wrong formats.

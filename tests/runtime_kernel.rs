@@ -85,7 +85,7 @@ fn run<B: Backend>(
     x: BufferHandle,
     y: BufferHandle,
     n: u32,
-) -> vramkit::backend::SubmissionIndex {
+) -> vramkit::SubmissionIndex {
     ctx.dispatch(kernel, &[x, y], &n.to_ne_bytes(), [n.div_ceil(64), 1, 1])
         .unwrap_or_else(|e| panic!("{}: {e}", kernel.label()))
 }
@@ -297,7 +297,10 @@ fn wait_for_a_launch_then_release_at_once<B: Backend>(mk: Mk<B>) {
     ctx.upload_slice(x, &xs).expect("upload");
     let index = run(&ctx, &k, x, y, n as u32);
     ctx.wait_for(index).expect("wait_for");
-    assert!(ctx.backend().is_done(index).expect("is_done"), "waited");
+    assert!(
+        ctx.backend().is_done(index.index()).expect("is_done"),
+        "waited"
+    );
     ctx.release(x).expect("release");
     assert_eq!(
         ctx.stats().pending_release,
@@ -329,20 +332,27 @@ fn wait_for_checks_its_index<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let h = ctx.alloc(AllocDesc::new("h", 4096)).expect("alloc");
     ctx.upload(h, &[1; 4096]).expect("upload");
+    let first = ctx.submit().expect("submit");
+    ctx.upload(h, &[2; 4096]).expect("upload");
     let last = ctx.submit().expect("submit");
-    // Every index handed out so far, the first ones, and the open one.
-    for index in [0, 1, last, last + 1] {
+    assert_eq!(last.is_after(&first), Some(true));
+    for index in [first, last, first] {
         ctx.wait_for(index)
-            .unwrap_or_else(|e| panic!("wait_for({index}) after {last}: {e}"));
+            .unwrap_or_else(|e| panic!("wait_for({index:?}) after {last:?}: {e}"));
     }
-    // Far past the open submission: never handed out.
-    for index in [last + 1000, u64::MAX] {
-        let e = ctx.wait_for(index).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidParameter, "{e}");
-        assert!(e.to_string().contains("handed out"), "{e}");
-    }
+    // Another context's submission, whose number lies in this context's range: refused, as
+    // another context's handles are.
+    let other = mk(ContextDesc::default());
+    let theirs = other.submit().expect("submit");
+    assert!(theirs.index() <= last.index());
+    assert_eq!(theirs.is_after(&last), None);
+    let e = ctx.wait_for(theirs).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::StaleHandle, "{e}");
+    other
+        .wait_for(theirs)
+        .expect("its own context waits for it");
     // The context goes on.
-    assert_eq!(ctx.download(h).expect("download"), vec![1; 4096]);
+    assert_eq!(ctx.download(h).expect("download"), vec![2; 4096]);
 }
 
 fn limits_without_the_backend_traits<B: Backend>(mk: Mk<B>) {

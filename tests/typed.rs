@@ -337,9 +337,10 @@ fn error_kinds_of_real_errors<B: Backend>(mk: Mk<B>) {
     );
     ctx.release(h).expect("release");
     expect_kind(ctx.release(h), ErrorKind::StaleHandle, "twice");
+    let other = vramkit::Context::host(ContextDesc::default());
     expect_kind(
-        ctx.wait_for(u64::MAX),
-        ErrorKind::InvalidParameter,
+        ctx.wait_for(other.submit().expect("submit")),
+        ErrorKind::StaleHandle,
         "wait_for",
     );
     // Kinds are plain values: copied, compared, hashed, printed.

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::{BlockRange, Storage, SubmissionIndex};
+use super::{BlockRange, QueueIndex, Storage};
 use crate::error::{Error, Result};
 
 /// Values for a kernel's `override` constants, by name. The context builds one pipeline per
@@ -239,7 +239,7 @@ pub unsafe trait Compute: Storage {
         bindings: &[BlockRange<'_, Self::Block>],
         params: &[u8],
         workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex>;
+    ) -> Result<QueueIndex>;
 
     /// Whether [`vendor_matmul`](Compute::vendor_matmul) is available (cuBLAS on CUDA).
     fn has_vendor_matmul(&self) -> bool {
@@ -257,7 +257,7 @@ pub unsafe trait Compute: Storage {
         &self,
         _bindings: &[BlockRange<'_, Self::Block>],
         _dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         Err(Error::Unsupported {
             what: "vendor matmul".into(),
             reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
@@ -275,7 +275,7 @@ pub unsafe trait Compute: Storage {
         &self,
         _bindings: &[BlockRange<'_, Self::Block>],
         _dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         Err(Error::Unsupported {
             what: "vendor f16 matmul".into(),
             reason: "this backend has no vendor BLAS; use MatmulKernel::Auto or Tiled".into(),
@@ -309,7 +309,7 @@ pub unsafe trait Compute: Storage {
         _bindings: &[KernelBinding<'_, Self::Block, Self::Texture>],
         _params: &[u8],
         _workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         Err(Error::Unsupported {
             what: "kernels that bind textures".into(),
             reason: "this backend's kernels read textures as pitched memory, not as images \

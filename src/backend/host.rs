@@ -12,7 +12,7 @@ use super::host_pages::{HostPages, POISON};
 use super::host_streams::HostStreams;
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
-    MemoryInfo, MemoryKind, Storage, SubmissionIndex,
+    MemoryInfo, MemoryKind, QueueIndex, Storage,
 };
 use super::{ForeignStream, StreamMark};
 use crate::error::{Error, Result};
@@ -126,7 +126,7 @@ impl HostBackend {
         }
     }
 
-    fn record(&self) -> SubmissionIndex {
+    fn record(&self) -> QueueIndex {
         // Work is done at once; it belongs to the open submission for ordering purposes.
         self.recorded.load(Ordering::Acquire) + 1
     }
@@ -395,12 +395,12 @@ unsafe impl Storage for HostBackend {
         dst: &HostBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.copy_bytes(src, src_offset, dst, dst_offset, size);
         Ok(self.record())
     }
 
-    unsafe fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &HostBlock, offset: u64, size: u64) -> Result<QueueIndex> {
         self.check_mapped(block, offset, size, "a clear");
         let mut bytes = lock(block);
         if !bytes.is_empty() {
@@ -426,7 +426,7 @@ unsafe impl Storage for HostBackend {
         offset: u64,
         dst: &HostTexture,
         copy: TextureCopy,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         for (at, from, len) in dst.runs(copy) {
             self.copy_bytes(src, offset + from, &dst.block, at, len);
         }
@@ -439,7 +439,7 @@ unsafe impl Storage for HostBackend {
         copy: TextureCopy,
         dst: &HostBlock,
         offset: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         for (at, to, len) in src.runs(copy) {
             self.copy_bytes(&src.block, at, dst, offset + to, len);
         }
@@ -475,15 +475,15 @@ unsafe impl Storage for HostBackend {
         self.streams.forget(mark);
     }
 
-    fn submit(&self) -> Result<SubmissionIndex> {
+    fn submit(&self) -> Result<QueueIndex> {
         Ok(self.recorded.fetch_add(1, Ordering::AcqRel) + 1)
     }
 
-    fn is_done(&self, _index: SubmissionIndex) -> Result<bool> {
+    fn is_done(&self, _index: QueueIndex) -> Result<bool> {
         Ok(true)
     }
 
-    fn wait(&self, _index: SubmissionIndex) -> Result<()> {
+    fn wait(&self, _index: QueueIndex) -> Result<()> {
         Ok(())
     }
 }
@@ -507,7 +507,7 @@ unsafe impl Compute for HostBackend {
         _bindings: &[BlockRange<'_, HostBlock>],
         _params: &[u8],
         _workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         Err(Error::Unsupported {
             what: "dispatch".into(),
             reason: "the host backend runs no shaders".into(),

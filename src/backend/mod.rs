@@ -93,7 +93,7 @@ impl MemoryKind {
 
 /// Identifies one submission of recorded GPU work. Indices grow by one per submission; work
 /// recorded but not yet submitted belongs to the next index.
-pub type SubmissionIndex = u64;
+pub type QueueIndex = u64;
 
 /// What a backend can allocate and bind.
 #[derive(Clone, Debug, PartialEq, Eq)]

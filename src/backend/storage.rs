@@ -1,8 +1,8 @@
 //! [`Storage`]: the half of the seam the memory manager is written over.
 
 use super::{
-    BackendLimits, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind, StreamMark,
-    SubmissionIndex,
+    BackendLimits, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind, QueueIndex,
+    StreamMark,
 };
 use crate::error::{Error, Result};
 use crate::texture::{TextureCopy, TextureDesc};
@@ -221,7 +221,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         dst: &Self::Block,
         dst_offset: u64,
         size: u64,
-    ) -> Result<SubmissionIndex>;
+    ) -> Result<QueueIndex>;
 
     /// Copies `size` bytes from `src` at `src_offset`, a block of this backend, to `dst` at
     /// `dst_offset`, a block of `peer`: another backend of this type (one backend copies
@@ -250,7 +250,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         _dst: &Self::Block,
         _dst_offset: u64,
         _size: u64,
-    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>>
+    ) -> Result<Option<(QueueIndex, QueueIndex)>>
     where
         Self: Sized,
     {
@@ -262,7 +262,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// # Safety
     /// 1. The range lies inside the block.
     /// 2. `offset` and `size` are multiples of [`BackendLimits::copy_alignment`].
-    unsafe fn clear(&self, block: &Self::Block, offset: u64, size: u64) -> Result<SubmissionIndex>;
+    unsafe fn clear(&self, block: &Self::Block, offset: u64, size: u64) -> Result<QueueIndex>;
 
     /// Applies a [`MemoryAdvice`] to a range of a [`MemoryKind::Unified`] block. Backends whose
     /// unified memory does not migrate accept and ignore it (the default).
@@ -306,7 +306,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         offset: u64,
         dst: &Self::Texture,
         copy: TextureCopy,
-    ) -> Result<SubmissionIndex>;
+    ) -> Result<QueueIndex>;
 
     /// Records a copy of the rectangle `copy` of the texture into rows in `dst` (the first at
     /// `offset`, `copy.bytes_per_row` apart).
@@ -320,7 +320,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         copy: TextureCopy,
         dst: &Self::Block,
         offset: u64,
-    ) -> Result<SubmissionIndex>;
+    ) -> Result<QueueIndex>;
 
     /// The device address of a block (a `CUdeviceptr`; a host address on the host backend),
     /// stable for the block's life, where the API has one that outside code can use. `None`
@@ -371,14 +371,14 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// what was refused (the launches it held). Their work did not run; the manager marks the
     /// allocations they used as holding unknown data. Backends whose calls fail at once (the
     /// default) have none.
-    fn refused_submissions(&self, _seen: usize) -> Vec<(SubmissionIndex, String)> {
+    fn refused_submissions(&self, _seen: usize) -> Vec<(QueueIndex, String)> {
         Vec::new()
     }
 
     /// Submits recorded work, returning its index (the last index if nothing was recorded).
-    fn submit(&self) -> Result<SubmissionIndex>;
+    fn submit(&self) -> Result<QueueIndex>;
     /// Whether the submission `index` has finished (polls without blocking).
-    fn is_done(&self, index: SubmissionIndex) -> Result<bool>;
+    fn is_done(&self, index: QueueIndex) -> Result<bool>;
     /// Blocks until submission `index` has finished, submitting it first if it is still open.
-    fn wait(&self, index: SubmissionIndex) -> Result<()>;
+    fn wait(&self, index: QueueIndex) -> Result<()>;
 }

@@ -17,9 +17,10 @@
 //! `src_texture`, and are launched with bounds checks (`Context::dispatch_textures`).
 
 use super::image::ImageParams;
-use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::backend::{Backend, KernelSource};
 use crate::error::Result;
 use crate::texture::{TextureDesc, TextureFormat, TextureUsage, ROW_ALIGNMENT};
+use crate::SubmissionIndex;
 use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
 
 /// A blur's intermediate.

@@ -3,8 +3,9 @@
 //! They may run in place (an output that is also an input, e.g. `scale(ctx, x, x, ..)`): each
 //! invocation reads its values before it writes its own.
 
-use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::backend::{Backend, KernelSource};
 use crate::error::{Error, Result};
+use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 
 /// The CPU twin of [`scale`]: `y[i] = a * x[i] + b`.

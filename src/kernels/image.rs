@@ -25,8 +25,9 @@
 //! four f16 for RGBA8 → RGBA8) stays premultiplied between its two passes. Frames in and out of every kernel hold straight alpha;
 //! colour operations leave alpha as it is and work on straight colour.
 
-use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::backend::{Backend, KernelSource};
 use crate::error::{Error, Result};
+use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 
 mod blur;

@@ -58,8 +58,9 @@
 //! is cut into launches of `K_SLICE` = 32,768 (llvmpipe cuts loops of more than 65,535 iterations
 //! short), each adding to C.
 
-use crate::backend::{Backend, SubmissionIndex};
+use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 
 use super::matmul_plan::{bands, check_operands};
@@ -256,7 +257,7 @@ pub fn matmul_with<B: Backend>(
             });
         }
     }
-    let mut last = 0;
+    let mut last = ctx.submission(0);
     let mut r0 = 0;
     while r0 < m {
         let rows = band.min(m - r0);

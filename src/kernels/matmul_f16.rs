@@ -55,8 +55,9 @@
 //! slice adds to C). The CPU twin and the error bound the tests hold the kernels to are in
 //! [`matmul_f16_cpu`](mod@super::matmul_f16_cpu).
 
-use crate::backend::{Backend, SubmissionIndex};
+use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 
 use super::matmul_plan::{bands, check_operands, Bands};
@@ -310,7 +311,7 @@ fn matmul_f16<B: Backend>(
         rows: band,
     } = bands(d, 2, max)?;
     let (m, n, k) = (u64::from(d.m), u64::from(d.n), u64::from(d.k));
-    let mut last = 0;
+    let mut last = ctx.submission(0);
     let mut r0 = 0;
     while r0 < m {
         let rows = band.min(m - r0);

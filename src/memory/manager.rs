@@ -37,7 +37,7 @@ use super::stats::Counters;
 use super::streams::Streams;
 use super::trace::{EventKind, Recorder};
 use super::{AllocDesc, Label};
-use crate::backend::{ForeignStream, MemoryKind, Storage, StreamRef, SubmissionIndex};
+use crate::backend::{ForeignStream, MemoryKind, QueueIndex, Storage, StreamRef};
 use crate::error::{Error, Result, StaleReason};
 
 mod address;
@@ -62,7 +62,7 @@ pub(crate) struct Allocation {
     pub requested: u64,
     pub label: Label,
     /// The last submission that uses this allocation (0: none).
-    pub last_use: SubmissionIndex,
+    pub last_use: QueueIndex,
     /// Index of its tag in the counters.
     pub tag: u32,
     /// Allocation order, for checkpoints.
@@ -191,7 +191,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Records that submission `index` uses the allocation.
-    pub fn touch(&mut self, h: BufferHandle, index: SubmissionIndex) {
+    pub fn touch(&mut self, h: BufferHandle, index: QueueIndex) {
         if let Some(a) = self.allocs.get_mut(h.key) {
             a.last_use = a.last_use.max(index);
         }
@@ -394,7 +394,7 @@ impl<B: Storage> Manager<B> {
         kind: MemoryKind,
         placement: &Placement,
         zeroed: bool,
-        last_use: &mut SubmissionIndex,
+        last_use: &mut QueueIndex,
     ) -> Result<()> {
         let pool = &mut self.pools[kind.index()];
         if !zeroed {

@@ -6,11 +6,11 @@
 use std::collections::VecDeque;
 
 use super::pool::Placement;
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage};
 use crate::error::Result;
 
 pub(crate) struct PendingFree {
-    pub after: SubmissionIndex,
+    pub after: QueueIndex,
     pub kind: MemoryKind,
     pub placement: Placement,
 }
@@ -34,7 +34,7 @@ impl Deferred {
     }
 
     /// The last submission a pending release waits for.
-    pub fn last(&self) -> Option<SubmissionIndex> {
+    pub fn last(&self) -> Option<QueueIndex> {
         self.queue.back().map(|p| p.after)
     }
 

@@ -7,14 +7,14 @@
 use std::sync::Mutex;
 
 use super::manager::Manager;
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 
 pub(crate) struct Slot<Blk> {
     pub block: Blk,
     /// The submission that last used the slot (0: none).
-    pub in_flight: SubmissionIndex,
+    pub in_flight: QueueIndex,
 }
 
 /// One direction's ring.

@@ -19,13 +19,13 @@
 //!   `cudaFree`.
 
 use super::pool::Placement;
-use crate::backend::{ForeignStream, MemoryKind, Storage, StreamMark, StreamRef, SubmissionIndex};
+use crate::backend::{ForeignStream, MemoryKind, QueueIndex, Storage, StreamMark, StreamRef};
 use crate::error::Result;
 
 /// A point on a stream.
 #[derive(Clone, Copy, Debug)]
 enum Mark {
-    Own(SubmissionIndex),
+    Own(QueueIndex),
     Foreign(StreamMark),
 }
 
@@ -72,7 +72,7 @@ pub(crate) struct HeldUse {
     /// The allocation's own stream, whose release it becomes.
     pub stream: StreamRef,
     /// The last submission of vramkit's own queue that used it (0: none).
-    pub last_use: SubmissionIndex,
+    pub last_use: QueueIndex,
 }
 
 impl HeldUse {
@@ -81,7 +81,7 @@ impl HeldUse {
         kind: MemoryKind,
         placement: Placement,
         stream: StreamRef,
-        last_use: SubmissionIndex,
+        last_use: QueueIndex,
     ) -> Self {
         Self {
             marks: Vec::new(),

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use super::manager::{Access, Manager};
 use super::staging::{Ring, Staging};
 use super::BufferHandle;
-use crate::backend::{Storage, SubmissionIndex};
+use crate::backend::{QueueIndex, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -308,7 +308,7 @@ pub(super) fn copy_into_slot<B: Storage>(
     offset: u64,
     slot: &B::Block,
     piece: &Range<usize>,
-) -> Result<SubmissionIndex> {
+) -> Result<QueueIndex> {
     let len = (piece.len() as u64).next_multiple_of(WORD);
     let src = offset + piece.start as u64;
     let mut m = lock(mem);
@@ -327,11 +327,11 @@ pub(super) fn pipelined_readback<B: Storage, P>(
     ring: &mut Ring<B::Block>,
     spare: &mut Ring<B::Block>,
     pieces: impl IntoIterator<Item = P>,
-    mut record: impl FnMut(&B::Block, &P) -> Result<SubmissionIndex>,
+    mut record: impl FnMut(&B::Block, &P) -> Result<QueueIndex>,
     mut finish: impl FnMut(&B::Block, P) -> Result<()>,
 ) -> Result<()> {
-    let mut pending: VecDeque<(usize, P, SubmissionIndex)> = VecDeque::new();
-    let mut done = |(slot, piece, index): (usize, P, SubmissionIndex), ring: &Ring<B::Block>| {
+    let mut pending: VecDeque<(usize, P, QueueIndex)> = VecDeque::new();
+    let mut done = |(slot, piece, index): (usize, P, QueueIndex), ring: &Ring<B::Block>| {
         backend.wait(index)?;
         finish(&ring.slots[slot].block, piece)
     };

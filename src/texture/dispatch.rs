@@ -1,13 +1,11 @@
 //! Kernel launches that bind textures: [`Context::dispatch_textures`].
 
-use crate::backend::{
-    Backend, BlockRange, Constants, KernelBinding, KernelSource, SubmissionIndex,
-};
+use crate::backend::{Backend, BlockRange, Constants, KernelBinding, KernelSource};
 use crate::error::{Error, Result};
 use crate::memory::manager::Access;
 use crate::signature::Slot;
 use crate::texture::TextureUsage;
-use crate::{lock, Binding, BufferHandle, Context, TextureHandle};
+use crate::{lock, Binding, BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// One binding of a launch that binds textures, in binding order
 /// ([`Context::dispatch_textures`]).
@@ -189,6 +187,6 @@ impl<B: Backend> Context<B> {
                 KernelArg::Sampler => {}
             }
         }
-        Ok(index)
+        Ok(self.submission(index))
     }
 }

@@ -2,10 +2,10 @@
 //! small, regions past the source, resizes to nothing.
 
 use vramkit::backend::host::HostBackend;
-use vramkit::backend::SubmissionIndex;
 use vramkit::kernels::image::{
     self, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter, ResizeRegion,
 };
+use vramkit::SubmissionIndex;
 use vramkit::{BufferHandle, Context, Error, Result};
 
 use crate::check::{alloc, host};

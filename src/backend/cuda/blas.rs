@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use cudarc::cublas::{result as blas, sys};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{BlockRange, SubmissionIndex};
+use crate::backend::{BlockRange, QueueIndex};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -138,7 +138,7 @@ pub(super) fn record(
     bindings: &[BlockRange<'_, CudaBlock>],
     dims: [u32; 3],
     f16: bool,
-) -> Result<SubmissionIndex> {
+) -> Result<QueueIndex> {
     backend.enter()?;
     let blas = backend.blas().ok_or_else(|| Error::Unsupported {
         what: "cuBLAS matmul".into(),

@@ -8,7 +8,7 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{driver, CudaBackend};
-use crate::backend::{LinearTexture, MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{LinearTexture, MemoryKind, QueueIndex, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -248,7 +248,7 @@ impl CudaBackend {
     pub(super) unsafe fn copy_runs(
         &self,
         runs: impl Iterator<Item = (u64, u64, u64)>,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.enter()?;
         for (src, dst, len) in runs {
             // SAFETY: the caller keeps both ranges inside live memory; with unified addressing

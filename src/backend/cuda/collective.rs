@@ -11,7 +11,7 @@ use cudarc::nccl::result::{self as nc, NcclError};
 use cudarc::nccl::sys::{self, ncclResult_t as R};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{Storage, SubmissionIndex};
+use crate::backend::{QueueIndex, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 
@@ -284,7 +284,7 @@ pub(crate) unsafe fn all_reduce(
     parts: &[Part<'_>],
     count: usize,
     reduce: sys::ncclRedOp_t,
-) -> Result<Vec<SubmissionIndex>> {
+) -> Result<Vec<QueueIndex>> {
     for p in parts {
         p.backend.check_device()?;
         p.comm.check_async()?;
@@ -326,7 +326,7 @@ pub(crate) unsafe fn all_reduce(
         parts.iter().for_each(|p| p.backend.drain());
         return Err(e);
     }
-    let indices: Result<Vec<SubmissionIndex>> = parts
+    let indices: Result<Vec<QueueIndex>> = parts
         .iter()
         .map(|p| {
             lock(&p.backend.subs).record();

@@ -2,7 +2,7 @@
 //! backend's stream after prefetching unified bindings, and cuBLAS (`blas.rs`).
 
 use super::{blas, kernel, CudaBackend, CudaBlock, CudaKernel};
-use crate::backend::{BlockRange, Compute, Constants, KernelSource, SubmissionIndex};
+use crate::backend::{BlockRange, Compute, Constants, KernelSource, QueueIndex};
 use crate::error::Result;
 use crate::lock;
 
@@ -21,7 +21,7 @@ unsafe impl Compute for CudaBackend {
         bindings: &[BlockRange<'_, CudaBlock>],
         params: &[u8],
         workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.enter()?;
         for b in bindings {
             self.prefetch(b.block, b.offset, b.size, false)?;
@@ -38,7 +38,7 @@ unsafe impl Compute for CudaBackend {
         &self,
         bindings: &[BlockRange<'_, CudaBlock>],
         dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         blas::record(self, bindings, dims, false)
     }
 
@@ -46,7 +46,7 @@ unsafe impl Compute for CudaBackend {
         &self,
         bindings: &[BlockRange<'_, CudaBlock>],
         dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         blas::record(self, bindings, dims, true)
     }
 }

@@ -34,7 +34,7 @@ pub use kernel::CudaKernel;
 
 use super::{
     BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind,
-    Storage, StreamMark, SubmissionIndex,
+    QueueIndex, Storage, StreamMark,
 };
 use crate::error::{Error, Result};
 use crate::lock;
@@ -396,7 +396,7 @@ unsafe impl Storage for CudaBackend {
         dst: &CudaBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         // SAFETY: both ranges lie inside live blocks (the memory manager checked them).
         unsafe { self.copy_runs([(src.ptr + src_offset, dst.ptr + dst_offset, size)].into_iter()) }
     }
@@ -409,7 +409,7 @@ unsafe impl Storage for CudaBackend {
         dst: &CudaBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+    ) -> Result<Option<(QueueIndex, QueueIndex)>> {
         // SAFETY: the caller's promises, passed on.
         unsafe { self.copy_peer(src, src_offset, peer, dst, dst_offset, size) }
     }
@@ -431,7 +431,7 @@ unsafe impl Storage for CudaBackend {
         offset: u64,
         dst: &CudaTexture,
         copy: TextureCopy,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let runs = dst.runs(copy);
         // SAFETY: the caller keeps the rectangle inside the level and the rows inside `src`,
         // so every run lies inside both blocks.
@@ -449,7 +449,7 @@ unsafe impl Storage for CudaBackend {
         copy: TextureCopy,
         dst: &CudaBlock,
         offset: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let runs = src.runs(copy);
         // SAFETY: as in `copy_to_texture`, the other way.
         unsafe {
@@ -460,7 +460,7 @@ unsafe impl Storage for CudaBackend {
         }
     }
 
-    unsafe fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<QueueIndex> {
         self.enter()?;
         // SAFETY: the range lies inside a live block.
         unsafe { cu::memset_d8_async(block.ptr + offset, 0, size as usize, self.stream.0) }
@@ -518,21 +518,21 @@ unsafe impl Storage for CudaBackend {
         self.drop_mark(mark);
     }
 
-    fn submit(&self) -> Result<SubmissionIndex> {
+    fn submit(&self) -> Result<QueueIndex> {
         self.enter()?;
         lock(&self.subs)
             .submit(self.stream.0)
             .map_err(|(op, e)| self.fail(op, e))
     }
 
-    fn is_done(&self, index: SubmissionIndex) -> Result<bool> {
+    fn is_done(&self, index: QueueIndex) -> Result<bool> {
         self.enter()?;
         lock(&self.subs)
             .poll(index)
             .map_err(|(op, e)| self.fail(op, e))
     }
 
-    fn wait(&self, index: SubmissionIndex) -> Result<()> {
+    fn wait(&self, index: QueueIndex) -> Result<()> {
         self.enter()?;
         let mut subs = lock(&self.subs);
         if index >= subs.open {

@@ -15,7 +15,7 @@ use cudarc::driver::result::{event, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{Storage, SubmissionIndex};
+use crate::backend::{QueueIndex, Storage};
 use crate::error::Result;
 use crate::lock;
 
@@ -114,7 +114,7 @@ impl CudaBackend {
         dst: &CudaBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+    ) -> Result<Option<(QueueIndex, QueueIndex)>> {
         if !self.reaches(peer)? {
             return Ok(None);
         }

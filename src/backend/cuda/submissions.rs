@@ -6,19 +6,19 @@ use std::collections::VecDeque;
 use cudarc::driver::result::{event, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
-use crate::backend::SubmissionIndex;
+use crate::backend::QueueIndex;
 
 type Failure = (&'static str, DriverError);
 
 pub(super) struct Submissions {
     /// Index the open (recorded, not yet submitted) work will get.
-    pub(super) open: SubmissionIndex,
+    pub(super) open: QueueIndex,
     /// Whether work was issued since the last submit.
     pub(super) recorded: bool,
     /// Highest index known finished.
-    completed: SubmissionIndex,
+    completed: QueueIndex,
     /// Submitted, not known finished, oldest first.
-    pending: VecDeque<(SubmissionIndex, sys::CUevent)>,
+    pending: VecDeque<(QueueIndex, sys::CUevent)>,
     /// Finished events, for reuse.
     spare: Vec<sys::CUevent>,
 }
@@ -41,12 +41,12 @@ impl Default for Submissions {
 
 impl Submissions {
     /// Work was issued: it belongs to the open index.
-    pub(super) fn record(&mut self) -> SubmissionIndex {
+    pub(super) fn record(&mut self) -> QueueIndex {
         self.recorded = true;
         self.open
     }
 
-    pub(super) fn submit(&mut self, stream: sys::CUstream) -> Result<SubmissionIndex, Failure> {
+    pub(super) fn submit(&mut self, stream: sys::CUstream) -> Result<QueueIndex, Failure> {
         if !self.recorded {
             return Ok(self.open - 1);
         }
@@ -72,7 +72,7 @@ impl Submissions {
         }
     }
 
-    pub(super) fn poll(&mut self, index: SubmissionIndex) -> Result<bool, Failure> {
+    pub(super) fn poll(&mut self, index: QueueIndex) -> Result<bool, Failure> {
         if index <= self.completed {
             return Ok(true);
         }
@@ -98,7 +98,7 @@ impl Submissions {
     }
 
     /// Blocks until submission `index` has finished (it must have been submitted, or be empty).
-    pub(super) fn wait(&mut self, index: SubmissionIndex) -> Result<(), Failure> {
+    pub(super) fn wait(&mut self, index: QueueIndex) -> Result<(), Failure> {
         if index <= self.completed {
             return Ok(());
         }

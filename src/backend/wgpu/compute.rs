@@ -3,9 +3,7 @@
 //! and the cooperative-matrix configurations the device was opened with.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel, WgpuTexture};
-use crate::backend::{
-    BlockRange, Compute, Constants, KernelBinding, KernelSource, SubmissionIndex,
-};
+use crate::backend::{BlockRange, Compute, Constants, KernelBinding, KernelSource, QueueIndex};
 use crate::error::{Error, Result};
 
 // SAFETY: see the promises of `Compute`.
@@ -23,7 +21,7 @@ unsafe impl Compute for WgpuBackend {
         bindings: &[BlockRange<'_, WgpuBlock>],
         params: &[u8],
         workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         for b in bindings {
             b.block.unmap_for_gpu();
         }
@@ -53,7 +51,7 @@ unsafe impl Compute for WgpuBackend {
         bindings: &[KernelBinding<'_, WgpuBlock, WgpuTexture>],
         params: &[u8],
         workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let bind_group = self.texture_bind_group(kernel, bindings, params)?;
         self.launch(kernel, &bind_group, workgroups)
     }

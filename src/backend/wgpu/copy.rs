@@ -4,7 +4,7 @@
 //! Compaction needs it when it moves an allocation within its block.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{BlockRange, Compute, SubmissionIndex};
+use crate::backend::{BlockRange, Compute, QueueIndex};
 use crate::error::{Error, Result};
 
 impl WgpuBackend {
@@ -32,7 +32,7 @@ impl WgpuBackend {
         src: u64,
         dst: u64,
         size: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let kernel = self.copy_kernel()?;
         let align = self.limits.offset_alignment;
         let chunk = (self.limits.max_binding_size.min(1 << 30) / align * align).max(align);

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::WgpuBackend;
-use crate::backend::SubmissionIndex;
+use crate::backend::QueueIndex;
 use crate::error::{Error, Result};
 
 impl WgpuBackend {
@@ -15,7 +15,7 @@ impl WgpuBackend {
     /// # Errors
     /// [`Error::InvalidParameter`] when `app` is later than every submission this device made
     /// (it comes from another device); [`Error::DeviceLost`].
-    pub(crate) fn after_external(&self, app: &wgpu::SubmissionIndex) -> Result<SubmissionIndex> {
+    pub(crate) fn after_external(&self, app: &wgpu::SubmissionIndex) -> Result<QueueIndex> {
         self.check_lost()?;
         // A wait of no time tells whether the device made the submission at all.
         let probe = wgpu::PollType::Wait {
@@ -44,7 +44,7 @@ impl WgpuBackend {
     /// # Errors
     /// [`Error::Backend`] if the device refused the submission (none of it ran);
     /// [`Error::DeviceLost`].
-    pub(crate) fn submit_with(&self, buffers: Vec<wgpu::CommandBuffer>) -> Result<SubmissionIndex> {
+    pub(crate) fn submit_with(&self, buffers: Vec<wgpu::CommandBuffer>) -> Result<QueueIndex> {
         self.submit_commands(true, buffers)
     }
 }

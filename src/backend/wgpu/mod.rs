@@ -30,7 +30,7 @@ pub use block::WgpuBlock;
 pub use kernel::WgpuKernel;
 pub use texture::WgpuTexture;
 
-use super::{BackendLimits, DeviceInfo, MemoryInfo, MemoryKind, Storage, SubmissionIndex};
+use super::{BackendLimits, DeviceInfo, MemoryInfo, MemoryKind, QueueIndex, Storage};
 use crate::error::{Error, Result};
 use crate::lock;
 use crate::texture::{TextureCopy, TextureDesc};
@@ -38,7 +38,7 @@ use crate::texture::{TextureCopy, TextureDesc};
 struct Recorder {
     encoder: Option<wgpu::CommandEncoder>,
     /// Index the open (not yet submitted) work will get.
-    open: SubmissionIndex,
+    open: QueueIndex,
     /// Labels of the kernels launched in the open work, for the message of a refusal.
     launches: Vec<String>,
     /// Commands recorded into the open encoder.
@@ -75,9 +75,9 @@ pub struct WgpuBackend {
     info: DeviceInfo,
     recorder: Mutex<Recorder>,
     /// Submissions in flight; `None` for one the device refused (nothing of it runs).
-    submitted: Mutex<VecDeque<(SubmissionIndex, Option<wgpu::SubmissionIndex>)>>,
+    submitted: Mutex<VecDeque<(QueueIndex, Option<wgpu::SubmissionIndex>)>>,
     /// Submissions the device refused, with what they held, in order.
-    refused: Mutex<Vec<(SubmissionIndex, String)>>,
+    refused: Mutex<Vec<(QueueIndex, String)>>,
     completed: Arc<AtomicU64>,
     lost: Arc<OnceLock<String>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -104,7 +104,7 @@ const MAX_NAMED_LAUNCHES: usize = 16;
 
 /// The message of a refused submission: which one, what it held, what the device said, what
 /// became of its work and what to do.
-fn refusal(n: SubmissionIndex, launches: &[String], e: &wgpu::Error) -> String {
+fn refusal(n: QueueIndex, launches: &[String], e: &wgpu::Error) -> String {
     let held = if launches.is_empty() {
         "copies and clears".to_string()
     } else {
@@ -171,7 +171,7 @@ impl WgpuBackend {
         kernel: &WgpuKernel,
         bind_group: &wgpu::BindGroup,
         workgroups: [u32; 3],
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.record_launch(&kernel.label, |e| {
             let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(&kernel.label),
@@ -185,7 +185,7 @@ impl WgpuBackend {
 
     /// Records with `f` into the open command encoder and returns the index its work will get.
     /// A full encoder ([`MAX_RECORDED`]) is submitted first; nothing is recorded on an error.
-    fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<SubmissionIndex> {
+    fn record(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) -> Result<QueueIndex> {
         self.record_launch("", f)
     }
 
@@ -194,7 +194,7 @@ impl WgpuBackend {
         &self,
         label: &str,
         f: impl FnOnce(&mut wgpu::CommandEncoder),
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.check_lost()?;
         if lock(&self.recorder).recorded >= MAX_RECORDED {
             self.submit_now(false)?;
@@ -238,17 +238,13 @@ impl WgpuBackend {
     /// Submits the recorded work; with nothing recorded, returns the last index, or with
     /// `always`, makes an empty submission (a fence after everything submitted so far, the
     /// application's submissions on the same queue included).
-    fn submit_now(&self, always: bool) -> Result<SubmissionIndex> {
+    fn submit_now(&self, always: bool) -> Result<QueueIndex> {
         self.submit_commands(always, Vec::new())
     }
 
     /// [`submit_now`](Self::submit_now), with the application's command buffers `app` after
     /// vramkit's recorded work in the same submission.
-    fn submit_commands(
-        &self,
-        always: bool,
-        app: Vec<wgpu::CommandBuffer>,
-    ) -> Result<SubmissionIndex> {
+    fn submit_commands(&self, always: bool, app: Vec<wgpu::CommandBuffer>) -> Result<QueueIndex> {
         self.check_lost()?;
         let mut rec = lock(&self.recorder);
         let encoder = rec.encoder.take();
@@ -292,7 +288,7 @@ impl WgpuBackend {
     }
 
     /// Submissions the device refused, after the first `seen`.
-    fn refused_after(&self, seen: usize) -> Vec<(SubmissionIndex, String)> {
+    fn refused_after(&self, seen: usize) -> Vec<(QueueIndex, String)> {
         lock(&self.refused).iter().skip(seen).cloned().collect()
     }
 
@@ -496,7 +492,7 @@ unsafe impl Storage for WgpuBackend {
         dst: &WgpuBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         if std::ptr::eq(src, dst) {
             // SAFETY: the caller's promises: both ranges lie in the block, do not overlap, and
             // are aligned.
@@ -517,12 +513,12 @@ unsafe impl Storage for WgpuBackend {
         dst: &WgpuBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+    ) -> Result<Option<(QueueIndex, QueueIndex)>> {
         // SAFETY: the caller's promises, passed on.
         unsafe { self.copy_peer(src, src_offset, peer, dst, dst_offset, size) }
     }
 
-    unsafe fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<SubmissionIndex> {
+    unsafe fn clear(&self, block: &WgpuBlock, offset: u64, size: u64) -> Result<QueueIndex> {
         block.unmap_for_gpu();
         self.record(|e| e.clear_buffer(&block.buffer, offset, Some(size)))
     }
@@ -541,7 +537,7 @@ unsafe impl Storage for WgpuBackend {
         offset: u64,
         dst: &WgpuTexture,
         copy: TextureCopy,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.texture_copy(src, offset, dst, copy, true)
     }
 
@@ -551,19 +547,19 @@ unsafe impl Storage for WgpuBackend {
         copy: TextureCopy,
         dst: &WgpuBlock,
         offset: u64,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         self.texture_copy(dst, offset, src, copy, false)
     }
 
-    fn refused_submissions(&self, seen: usize) -> Vec<(SubmissionIndex, String)> {
+    fn refused_submissions(&self, seen: usize) -> Vec<(QueueIndex, String)> {
         self.refused_after(seen)
     }
 
-    fn submit(&self) -> Result<SubmissionIndex> {
+    fn submit(&self) -> Result<QueueIndex> {
         self.submit_now(false)
     }
 
-    fn is_done(&self, index: SubmissionIndex) -> Result<bool> {
+    fn is_done(&self, index: QueueIndex) -> Result<bool> {
         if self.completed.load(Ordering::Acquire) >= index {
             return Ok(true);
         }
@@ -572,7 +568,7 @@ unsafe impl Storage for WgpuBackend {
         Ok(self.completed.load(Ordering::Acquire) >= index)
     }
 
-    fn wait(&self, index: SubmissionIndex) -> Result<()> {
+    fn wait(&self, index: QueueIndex) -> Result<()> {
         if self.completed.load(Ordering::Acquire) >= index {
             return Ok(());
         }

@@ -10,7 +10,7 @@
 //! (the queue completes in order); the source's later work is submitted after it.
 
 use super::{WgpuBackend, WgpuBlock};
-use crate::backend::SubmissionIndex;
+use crate::backend::QueueIndex;
 use crate::error::Result;
 
 impl WgpuBackend {
@@ -26,7 +26,7 @@ impl WgpuBackend {
         dst: &WgpuBlock,
         dst_offset: u64,
         size: u64,
-    ) -> Result<Option<(SubmissionIndex, SubmissionIndex)>> {
+    ) -> Result<Option<(QueueIndex, QueueIndex)>> {
         if !self.shares_device(peer) {
             return Ok(None);
         }

@@ -2,7 +2,7 @@
 //! `wgpu-hal` on Vulkan, and copies between blocks and textures.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{KernelBinding, MemoryKind, SubmissionIndex};
+use crate::backend::{KernelBinding, MemoryKind, QueueIndex};
 use crate::error::{Error, Result};
 use crate::texture::{TextureCopy, TextureDesc, TextureFormat, TextureUsage};
 
@@ -79,7 +79,7 @@ impl WgpuBackend {
         texture: &WgpuTexture,
         copy: TextureCopy,
         to_texture: bool,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         block.unmap_for_gpu();
         let buffer = wgpu::TexelCopyBufferInfo {
             buffer: &block.buffer,

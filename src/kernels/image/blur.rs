@@ -16,9 +16,10 @@
 
 use super::select::{pick, Table};
 use super::{blur_weights, Blur, ImageParams, ImageView, PixelFormat};
-use crate::backend::{Backend, KernelSource, SubmissionIndex};
+use crate::backend::{Backend, KernelSource};
 use crate::error::{Error, Result};
 use crate::kernels::blur_intermediate::Intermediate;
+use crate::SubmissionIndex;
 use crate::{shaders, AllocDesc, BufferHandle, Context};
 
 use PixelFormat::{Rgba32F, Rgba8, Srgba8};

@@ -8,7 +8,7 @@ use super::super::manager::{is_refusal, record, Manager};
 use super::super::pool::{Placement, State};
 use super::super::trace::EventKind;
 use super::super::Label;
-use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
 use crate::error::Result;
 
 impl<B: Storage> Manager<B> {
@@ -73,7 +73,7 @@ impl<B: Storage> Manager<B> {
         kind: MemoryKind,
         chunks: &[u32],
         moves: Vec<(u32, Placement)>,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let mut last = 0;
         let mut result = Ok(());
         let mut pending = moves.into_iter();
@@ -112,7 +112,7 @@ impl<B: Storage> Manager<B> {
         kind: MemoryKind,
         src: u32,
         dst: Placement,
-    ) -> Result<SubmissionIndex> {
+    ) -> Result<QueueIndex> {
         let pool = &self.pools[kind.index()];
         let c = &pool.chunks[src];
         let (sb, so, size, owner) = (c.block, c.offset, c.size, c.owner);

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::super::manager::{is_refusal, Manager};
 use super::super::pool::{Pool, State, NIL};
-use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
 use crate::error::Result;
 
 /// Where to start sliding block `b` so that `want` free bytes gather at its end: the lowest
@@ -137,7 +137,7 @@ impl<B: Storage> Manager<B> {
         b: u32,
         id: u32,
         shift: u64,
-    ) -> Result<Option<SubmissionIndex>> {
+    ) -> Result<Option<QueueIndex>> {
         let (offset, size) = {
             let c = &self.pools[kind.index()].chunks[id];
             (c.offset, c.size)

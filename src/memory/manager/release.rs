@@ -8,7 +8,7 @@ use super::super::streams::HeldUse;
 use super::super::trace::EventKind;
 use super::super::Label;
 use super::{record, Allocation, Manager};
-use crate::backend::{MemoryKind, Storage, StreamRef, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
 use crate::error::{Error, Result, StaleReason};
 use crate::BufferHandle;
 
@@ -167,7 +167,7 @@ impl<B: Storage> Manager<B> {
 
     /// Counts a release on `stream` (and on vramkit's own queue, if its work `last_use`
     /// used the memory too).
-    pub(super) fn on_stream_release(&mut self, stream: StreamRef, last_use: SubmissionIndex) {
+    pub(super) fn on_stream_release(&mut self, stream: StreamRef, last_use: QueueIndex) {
         self.streams.on_release(stream);
         if last_use != 0 && stream != StreamRef::Own {
             self.streams.on_release(StreamRef::Own);
@@ -217,7 +217,7 @@ impl<B: Storage> Manager<B> {
         backend: &B,
         kind: MemoryKind,
         placement: Placement,
-        last_use: SubmissionIndex,
+        last_use: QueueIndex,
     ) -> Result<()> {
         if last_use != 0 && !kind.host_visible() {
             if let Some(b) = self.pools[kind.index()].block_mut(placement.block) {

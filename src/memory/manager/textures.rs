@@ -15,7 +15,7 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::{is_refusal, record, Manager};
-use crate::backend::{MemoryKind, Storage, SubmissionIndex};
+use crate::backend::{MemoryKind, QueueIndex, Storage};
 use crate::error::{Error, Result, StaleReason};
 use crate::memory::handle::{TextureHandle, TextureKey};
 use crate::memory::trace::EventKind;
@@ -31,7 +31,7 @@ pub(crate) struct TextureEntry<T> {
     pub bytes: u64,
     pub driver_bytes: Option<u64>,
     /// The last submission that uses it (0: none).
-    pub last_use: SubmissionIndex,
+    pub last_use: QueueIndex,
     tag: u32,
     seq: u64,
     backtrace: Option<Arc<Backtrace>>,
@@ -40,7 +40,7 @@ pub(crate) struct TextureEntry<T> {
 /// Live textures, and released ones waiting for their last submission.
 pub(crate) struct Textures<T> {
     live: SlotMap<TextureKey, TextureEntry<T>>,
-    pending: Vec<(SubmissionIndex, T, u64)>,
+    pending: Vec<(QueueIndex, T, u64)>,
 }
 
 impl<T> Default for Textures<T> {
@@ -84,7 +84,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Records that submission `index` uses the texture.
-    pub fn touch_texture(&mut self, h: TextureHandle, index: SubmissionIndex) {
+    pub fn touch_texture(&mut self, h: TextureHandle, index: QueueIndex) {
         if let Some(t) = self.textures.live.get_mut(h.key) {
             t.last_use = t.last_use.max(index);
         }

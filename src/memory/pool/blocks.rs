@@ -4,7 +4,7 @@
 use super::chunks::{State, NIL};
 use super::clean::CleanRanges;
 use super::{Pool, PoolBlock};
-use crate::backend::SubmissionIndex;
+use crate::backend::QueueIndex;
 use crate::memory::geometry::Class;
 
 impl<Blk> Pool<Blk> {
@@ -127,7 +127,7 @@ impl<Blk> Pool<Blk> {
     pub fn take_empty(
         &mut self,
         keep: u64,
-        done: impl Fn(SubmissionIndex) -> bool,
+        done: impl Fn(QueueIndex) -> bool,
     ) -> Vec<PoolBlock<Blk>> {
         let mut out = Vec::new();
         if self.empty_bytes <= keep {

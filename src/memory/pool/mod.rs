@@ -32,7 +32,7 @@ use tlsf::FreeIndex;
 
 use super::geometry::Class;
 use super::handle::BufferKey;
-use crate::backend::SubmissionIndex;
+use crate::backend::QueueIndex;
 
 /// Where an allocation lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub(crate) struct PoolBlock<Blk> {
     /// The last submission that used memory of this block since released, or moved bytes out
     /// of or into it (compaction): the block is not given back, nor shrunk, before it
     /// completes, and host-visible memory reused here waits for it before the host touches it.
-    pub fence: SubmissionIndex,
+    pub fence: QueueIndex,
     clean: CleanRanges,
     /// Pages given back inside it (`pages.rs`).
     pub unmapped: pages::Unmapped,
