@@ -117,11 +117,15 @@ impl<B: Storage> Manager<B> {
         // already: mapping them again takes it.
         let total_free = total_free - pool.unmapped_bytes;
         let room = self.room(backend, keep);
+        // A free range may hold pages given back, which take headroom to map again: where
+        // they could pass it, count the range less what passes (a figure that always fits).
+        let short = pool.unmapped_bytes.saturating_sub(room);
+        let largest_free = largest_free.saturating_sub(short);
         let largest = if backend.resizable(kind) {
             let headroom = room / g.unit * g.unit;
             match pool.segment() {
                 Some(_) if self.gatherable(kind) => total_free + headroom,
-                Some(seg) => largest_free.max(pool.tail_free(seg) + headroom),
+                Some(seg) => largest_free.max(pool.tail_free(seg).saturating_sub(short) + headroom),
                 None => largest_free.max(headroom),
             }
         } else {
