@@ -226,9 +226,41 @@ fn copies_in_opposite_directions_at_once<B: Backend>(mk: Mk<B>) {
 
 backend_tests!(
     placement_goes_to_the_most_room,
+    the_total_reclaims_other_devices_cached_memory_before_refusing,
     budgets_and_the_total_hold_under_random_traffic,
     copies_between_devices_are_exact,
     copies_in_opposite_directions_at_once,
     statistics_are_summed,
     wrong_device_handles_are_refused,
 );
+
+/// Under a set's total, memory another device only caches (empty blocks of released
+/// allocations) goes back before a request is refused; a refusal's figures are measured after
+/// every remedy and say what fits, and that much then fits.
+fn the_total_reclaims_other_devices_cached_memory_before_refusing<B: Backend>(mk: Mk<B>) {
+    let s = device_set(mk, &[64 * MIB, 64 * MIB], Some(48 * MIB));
+    // Device 1 holds 32 MiB, then only caches it.
+    let a = s.alloc_on(1, AllocDesc::new("a", 32 * MIB)).expect("alloc");
+    s.release(a).expect("release");
+    assert!(
+        s.stats().reserved >= 32 * MIB,
+        "the test needs cached memory on device 1"
+    );
+    let b = s
+        .alloc_on(0, AllocDesc::new("b", 24 * MIB))
+        .expect("device 1's cached memory goes back first");
+    // Over the total with nothing cached: refused, and what it says fits, fits.
+    let e = s.alloc_on(0, AllocDesc::new("c", 40 * MIB)).unwrap_err();
+    let Error::OverBudget {
+        fits_now, reserved, ..
+    } = e
+    else {
+        panic!("{e:?}");
+    };
+    assert!(reserved >= 24 * MIB, "measured with b live: {reserved}");
+    let c = s
+        .alloc_on(0, AllocDesc::new("fits now", fits_now))
+        .expect("fits_now fits");
+    s.release(c).expect("release");
+    s.release(b).expect("release");
+}

@@ -150,26 +150,55 @@ impl<B: Backend> DeviceSet<B> {
         // Only a total ties the devices' allocations together; without one they run side by side.
         let _admit = self.total.map(|_| lock(&self.admit));
         let (size, kind) = (desc.size, desc.kind);
-        let handle = ctx.alloc(desc)?;
-        if let Some(total) = self.total {
-            let held = self.stats().reserved;
-            if held > total {
-                ctx.release(handle)?;
-                // Give back what the refused allocation made the context hold.
-                ctx.trim()?;
-                let stats = self.stats();
-                // A request inside a free range of the device's pool takes no new memory.
-                let largest_free = ctx.stats().kinds[kind.index()].largest_free;
-                return Err(Error::OverBudget {
-                    requested: size,
-                    limit: total,
-                    in_use: stats.in_use,
-                    reserved: stats.reserved,
-                    largest_free,
-                    fits_now: largest_free.max(total.saturating_sub(stats.reserved)),
-                });
+        let Some(total) = self.total else {
+            let handle = ctx.alloc(desc)?;
+            return Ok(DeviceHandle {
+                device: index,
+                handle,
+            });
+        };
+        let handle = ctx.alloc(desc.clone())?;
+        if self.stats().reserved <= total {
+            return Ok(DeviceHandle {
+                device: index,
+                handle,
+            });
+        }
+        // Past the total. Remedies in order, as one context's budget takes them: the other
+        // devices' cached memory (empty blocks, idle staging: `trim`), then this device's
+        // (the request made again after its context gave back what it could).
+        for (i, other) in self.devices.iter().enumerate() {
+            if i != index {
+                other.trim()?;
             }
         }
+        let handle = if self.stats().reserved <= total {
+            Some(handle)
+        } else {
+            ctx.release(handle)?;
+            ctx.trim()?;
+            let again = ctx.alloc(desc)?;
+            if self.stats().reserved <= total {
+                Some(again)
+            } else {
+                ctx.release(again)?;
+                ctx.trim()?;
+                None
+            }
+        };
+        let Some(handle) = handle else {
+            // Measured after every remedy: what the set holds, and what fits now.
+            let stats = self.stats();
+            let largest_free = ctx.stats().kinds[kind.index()].largest_free;
+            return Err(Error::OverBudget {
+                requested: size,
+                limit: total,
+                in_use: stats.in_use,
+                reserved: stats.reserved,
+                largest_free,
+                fits_now: largest_free.max(total.saturating_sub(stats.reserved)),
+            });
+        };
         Ok(DeviceHandle {
             device: index,
             handle,
