@@ -122,7 +122,13 @@ impl<B: Storage> Manager<B> {
         let short = pool.unmapped_bytes.saturating_sub(room);
         let largest_free = largest_free.saturating_sub(short);
         let largest = if backend.resizable(kind) {
-            let headroom = room / g.unit * g.unit;
+            // A segment grows by whole pages where growth steps are exact (`growth_step`).
+            let exact = self.settings.follow_live || self.settings.release_threshold != u64::MAX;
+            let granule = match backend.page_size(kind) {
+                Some(page) if exact => page.max(g.unit),
+                _ => g.unit,
+            };
+            let headroom = room / granule * granule;
             match pool.segment() {
                 Some(_) if self.gatherable(kind) => total_free + headroom,
                 Some(seg) => largest_free.max(pool.tail_free(seg).saturating_sub(short) + headroom),
