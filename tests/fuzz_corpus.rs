@@ -7,6 +7,9 @@ mod common;
 #[path = "../fuzz/checks.rs"]
 mod checks;
 
+#[path = "../fuzz/common/edge_ops.rs"]
+mod edge_ops;
+
 use std::path::PathBuf;
 
 use vramkit::ContextDesc;
@@ -42,6 +45,12 @@ fn replay(files: &[(String, Vec<u8>)], check: impl Fn(&[u8])) {
             panic!("{name}: the fuzz check failed on this corpus file (message above)");
         }
     }
+}
+
+/// Leases, budgets, compaction and runtime-kernel checks on the host backend.
+#[test]
+fn edge_ops_corpus() {
+    replay(&corpus("edge_ops"), edge_ops::run);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! pointers leased and held across releases, budgets set and changed under live memory,
 //! compaction, zeroed allocations, and runtime kernels with random interfaces (workgroup
 //! sizes, workgroup memory, fixed arrays, structs). Shared by the fuzz target `edge_ops` and
-//! the stable test that replays its corpus (`tests/fuzz_edges.rs`). Panics on:
+//! the stable test that replays its corpus (`tests/fuzz_corpus.rs`). Panics on:
 //! - any contents differing from the model (compaction moves what is not leased);
 //! - a range handed out while a lease on it lives;
 //! - a zeroed allocation that does not read zero;
@@ -14,36 +14,10 @@ use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{KernelSource, Storage};
 use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, DeviceLease, Error, ErrorKind};
 
-/// Reads numbers from the fuzzer's bytes; zeros once they run out.
-struct Bytes<'a>(&'a [u8]);
+#[path = "reader.rs"]
+mod reader;
 
-impl Bytes<'_> {
-    fn u8(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-    fn u16(&mut self) -> u64 {
-        u64::from(self.u8()) | u64::from(self.u8()) << 8
-    }
-    fn u32(&mut self) -> u64 {
-        self.u16() | self.u16() << 16
-    }
-    fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-fn refusal(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::OverBudget { .. } | Error::OutOfMemory { .. } | Error::Staging { .. }
-    )
-}
+use reader::{refusal, Bytes};
 
 /// A live allocation of the model.
 struct Live {

@@ -8,36 +8,10 @@ use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::Storage;
 use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, Error};
 
-/// Reads numbers from the fuzzer's bytes; zeros once they run out.
-struct Bytes<'a>(&'a [u8]);
+#[path = "reader.rs"]
+mod reader;
 
-impl Bytes<'_> {
-    fn u8(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-    fn u16(&mut self) -> u64 {
-        u64::from(self.u8()) | u64::from(self.u8()) << 8
-    }
-    fn u32(&mut self) -> u64 {
-        self.u16() | self.u16() << 16
-    }
-    fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-fn refusal(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::OverBudget { .. } | Error::OutOfMemory { .. } | Error::Staging { .. }
-    )
-}
+use reader::{refusal, Bytes};
 
 /// Runs the operations `data` describes. Panics where vramkit disagrees with the model.
 pub fn run(data: &[u8]) {
