@@ -63,10 +63,11 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 1. Every submission that used `block` has finished ([`is_done`](Storage::is_done)).
     unsafe fn free_block(&self, block: Self::Block);
 
-    /// The most copies compaction may spend sliding one allocation down over a smaller gap
-    /// (its size over the gap, rounded up; each copy lands on bytes already copied). Where a
-    /// copy within a block is cheap (a `cuMemcpy`), many; where it is a kernel launch of its
-    /// own (wgpu), few, or the launches cost more than the memory gathered saves.
+    /// The most copies a compaction pass of its own (not one that makes room for a request)
+    /// may spend sliding one allocation down over a smaller gap (its size over the gap, rounded
+    /// up; each copy lands on bytes already copied). Where a copy within a block is cheap (a
+    /// `cuMemcpy`), many; where it is a kernel launch of its own (wgpu), few, or the launches
+    /// cost more than the memory gathered saves.
     fn max_slide_pieces(&self) -> u64 {
         4096
     }

@@ -3,9 +3,10 @@
 //!
 //! A slide by `shift` bytes of an allocation larger than `shift` overlaps itself: it is copied
 //! in pieces of at most `shift` bytes, lowest first, each landing on bytes already copied or
-//! free (copies on one queue run in order). Allocations that would need more than the
-//! backend's [`max_slide_pieces`](crate::backend::Storage::max_slide_pieces) stay where they
-//! are.
+//! free (copies on one queue run in order). Allocations that would need more pieces stay where
+//! they are: more than [`SERVE_PIECES`] when the slide serves a request (which would be refused
+//! without it), more than the backend's
+//! [`max_slide_pieces`](crate::backend::Storage::max_slide_pieces) in a pass of its own.
 
 use std::time::Instant;
 
@@ -13,6 +14,10 @@ use super::super::manager::{is_refusal, Manager};
 use super::super::pool::{Pool, State, NIL};
 use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
 use crate::error::Result;
+
+/// The most copies one slide may take (an allocation's size over the distance it moves, rounded
+/// up) when it makes room for a request.
+const SERVE_PIECES: u64 = 4096;
 
 /// Where to start sliding block `b` so that `want` free bytes gather at its end: the lowest
 /// free chunk needed, and the live bytes above it (what the slide moves). `None` when a pinned
@@ -71,12 +76,16 @@ impl<B: Storage> Manager<B> {
                 order.into_iter().map(|(_, b, c)| (b, c)).collect()
             }
         };
+        let max_pieces = match want {
+            Some(_) => SERVE_PIECES,
+            None => backend.max_slide_pieces(),
+        };
         let mut moved = 0;
         for (b, from) in plan {
             if moved >= max_bytes {
                 break;
             }
-            moved += self.slide_block(backend, kind, b, from, max_bytes - moved)?;
+            moved += self.slide_block(backend, kind, b, from, max_bytes - moved, max_pieces)?;
         }
         if moved > 0 {
             self.finish_pass(kind, moved, start);
@@ -85,7 +94,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Slides the allocations of block `b` from chunk `from` on down, moving at most
-    /// `max_bytes`.
+    /// `max_bytes`, each in at most `max_pieces` copies.
     fn slide_block(
         &mut self,
         backend: &B,
@@ -93,10 +102,10 @@ impl<B: Storage> Manager<B> {
         b: u32,
         from: u32,
         max_bytes: u64,
+        max_pieces: u64,
     ) -> Result<u64> {
         let mut moved = 0;
         let mut id = from;
-        let max_pieces = backend.max_slide_pieces();
         while id != NIL {
             let pool = &self.pools[kind.index()];
             let c = &pool.chunks[id];
