@@ -70,9 +70,9 @@ impl<B: Backend> Context<B> {
     ///
     /// If `fill` panics, the panic propagates: earlier chunks were written, later bytes keep
     /// their old values, and the context stays usable (no staging leaks). Inside `fill`, this
-    /// context's transfers, [`trim`](Self::trim), [`max_batch`](Self::max_batch) and
-    /// [`max_items_in_one`](Self::max_items_in_one) return [`Error::Unsupported`] (the outer
-    /// transfer holds the staging ring); everything else works.
+    /// context's transfers return [`Error::Unsupported`] (the outer transfer holds the staging
+    /// ring); everything else works: [`trim`](Self::trim) leaves the staging ring alone, and
+    /// [`max_batch`](Self::max_batch) counts one staging slot as already taken.
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
