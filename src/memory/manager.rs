@@ -375,7 +375,22 @@ impl<B: Storage> Manager<B> {
             Ok(()) => Ok(p),
             Err(e) => {
                 self.free_placement(backend, kind, p);
-                Err(e)
+                if !is_refusal(&e) {
+                    return Err(e);
+                }
+                // The place chosen needs pages mapped again that the budget (or the device)
+                // cannot give: a free range whose pages are all mapped takes nothing new.
+                let pool = &mut self.pools[kind.index()];
+                let Some((id, skip)) = pool.mapped_fit(size) else {
+                    return Err(e);
+                };
+                let before = (skip > 0).then(|| pool.take(id, skip));
+                // Carved from the front, the free rest keeps its id.
+                let p = pool.take(id, size);
+                if let Some(before) = before {
+                    pool.free(before.chunk);
+                }
+                Ok(p)
             }
         }
     }

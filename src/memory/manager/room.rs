@@ -131,7 +131,10 @@ impl<B: Storage> Manager<B> {
             let headroom = room / granule * granule;
             match pool.segment() {
                 Some(_) if self.gatherable(kind) => total_free + headroom,
-                Some(seg) => largest_free.max(pool.tail_free(seg).saturating_sub(short) + headroom),
+                // Growing past the end also maps the end's given-back pages again: both take
+                // the headroom.
+                Some(seg) => largest_free
+                    .max(pool.tail_free(seg).saturating_sub(pool.unmapped_bytes) + headroom),
                 None => largest_free.max(headroom),
             }
         } else {

@@ -92,6 +92,34 @@ impl<Blk> Pool<Blk> {
         taken
     }
 
+    /// A free chunk holding `size` bytes none of whose pages were given back, and where in the
+    /// chunk they start (a multiple of the unit: ranges given back are whole pages): a place
+    /// that takes no new memory, for when the budget cannot map pages again.
+    pub fn mapped_fit(&self, size: u64) -> Option<(u32, u64)> {
+        for (b, blk) in self.blocks() {
+            for id in self.chunks_of(b) {
+                let c = &self.chunks[id];
+                if c.state != State::Free || c.size < size {
+                    continue;
+                }
+                let mut at = c.offset;
+                for r in blk.unmapped.ranges() {
+                    if r.end <= at {
+                        continue;
+                    }
+                    if r.start >= at.saturating_add(size) || r.start >= c.end() {
+                        break;
+                    }
+                    at = r.end;
+                }
+                if at.saturating_add(size) <= c.end() {
+                    return Some((id, at - c.offset));
+                }
+            }
+        }
+        None
+    }
+
     /// Records pages given back (or not mapped again after all) in block `b`.
     pub fn put_unmapped(&mut self, b: u32, r: Range<u64>) {
         let bytes = r.end - r.start;
