@@ -117,10 +117,15 @@ impl<B: Storage> Manager<B> {
         // already: mapping them again takes it.
         let total_free = total_free - pool.unmapped_bytes;
         let room = self.room(backend, keep);
-        // A free range may hold pages given back, which take headroom to map again: where
-        // they could pass it, count the range less what passes (a figure that always fits).
-        let short = pool.unmapped_bytes.saturating_sub(room);
-        let largest_free = largest_free.saturating_sub(short);
+        // A free range may hold pages given back, which take headroom to map again (whole
+        // pages): where they could pass it, count only what lies on mapped pages (a figure
+        // that always fits).
+        let short = pool.unmapped_bytes > room;
+        let largest_free = if short {
+            pool.largest_mapped()
+        } else {
+            largest_free
+        };
         let largest = if backend.resizable(kind) {
             // A segment grows by whole pages where growth steps are exact (`growth_step`).
             let exact = self.settings.follow_live || self.settings.release_threshold != u64::MAX;
@@ -130,6 +135,8 @@ impl<B: Storage> Manager<B> {
             };
             let headroom = room / granule * granule;
             match pool.segment() {
+                // Pages the budget cannot map again: only what lies on mapped pages.
+                Some(_) if short => largest_free,
                 Some(_) if self.gatherable(kind) => total_free + headroom,
                 // Growing past the end also maps the end's given-back pages again: both take
                 // the headroom.

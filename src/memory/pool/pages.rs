@@ -120,6 +120,33 @@ impl<Blk> Pool<Blk> {
         None
     }
 
+    /// The most bytes of one free chunk with no page given back (what a request can take
+    /// without mapping anything).
+    pub fn largest_mapped(&self) -> u64 {
+        let mut best = 0;
+        for (b, blk) in self.blocks() {
+            for id in self.chunks_of(b) {
+                let c = &self.chunks[id];
+                if c.state != State::Free || c.size <= best {
+                    continue;
+                }
+                let mut at = c.offset;
+                for r in blk.unmapped.ranges() {
+                    if r.end <= at {
+                        continue;
+                    }
+                    if r.start >= c.end() {
+                        break;
+                    }
+                    best = best.max(r.start.saturating_sub(at));
+                    at = r.end;
+                }
+                best = best.max(c.end().saturating_sub(at));
+            }
+        }
+        best
+    }
+
     /// Records pages given back (or not mapped again after all) in block `b`.
     pub fn put_unmapped(&mut self, b: u32, r: Range<u64>) {
         let bytes = r.end - r.start;
