@@ -194,9 +194,9 @@ impl<B: Backend> Context<B> {
     }
 
     /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
-    /// and marks the allocations as used by the submission it returns; those bound where
+    /// and marks the allocations as used by the submission it returns; those bound whole where
     /// `writes` says the launch writes are written again (their contents known, see
-    /// `memory/manager/lost.rs`).
+    /// `memory/manager/lost.rs`), unless the launch binds one whose contents are unknown.
     fn with_ranges(
         &self,
         bindings: &[Binding],
@@ -218,10 +218,24 @@ impl<B: Backend> Context<B> {
             }
             record(&ranges)?
         };
+        // A writable binding of a whole allocation is taken to be written whole: its contents
+        // are known again, unless another binding of the launch holds unknown data, whose mark
+        // it then takes on (what it computes may come from that).
+        let lost: Vec<_> = bindings.iter().map(|b| m.lost_reason(b.handle)).collect();
         for (i, b) in bindings.iter().enumerate() {
+            if !writes.get(i).copied().unwrap_or(false) {
+                m.touch_read(b.handle, index);
+                continue;
+            }
             m.touch(b.handle, index);
-            if writes.get(i).copied().unwrap_or(false) {
-                m.rewritten(b.handle);
+            let other = lost
+                .iter()
+                .enumerate()
+                .find_map(|(j, why)| if j == i { None } else { why.clone() });
+            match other {
+                Some(why) => m.mark_lost(b.handle, &why),
+                None if b.offset == 0 && b.size.is_none() => m.rewritten(b.handle),
+                None => {}
             }
         }
         Ok(index)

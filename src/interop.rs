@@ -14,8 +14,9 @@
 //!    its binding was dropped and the allocation released: its passes reach whatever owns the
 //!    range next.
 //! 2. **Submit with [`Context::submit_with`]**: vramkit's recorded work, then your command
-//!    buffers, as one submission, recorded as using the handles you list (rules 2 and 4 in one
-//!    call). Or by hand: call [`Context::submit`] before `Queue::submit`, then
+//!    buffers right after it (a submission of their own: a buffer the device refuses takes
+//!    none of vramkit's work with it), recorded as using the handles you list (rules 2 and 4
+//!    in one call). Or by hand: call [`Context::submit`] before `Queue::submit`, then
 //!    [`Context::track_external`] after it. *Broken* — your work submitted before vramkit's
 //!    runs first, whatever it reads or writes; `Queue::write_buffer` into a bound range lands
 //!    before the next submission of *any* command buffers, so before vramkit's work recorded
@@ -135,10 +136,11 @@ impl Context<WgpuBackend> {
         Ok(texture)
     }
 
-    /// Submits the work vramkit recorded, then the application's command buffers `buffers`, as
-    /// one submission on the queue, and records that it uses the allocations `uses`: the
-    /// interop rules 2 and 4 in one call (vramkit's work runs first; releasing an allocation of
-    /// `uses` waits for the submission; [`wait`](Context::wait) covers it). Returns its index.
+    /// Submits the work vramkit recorded, then the application's command buffers `buffers` (a
+    /// submission of their own, right after vramkit's), and records that they use the
+    /// allocations `uses`: the interop rules 2 and 4 in one call (vramkit's work runs first;
+    /// releasing an allocation of `uses` waits for the application's submission;
+    /// [`wait`](Context::wait) covers it). Returns the application's submission.
     ///
     /// ```no_run
     /// # fn demo(ctx: &vramkit::Context<vramkit::backend::wgpu::WgpuBackend>,
@@ -152,9 +154,11 @@ impl Context<WgpuBackend> {
     /// ```
     ///
     /// # Errors
-    /// [`Error::StaleHandle`] (nothing is submitted); [`Error::Backend`] if the device refused
-    /// the submission (none of it ran: the allocations it used hold unknown data, see
-    /// [`Context::download`]); [`Error::DeviceLost`].
+    /// [`Error::StaleHandle`] (nothing is submitted when a handle is stale before; one released
+    /// while the buffers were submitted is reported after the others are recorded);
+    /// [`Error::Backend`] if the device refused the application's buffers (none of them ran:
+    /// the allocations of `uses` hold unknown data, see [`Context::download`]);
+    /// [`Error::DeviceLost`].
     pub fn submit_with(
         &self,
         buffers: impl IntoIterator<Item = wgpu::CommandBuffer>,
@@ -179,13 +183,16 @@ impl Context<WgpuBackend> {
                 return Err(e);
             }
         };
+        // Every handle still live is recorded; one released in between is an error, not a
+        // silent no-op, reported after the others are recorded.
+        let mut stale = Ok(());
         for &h in uses {
-            // Checked again under the lock that records it: a release in between is an
-            // error, not a silent no-op.
-            m.get(h)?;
-            m.touch(h, index);
+            match m.get(h) {
+                Ok(_) => m.touch(h, index),
+                Err(e) => stale = stale.and(Err(e)),
+            }
         }
-        Ok(self.submission(index))
+        stale.map(|()| self.submission(index))
     }
 
     /// Records that `submission`, made by the application on this context's queue, uses the

@@ -211,8 +211,8 @@ fn a_block_ever_bound_is_never_trusted_clean() {
     );
 }
 
-/// `submit_with` submits vramkit's recorded work, then the app's, in one submission, and
-/// records that it uses the handles: vramkit's kernel runs first, the release waits for both.
+/// `submit_with` submits vramkit's recorded work, then the app's, and records that it uses the
+/// handles: vramkit's kernel runs first; a refused app buffer loses none of vramkit's work.
 #[test]
 fn submit_with_orders_vramkit_work_before_the_apps() {
     let Some((ctx, device, _queue)) = context("submit_with") else {
@@ -226,7 +226,6 @@ fn submit_with_orders_vramkit_work_before_the_apps() {
     let times3 = KernelSource::owned("times3", TIMES3, "times3");
     ctx.dispatch(&times3, &[x, y], &[], [(n as u32).div_ceil(64), 1, 1])
         .expect("times3");
-    let before = ctx.stats();
     let index = ctx
         .submit_with(
             [app_pass(
@@ -241,7 +240,30 @@ fn submit_with_orders_vramkit_work_before_the_apps() {
     ctx.wait_for(index).expect("wait_for");
     let ys = floats_of(&ctx.download(y).expect("download"));
     assert_eq!(ys, xs.iter().map(|v| 3.0 * v + 1.0).collect::<Vec<_>>());
-    assert!(ctx.stats().in_use >= before.in_use);
+
+    // An application buffer the device refuses takes none of vramkit's work with it: z,
+    // written by vramkit's kernel, holds its values; y, which the refused buffer used, refuses
+    // stale downloads.
+    let z = ctx.alloc(AllocDesc::new("z", 4 * n as u64)).expect("alloc");
+    ctx.dispatch(&times3, &[x, z], &[], [(n as u32).div_ceil(64), 1, 1])
+        .expect("times3");
+    let gone = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("destroyed"),
+        size: 256,
+        usage: wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&gone, 0, &binding.buffer, binding.offset, 256);
+    gone.destroy();
+    let refused = ctx.submit_with([encoder.finish()], &[y]);
+    assert!(
+        refused.is_err(),
+        "a buffer using a destroyed buffer: {refused:?}"
+    );
+    let zs = floats_of(&ctx.download(z).expect("vramkit's work ran"));
+    assert_eq!(zs, xs.iter().map(|v| 3.0 * v).collect::<Vec<_>>());
+    assert!(ctx.download(y).is_err(), "y's last writes were refused");
 }
 
 /// The app's uncaptured-error handler is not replaced: it keeps getting the app's errors, and
@@ -345,6 +367,12 @@ fn a_refused_submission_is_reported_and_no_stale_data_is_returned() {
     );
     ctx.wait().expect("wait works after a refusal");
     ctx.wait().expect("and again");
+    // x was bound writable in the refused work too: unknown until written again, and a
+    // launch binding it passes that on to what it writes.
+    ctx.dispatch(&times3, &[x, y], &[], groups)
+        .expect("times3 again");
+    assert!(ctx.download(y).is_err(), "computed from unknown data");
+    ctx.upload(x, &bytes_of(&xs)).expect("upload x again");
     ctx.dispatch(&times3, &[x, y], &[], groups)
         .expect("times3 again");
     let ys: Vec<f32> = ctx.download_vec(y).expect("download after the work ran");

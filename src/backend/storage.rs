@@ -368,11 +368,11 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// Gives a mark back; it is not asked about again.
     fn forget_mark(&self, _mark: StreamMark) {}
 
-    /// Submissions the device refused, after the first `seen` of them: each one's index and
-    /// what was refused (the launches it held). Their work did not run; the manager marks the
-    /// allocations they used as holding unknown data. Backends whose calls fail at once (the
-    /// default) have none.
-    fn refused_submissions(&self, _seen: usize) -> Vec<(QueueIndex, String)> {
+    /// Submissions the device refused since the last call (each is reported once): each one's
+    /// index and what was refused (the launches it held). Their work did not run; the manager
+    /// marks the allocations they used as holding unknown data. Backends whose calls fail at
+    /// once (the default) have none.
+    fn refused_submissions(&self) -> Vec<(QueueIndex, String)> {
         Vec::new()
     }
 

@@ -164,12 +164,16 @@ impl<B: Backend> DeviceSet<B> {
                 handle,
             });
         }
-        // Past the total. Remedies in order, as one context's budget takes them: the other
-        // devices' cached memory (empty blocks, idle staging: `trim`), then this device's
-        // (the request made again after its context gave back what it could).
+        // Past the total. Remedies in order, as one context's budget takes them: what the
+        // other devices can give back (`trim`: their cached blocks and idle staging, after a
+        // compaction pass), then this device's (the request made again after its context gave
+        // back what it could).
         for (i, other) in self.devices.iter().enumerate() {
             if i != index {
-                other.trim()?;
+                if let Err(e) = other.trim() {
+                    ctx.release(handle)?;
+                    return Err(e);
+                }
             }
         }
         let handle = if self.stats().reserved <= total {

@@ -63,6 +63,8 @@ pub(crate) struct Allocation {
     pub label: Label,
     /// The last submission that uses this allocation (0: none).
     pub last_use: QueueIndex,
+    /// The last submission that writes it (0: none): what a refusal of it loses (`lost.rs`).
+    pub last_write: QueueIndex,
     /// Index of its tag in the counters.
     pub tag: u32,
     /// Allocation order, for checkpoints.
@@ -115,8 +117,6 @@ pub(crate) struct Manager<B: Storage> {
     deferred_error: Option<Error>,
     /// Free bytes per kind that pages could not give back at the last try (`pages.rs`).
     page_floor: [u64; MemoryKind::COUNT],
-    /// Refused submissions already marked (`lost.rs`).
-    refusals_seen: usize,
 }
 
 /// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
@@ -158,7 +158,6 @@ impl<B: Storage> Manager<B> {
             recorder: None,
             deferred_error: None,
             page_floor: [0; MemoryKind::COUNT],
-            refusals_seen: 0,
         }
     }
 
@@ -190,8 +189,16 @@ impl<B: Storage> Manager<B> {
         }
     }
 
-    /// Records that submission `index` uses the allocation.
+    /// Records that submission `index` uses the allocation, and may write it.
     pub fn touch(&mut self, h: BufferHandle, index: QueueIndex) {
+        if let Some(a) = self.allocs.get_mut(h.key) {
+            a.last_use = a.last_use.max(index);
+            a.last_write = a.last_write.max(index);
+        }
+    }
+
+    /// Records that submission `index` only reads the allocation.
+    pub fn touch_read(&mut self, h: BufferHandle, index: QueueIndex) {
         if let Some(a) = self.allocs.get_mut(h.key) {
             a.last_use = a.last_use.max(index);
         }
@@ -346,6 +353,7 @@ impl<B: Storage> Manager<B> {
             requested: desc.size,
             label: desc.label,
             last_use,
+            last_write: last_use,
             tag,
             seq,
             movable: desc.movable,

@@ -40,8 +40,7 @@ pub(super) enum Way {
 }
 
 /// Checks `len` bytes at `offset` of the allocation (see [`Manager::resolve`]); a download of
-/// an allocation whose last work the device refused fails, and an upload of all of it makes
-/// its contents known again (see `manager/lost.rs`).
+/// an allocation whose last work the device refused fails (see `manager/lost.rs`).
 pub(super) fn meta<B: Storage>(
     backend: &B,
     mem: &Mutex<Manager<B>>,
@@ -54,10 +53,8 @@ pub(super) fn meta<B: Storage>(
     m.note_refusals(backend);
     let r = m.resolve(h, offset, Some(len as u64), Access::Bytes, backend.limits())?;
     let kind = r.kind;
-    match way {
-        Way::Down => m.check_intact(h)?,
-        Way::Up if offset == 0 && len as u64 >= m.get(h)?.requested => m.rewritten(h),
-        Way::Up => {}
+    if way == Way::Down {
+        m.check_intact(h)?;
     }
     let a = m.get(h)?;
     Ok(Meta {
@@ -68,8 +65,23 @@ pub(super) fn meta<B: Storage>(
 }
 
 impl<B: Storage> Transfer<'_, B> {
+    /// Once an upload of `len` bytes at `offset` went through: if it covered the whole
+    /// allocation, its contents are known again (see `manager/lost.rs`).
+    pub(super) fn uploaded(&self, h: BufferHandle, offset: u64, len: u64) {
+        let mut m = lock(self.mem);
+        if offset == 0 && m.get(h).is_ok_and(|a| len >= a.requested) {
+            m.rewritten(h);
+        }
+    }
+
     /// Writes `data` at `offset` of the allocation.
     pub fn upload(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+        self.upload_bytes(h, offset, data)?;
+        self.uploaded(h, offset, data.len() as u64);
+        Ok(())
+    }
+
+    fn upload_bytes(&mut self, h: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
         let meta = meta(self.backend, self.mem, h, offset, data.len(), Way::Up)?;
         if data.is_empty() {
             return Ok(());
@@ -317,7 +329,7 @@ pub(super) fn copy_into_slot<B: Storage>(
     // slot's first `len` bytes (the caller's slot holds at least the piece, and slots are whole
     // numbers of words); a staging slot is its own block.
     let index = unsafe { backend.copy(r.block, r.offset, slot, 0, len)? };
-    m.touch(h, index);
+    m.touch_read(h, index);
     Ok(index)
 }
 

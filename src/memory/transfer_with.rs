@@ -55,6 +55,12 @@ impl<B: Storage> Transfer<'_, B> {
 
     /// Lets `f` write `range` of the allocation chunk by chunk, in place in staging.
     pub fn upload_with(&mut self, h: BufferHandle, range: Range<u64>, f: Fill<'_>) -> Result<()> {
+        self.fill_with(h, range.clone(), f)?;
+        self.uploaded(h, range.start, range.end.saturating_sub(range.start));
+        Ok(())
+    }
+
+    fn fill_with(&mut self, h: BufferHandle, range: Range<u64>, f: Fill<'_>) -> Result<()> {
         let (len, staged) = self.plan(h, &range, true)?;
         if len == 0 {
             return Ok(());

@@ -38,13 +38,15 @@ impl WgpuBackend {
         self.submit_now(true)
     }
 
-    /// Submits vramkit's recorded work, then the application's `buffers`, as one submission;
-    /// returns its index.
+    /// Submits vramkit's recorded work, then the application's `buffers` as a submission of
+    /// their own (so that a command buffer the device refuses takes none of vramkit's work
+    /// with it); returns the second's index.
     ///
     /// # Errors
-    /// [`Error::Backend`] if the device refused the submission (none of it ran);
+    /// [`Error::Backend`] if the device refused a submission (none of it ran);
     /// [`Error::DeviceLost`].
     pub(crate) fn submit_with(&self, buffers: Vec<wgpu::CommandBuffer>) -> Result<QueueIndex> {
+        self.submit_now(false)?;
         self.submit_commands(true, buffers)
     }
 }

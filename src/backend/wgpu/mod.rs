@@ -76,7 +76,8 @@ pub struct WgpuBackend {
     recorder: Mutex<Recorder>,
     /// Submissions in flight; `None` for one the device refused (nothing of it runs).
     submitted: Mutex<VecDeque<(QueueIndex, Option<wgpu::SubmissionIndex>)>>,
-    /// Submissions the device refused, with what they held, in order.
+    /// Submissions the device refused and the manager has not yet learnt of, with what they
+    /// held, in order.
     refused: Mutex<Vec<(QueueIndex, String)>>,
     completed: Arc<AtomicU64>,
     lost: Arc<OnceLock<String>>,
@@ -197,7 +198,13 @@ impl WgpuBackend {
     ) -> Result<QueueIndex> {
         self.check_lost()?;
         if lock(&self.recorder).recorded >= MAX_RECORDED {
-            self.submit_now(false)?;
+            // Work being recorded in pieces (a slide) must not stop half-way: a refusal of
+            // the submission is recorded for the manager (its allocations become unknown),
+            // and any other error comes back from the next submit.
+            if let Err(e) = self.submit_now(false) {
+                log::warn!("vramkit: submitting a full encoder: {e}");
+                lock(&self.uncaptured).push(e.to_string());
+            }
         }
         let mut rec = lock(&self.recorder);
         if !label.is_empty() && rec.launches.len() < MAX_NAMED_LAUNCHES {
@@ -285,11 +292,6 @@ impl WgpuBackend {
         }
         self.take_uncaptured()?;
         Ok(n)
-    }
-
-    /// Submissions the device refused, after the first `seen`.
-    fn refused_after(&self, seen: usize) -> Vec<(QueueIndex, String)> {
-        lock(&self.refused).iter().skip(seen).cloned().collect()
     }
 
     fn prune_submitted(&self) {
@@ -551,8 +553,8 @@ unsafe impl Storage for WgpuBackend {
         self.texture_copy(dst, offset, src, copy, false)
     }
 
-    fn refused_submissions(&self, seen: usize) -> Vec<(QueueIndex, String)> {
-        self.refused_after(seen)
+    fn refused_submissions(&self) -> Vec<(QueueIndex, String)> {
+        std::mem::take(&mut *lock(&self.refused))
     }
 
     fn submit(&self) -> Result<QueueIndex> {

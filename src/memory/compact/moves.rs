@@ -151,6 +151,7 @@ impl<B: Storage> Manager<B> {
         if let Some(a) = self.allocs.get_mut(key) {
             a.placement = dst;
             a.last_use = a.last_use.max(index);
+            a.last_write = a.last_write.max(index);
         }
         self.counters.compaction.allocations_moved += 1;
         self.counters.compaction.bytes_moved += size;

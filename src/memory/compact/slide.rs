@@ -124,6 +124,7 @@ impl<B: Storage> Manager<B> {
                     if let Some(a) = self.allocs.get_mut(key) {
                         a.placement.offset -= shift;
                         a.last_use = a.last_use.max(index);
+                        a.last_write = a.last_write.max(index);
                     }
                     moved += size;
                     self.counters.compaction.allocations_moved += 1;

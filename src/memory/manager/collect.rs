@@ -11,6 +11,7 @@ use crate::memory::AllocationInfo;
 impl<B: Storage> Manager<B> {
     /// Returns released memory whose submissions have completed to the pools.
     pub fn collect(&mut self, backend: &B) -> Result<()> {
+        self.note_refusals(backend);
         self.collect_textures(backend, false)?;
         if self.leases.any_ended() {
             self.collect_leased(backend)?;

@@ -2,7 +2,9 @@
 //! command buffer is submitted, and then none of its work runs: the allocations it used hold
 //! what they held before, which is not what the program recorded. The manager marks them, and
 //! a download of a marked allocation fails (never returns stale data) until the allocation is
-//! written again: uploaded whole, or bound writable in a later launch.
+//! written again: uploaded whole, or bound whole and writable in a later launch (taken to write
+//! it whole) whose other bindings hold no unknown data (a launch that binds unknown data passes
+//! the mark on to what it writes).
 
 use std::sync::Arc;
 
@@ -12,16 +14,15 @@ use crate::error::{Error, Result};
 use crate::BufferHandle;
 
 impl<B: Storage> Manager<B> {
-    /// Marks the allocations that refused submissions since the last call used: those whose
-    /// last use is the refused submission or later (work recorded after the refusal was
-    /// learned cannot be among them: the backend records a refusal before it records more).
+    /// Marks the allocations that refused submissions since the last call wrote: those whose
+    /// last write is the refused submission or later (what only read them is not marked;
+    /// work recorded after the refusal is marked too where the manager learns of it late,
+    /// an error where data may be right, never stale data where it is wrong).
     pub fn note_refusals(&mut self, backend: &B) {
-        let refused = backend.refused_submissions(self.refusals_seen);
-        self.refusals_seen += refused.len();
-        for (n, message) in refused {
+        for (n, message) in backend.refused_submissions() {
             let message: Arc<str> = message.into();
             for (_, a) in self.allocs.iter_mut() {
-                if a.last_use >= n {
+                if a.last_write >= n {
                     a.lost = Some(Arc::clone(&message));
                 }
             }
@@ -46,6 +47,11 @@ impl<B: Storage> Manager<B> {
         }
     }
 
+    /// Why the allocation's contents are unknown, if they are.
+    pub fn lost_reason(&self, h: BufferHandle) -> Option<Arc<str>> {
+        self.allocs.get(h.key).and_then(|a| a.lost.clone())
+    }
+
     /// Records that the allocation is written again from scratch: its contents are known.
     pub fn rewritten(&mut self, h: BufferHandle) {
         if let Some(a) = self.allocs.get_mut(h.key) {
@@ -56,7 +62,9 @@ impl<B: Storage> Manager<B> {
     /// Marks one allocation as holding unknown data: work that used it was refused.
     pub fn mark_lost(&mut self, h: BufferHandle, why: &str) {
         if let Some(a) = self.allocs.get_mut(h.key) {
-            a.lost = Some(why.into());
+            if a.lost.as_deref() != Some(why) {
+                a.lost = Some(why.into());
+            }
         }
     }
 }
