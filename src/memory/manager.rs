@@ -282,7 +282,7 @@ impl<B: Storage> Manager<B> {
                     } => {
                         // What the context holds, as a budget refusal says it.
                         let (free, largest) = self.pools[kind.index()].free_space();
-                        let free = free - self.pools[kind.index()].unmapped_bytes;
+                        let free = free.saturating_sub(self.pools[kind.index()].unmapped_bytes);
                         let c = &self.counters;
                         Error::OutOfMemory {
                             requested: desc.size,
@@ -390,7 +390,11 @@ impl<B: Storage> Manager<B> {
                 // cannot give: a free range whose pages are all mapped takes nothing new.
                 let pool = &mut self.pools[kind.index()];
                 let Some((id, skip)) = pool.mapped_fit(size) else {
-                    return Err(e);
+                    // Measured again now that the place went back.
+                    return Err(match e {
+                        Error::OverBudget { .. } => self.over_budget(backend, kind, requested),
+                        e => e,
+                    });
                 };
                 let before = (skip > 0).then(|| pool.take(id, skip));
                 // Carved from the front, the free rest keeps its id.

@@ -93,7 +93,7 @@ impl<B: Storage> Manager<B> {
         for kind in MemoryKind::ALL {
             let pool = &self.pools[kind.index()];
             let (free, largest) = pool.free_space();
-            let free = free - pool.unmapped_bytes;
+            let free = free.saturating_sub(pool.unmapped_bytes);
             kinds[kind.index()].free = free;
             kinds[kind.index()].largest_free = largest;
             cached_free += free;

@@ -115,7 +115,7 @@ impl<B: Storage> Manager<B> {
         let (total_free, largest_free) = pool.free_space();
         // Pages given back are free address space whose memory the budget counts as headroom
         // already: mapping them again takes it.
-        let total_free = total_free - pool.unmapped_bytes;
+        let total_free = total_free.saturating_sub(pool.unmapped_bytes);
         let room = self.room(backend, keep);
         // A free range may hold pages given back, which take headroom to map again (whole
         // pages): where they could pass it, count only what lies on mapped pages (a figure
@@ -181,7 +181,9 @@ impl<B: Storage> Manager<B> {
             if gatherable {
                 // Compaction gathers every free byte at the segment's end, which grows; pages
                 // given back count in the headroom, not twice.
-                return Ok((pool.free_total() - pool.unmapped_bytes + headroom) / size);
+                return Ok(
+                    (pool.free_total().saturating_sub(pool.unmapped_bytes) + headroom) / size,
+                );
             }
             let cap = 1 << 20;
             return Ok(pool.count_fits(Class::Large, size, cap) + headroom / size);
