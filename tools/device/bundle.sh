@@ -29,5 +29,8 @@ rm -rf .device/photos; if [ -n "$SK" ]; then mkdir -p .device/photos && for p in
 # and reports whether their tests fail, as they must.
 rm -rf .device/mutants; if [ -n "${MUTANTS:-}" ]; then mkdir -p .device/mutants && cp "$MUTANTS"/* .device/mutants/; fi
 touch .device/args_none
+# Test binaries find their fixtures through the checkout path they were built in
+# (CARGO_MANIFEST_DIR): go.sh links it to the device machine's checkout.
+pwd > .device/build_root
 (cd .device && tar czf dev.tgz bin examples lib run ref args_* $(ls -d photos mutants 2>/dev/null) && rm -rf bin examples lib ref photos mutants)
 tar tzf .device/dev.tgz | grep bin/ | tr '\n' ' '; echo; ls -la .device/dev.tgz

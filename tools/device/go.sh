@@ -7,7 +7,9 @@
 cd "$(dirname "$0")/.." && tar xzf .device/dev.tgz -C .device
 export VRAMKIT_REQUIRE_GPU=1 VRAMKIT_REQUIRE_CUDA=1 WGPU_BACKEND=vulkan
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+# The test binaries read fixtures under the checkout they were built in (bundle.sh records it).
+ROOT=$(cat .device/build_root 2>/dev/null)
+[ -z "$ROOT" ] || [ -e "$ROOT" ] || { mkdir -p "$(dirname "$ROOT")" && ln -s "$PWD" "$ROOT"; }
 nvidia-smi -L
 # NCCL (feature nccl): pip's nvidia-nccl ships libnccl.so.2, cudarc looks for libnccl.so.
 NCCL_LIB=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)
