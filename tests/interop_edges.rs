@@ -6,7 +6,7 @@
 
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::backend::KernelSource;
-use vramkit::{wgpu, AllocDesc, BufferHandle, Context, ContextDesc};
+use vramkit::{wgpu, AllocDesc, BufferHandle, Context, ContextDesc, WgpuBinding};
 
 mod app;
 
@@ -49,14 +49,9 @@ fn app_pass(
     encoder.finish()
 }
 
-/// Reads `size` bytes at `offset` of the app's `buffer` with the app's own readback.
-fn app_read(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
-    offset: u64,
-    size: u64,
-) -> Vec<u8> {
+/// The f32 values of a binding's range, read with the app's own readback.
+fn read_binding(device: &wgpu::Device, queue: &wgpu::Queue, binding: &WgpuBinding) -> Vec<f32> {
+    let size = binding.size;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("the app's readback"),
         size,
@@ -64,7 +59,7 @@ fn app_read(
         mapped_at_creation: false,
     });
     let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+    encoder.copy_buffer_to_buffer(&binding.buffer, binding.offset, &staging, 0, size);
     queue.submit([encoder.finish()]);
     staging
         .slice(..)
@@ -77,7 +72,7 @@ fn app_read(
         .get_mapped_range()
         .expect("mapped range")
         .to_vec();
-    bytes
+    floats_of(&bytes)
 }
 
 fn upload_floats(ctx: &Context<WgpuBackend>, label: &str, v: &[f32]) -> BufferHandle {
@@ -120,13 +115,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_binding_lives() {
     )]);
     ctx.wait().expect("wait");
     assert_eq!(floats_of(&ctx.download(other).expect("download")), next);
-    let doubled = floats_of(&app_read(
-        &device,
-        &queue,
-        &binding.buffer,
-        binding.offset,
-        binding.size,
-    ));
+    let doubled = read_binding(&device, &queue, &binding);
     assert_eq!(doubled, data.iter().map(|x| x * 2.0).collect::<Vec<_>>());
     // The binding's end gives the range back.
     let (buffer, offset) = (binding.buffer.clone(), binding.offset);
@@ -162,13 +151,7 @@ fn a_binding_outlives_its_context() {
         binding.as_binding(),
         n,
     )]);
-    let doubled = floats_of(&app_read(
-        &device,
-        &queue,
-        &binding.buffer,
-        binding.offset,
-        binding.size,
-    ));
+    let doubled = read_binding(&device, &queue, &binding);
     assert_eq!(doubled, data.iter().map(|x| x * 2.0).collect::<Vec<_>>());
 }
 
