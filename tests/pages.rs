@@ -198,6 +198,39 @@ fn a_release_threshold_gives_free_pages_back_and_trim_gives_all() -> anyhow::Res
     Ok(())
 }
 
+#[test]
+fn a_request_takes_mapped_free_memory_before_pages_are_mapped_again() -> anyhow::Result<()> {
+    let ctx = ctx(
+        ContextDesc {
+            follow_live: true,
+            ..Default::default()
+        },
+        None,
+    );
+    let imm = |n: u64| ctx.alloc(AllocDesc::new("x", n * PAGE).uninit().immovable());
+    let (a, s1, b, s2) = (imm(4)?, imm(1)?, imm(5)?, imm(1)?);
+    // `a`'s four pages go back; `b`'s five stay mapped, free.
+    ctx.release(a)?;
+    ctx.trim()?;
+    ctx.release(b)?;
+    let before = ctx.stats().pages;
+    assert!(before.unmaps > 0, "trim gave nothing back: {before:?}");
+    // Four pages fit `a`'s old place best, but that would map them again.
+    let c = imm(4)?;
+    ctx.upload(c, &pattern(9, (4 * PAGE) as usize))?;
+    assert_eq!(ctx.download(c)?, pattern(9, (4 * PAGE) as usize));
+    let after = ctx.stats().pages;
+    assert_eq!(
+        after.maps, before.maps,
+        "pages were mapped again while five free pages were mapped: {after:?}"
+    );
+    for h in [c, s1, s2] {
+        ctx.release(h)?;
+    }
+    ctx.audit().check()?;
+    Ok(())
+}
+
 /// The same on CUDA (skipped without it): segments' 2 MiB pages unmapped and mapped again
 /// with the driver's virtual memory calls, data intact, memory within the slack.
 #[cfg(feature = "cuda")]

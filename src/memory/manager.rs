@@ -370,7 +370,9 @@ impl<B: Storage> Manager<B> {
         })
     }
 
-    /// Places a request and maps the pages of its place that went back.
+    /// Places a request and maps the pages of its place that went back. A place that would map
+    /// pages again gives way to a free range near its size whose pages are all mapped: memory
+    /// held is used before the driver maps more.
     fn place_mapped(
         &mut self,
         backend: &B,
@@ -378,7 +380,14 @@ impl<B: Storage> Manager<B> {
         requested: u64,
         size: u64,
     ) -> Result<Placement> {
-        let p = self.place(backend, kind, requested, size)?;
+        let mut p = self.place(backend, kind, requested, size)?;
+        let pool = &mut self.pools[kind.index()];
+        if pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
+            if let Some(q) = take_mapped(pool, size, MAPPED_SCAN) {
+                pool.free(p.chunk);
+                p = q;
+            }
+        }
         match self.map_for(backend, kind, &p, requested) {
             Ok(()) => Ok(p),
             Err(e) => {
@@ -387,22 +396,15 @@ impl<B: Storage> Manager<B> {
                     return Err(e);
                 }
                 // The place chosen needs pages mapped again that the budget (or the device)
-                // cannot give: a free range whose pages are all mapped takes nothing new.
-                let pool = &mut self.pools[kind.index()];
-                let Some((id, skip)) = pool.mapped_fit(size) else {
+                // cannot give: any free range whose pages are all mapped takes nothing new.
+                match take_mapped(&mut self.pools[kind.index()], size, usize::MAX) {
+                    Some(p) => Ok(p),
                     // Measured again now that the place went back.
-                    return Err(match e {
+                    None => Err(match e {
                         Error::OverBudget { .. } => self.over_budget(backend, kind, requested),
                         e => e,
-                    });
-                };
-                let before = (skip > 0).then(|| pool.take(id, skip));
-                // Carved from the front, the free rest keeps its id.
-                let p = pool.take(id, size);
-                if let Some(before) = before {
-                    pool.free(before.chunk);
+                    }),
                 }
-                Ok(p)
             }
         }
     }
@@ -458,3 +460,20 @@ impl<B: Storage> Manager<B> {
         record(&mut self.recorder, what, kind, bytes, 0, Label::default);
     }
 }
+
+/// Free ranges a request that would map pages again tries for a place already mapped.
+const MAPPED_SCAN: usize = 64;
+
+/// Takes `size` bytes from a free range of `pool` none of whose pages were given back, among
+/// the `limit` smallest that hold it.
+fn take_mapped<Blk>(pool: &mut Pool<Blk>, size: u64, limit: usize) -> Option<Placement> {
+    let (id, skip) = pool.mapped_fit(size, limit)?;
+    let before = (skip > 0).then(|| pool.take(id, skip));
+    // Carved from the front, the free rest keeps its id.
+    let p = pool.take(id, size);
+    if let Some(before) = before {
+        pool.free(before.chunk);
+    }
+    Some(p)
+}
+

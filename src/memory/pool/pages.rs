@@ -9,7 +9,7 @@
 use std::ops::Range;
 
 use super::chunks::State;
-use super::Pool;
+use super::{Placement, Pool};
 
 /// A block's unmapped ranges, sorted, disjoint and page-aligned, and their bytes.
 #[derive(Debug, Default)]
@@ -26,6 +26,25 @@ impl Unmapped {
     /// The ranges, in address order.
     pub fn ranges(&self) -> &[Range<u64>] {
         &self.ranges
+    }
+
+    /// Whether any unmapped range meets `r`.
+    pub fn touches(&self, r: Range<u64>) -> bool {
+        let at = self.ranges.partition_point(|x| x.end <= r.start);
+        self.ranges.get(at).is_some_and(|x| x.start < r.end)
+    }
+
+    /// The lowest offset in `within` from which `size` bytes meet no unmapped range.
+    pub fn clear_run(&self, within: Range<u64>, size: u64) -> Option<u64> {
+        let mut at = within.start;
+        let first = self.ranges.partition_point(|x| x.end <= at);
+        for x in &self.ranges[first..] {
+            if x.start >= at.saturating_add(size) || x.start >= within.end {
+                break;
+            }
+            at = x.end;
+        }
+        (at.saturating_add(size) <= within.end).then_some(at)
     }
 
     /// Records `r` (disjoint from the ranges held) as unmapped, joining neighbours.
@@ -94,30 +113,31 @@ impl<Blk> Pool<Blk> {
 
     /// A free chunk holding `size` bytes none of whose pages were given back, and where in the
     /// chunk they start (a multiple of the unit: ranges given back are whole pages): a place
-    /// that takes no new memory, for when the budget cannot map pages again.
-    pub fn mapped_fit(&self, size: u64) -> Option<(u32, u64)> {
-        for (b, blk) in self.blocks() {
-            for id in self.chunks_of(b) {
+    /// that takes no new memory. Chunks are tried from the smallest that hold `size` up,
+    /// at most `limit` of them.
+    pub fn mapped_fit(&self, size: u64, limit: usize) -> Option<(u32, u64)> {
+        let mut found = None;
+        for index in &self.free {
+            let hit = index.first_fitting(&self.chunks, size, limit, |id| {
                 let c = &self.chunks[id];
-                if c.state != State::Free || c.size < size {
-                    continue;
-                }
-                let mut at = c.offset;
-                for r in blk.unmapped.ranges() {
-                    if r.end <= at {
-                        continue;
-                    }
-                    if r.start >= at.saturating_add(size) || r.start >= c.end() {
-                        break;
-                    }
-                    at = r.end;
-                }
-                if at.saturating_add(size) <= c.end() {
-                    return Some((id, at - c.offset));
-                }
+                let at = match self.block(c.block) {
+                    Some(blk) => blk.unmapped.clear_run(c.offset..c.end(), size),
+                    None => None,
+                };
+                found = at.map(|at| at - c.offset);
+                found.is_some()
+            });
+            if let (Some(id), Some(skip)) = (hit, found) {
+                return Some((id, skip));
             }
         }
         None
+    }
+
+    /// Whether placement `p` lies in part on pages given back.
+    pub fn touches_unmapped(&self, p: &Placement) -> bool {
+        self.block(p.block)
+            .is_some_and(|blk| blk.unmapped.touches(p.offset..p.offset + p.size))
     }
 
     /// The most bytes of one free chunk with no page given back (what a request can take

@@ -182,6 +182,55 @@ impl FreeIndex {
         (best != NIL).then_some(best)
     }
 
+    /// The first chunk holding `size` bytes, in ascending bins from the request's own (so
+    /// near the best fit), that `accept` takes, among the first `limit` that hold it.
+    pub fn first_fitting(
+        &self,
+        chunks: &Chunks,
+        size: u64,
+        limit: usize,
+        mut accept: impl FnMut(u32) -> bool,
+    ) -> Option<u32> {
+        let (mut fl, mut sl) = bin(size >> self.unit_shift);
+        let mut seen = 0;
+        loop {
+            // The next non-empty bin at or above (fl, sl).
+            let here = self.sl_bitmap[fl] & (!0u32).checked_shl(sl as u32).unwrap_or(0);
+            if here != 0 {
+                sl = here.trailing_zeros() as usize;
+            } else {
+                let higher = self.fl_bitmap & (!0u64).checked_shl(fl as u32 + 1).unwrap_or(0);
+                if higher == 0 {
+                    return None;
+                }
+                fl = higher.trailing_zeros() as usize;
+                sl = self.sl_bitmap[fl].trailing_zeros() as usize;
+            }
+            let mut id = self.heads[fl][sl];
+            while id != NIL {
+                let c = &chunks[id];
+                if c.size >= size {
+                    if accept(id) {
+                        return Some(id);
+                    }
+                    seen += 1;
+                    if seen >= limit {
+                        return None;
+                    }
+                }
+                id = c.free_next;
+            }
+            sl += 1;
+            if sl == SL {
+                sl = 0;
+                fl += 1;
+                if fl == FL {
+                    return None;
+                }
+            }
+        }
+    }
+
     /// Every chunk in the index, bin by bin (for audits), each with whether its bin is the
     /// one its size maps to.
     pub fn ids(&self, chunks: &Chunks) -> Vec<(u32, bool)> {
@@ -274,6 +323,14 @@ mod tests {
                     );
                 }
                 (got, best) => panic!("round {round}: found {got:?}, best {best:?}"),
+            }
+            // Walking the bins up from the request's finds every chunk that holds it.
+            let first = index.first_fitting(&chunks, want, usize::MAX, |_| true);
+            assert_eq!(first.is_some(), best.is_some(), "round {round}");
+            assert!(first.is_none_or(|id| chunks[id].size >= want));
+            if let Some(&(size, id)) = sizes.iter().find(|s| s.0 >= want) {
+                let hit = index.first_fitting(&chunks, want, usize::MAX, |c| c == id);
+                assert_eq!(hit, Some(id), "round {round}: {size} for {want}");
             }
             assert_eq!(index.count, sizes.len());
             assert_eq!(index.bytes, sizes.iter().map(|s| s.0).sum::<u64>());
