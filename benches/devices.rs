@@ -1,5 +1,5 @@
 //! Device sets (issue #15; several GPUs: issue #16): copy throughput between devices and
-//! `DeviceSet::split_matmul` scaling.
+//! `kernels::split_matmul` scaling.
 //!
 //! - Two contexts on one device (wgpu adapter, CUDA device 0): `DeviceSet::copy` device to
 //!   device (`CopyPath::Device` where the backend has a path) and through the host (a copy at
@@ -23,7 +23,7 @@ use std::time::Instant;
 use vramkit::backend::Backend;
 use vramkit::devices::{DeviceHandle, DeviceSet};
 use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
-use vramkit::{AllocDesc, Context, ContextDesc};
+use vramkit::{kernels, AllocDesc, Context, ContextDesc};
 
 fn median(mut f: impl FnMut()) -> f64 {
     f();
@@ -98,8 +98,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         ctx0.wait().expect("wait");
     });
     let split = median(|| {
-        set.split_matmul(ma, mb, mc, d, MatmulKernel::Auto)
-            .expect("split");
+        kernels::split_matmul(&set, ma, mb, mc, d, MatmulKernel::Auto).expect("split");
         ctx0.wait().expect("wait");
     });
     let tflops = |s: f64| 2.0 * (n * n * n) as f64 / s / 1e12;
@@ -113,9 +112,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         one / split
     );
     if let Some(link) = link {
-        let rows = set
-            .balanced_rows(d, 0, one / f64::from(size), link)
-            .expect("rows");
+        let rows = kernels::balanced_rows(&set, d, 0, one / f64::from(size), link).expect("rows");
         // The plan, and the plan with a twentieth of M moved to device 0 (which holds the
         // inputs) from the last device with rows, which the model says is slower: compare.
         let mut tilted = rows.clone();
@@ -132,7 +129,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         .take(if last.is_some() { 2 } else { 1 })
         {
             let t = median(|| {
-                set.split_matmul_rows(ma, mb, mc, d, MatmulKernel::Auto, &rows)
+                kernels::split_matmul_rows(&set, ma, mb, mc, d, MatmulKernel::Auto, &rows)
                     .expect("split");
                 ctx0.wait().expect("wait");
             });

@@ -5,9 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
-use crate::backend::{Backend, DeviceInfo, MemoryAdvice, MemoryKind};
-use crate::debug::DebugSettings;
-use crate::error::{Error, Result};
+use crate::backend::Backend;
 use crate::lock;
 use crate::memory::manager::{Access, Manager, Settings};
 use crate::memory::staging::Staging;
@@ -15,6 +13,9 @@ use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
 use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
 use crate::memory::{CompactionDesc, Geometry};
+use crate::types::debug::DebugSettings;
+use crate::types::error::{Error, Result};
+use crate::types::{DeviceInfo, MemoryAdvice, MemoryKind};
 use crate::SubmissionIndex;
 
 /// How a context manages memory.
@@ -332,7 +333,7 @@ impl<B: Backend> Context<B> {
     /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
         let size = self.size_of(handle)?;
-        let mut out = crate::memory::host_buffer(size, "the result of a download")?;
+        let mut out = crate::types::host_bytes::host_buffer(size, "the result of a download")?;
         self.download_into(handle, 0, &mut out)?;
         Ok(out)
     }

@@ -24,11 +24,12 @@
 //!    returned for it (vramkit records events on it after a release, when another stream
 //!    needs the memory): see [`ForeignStream::from_raw`].
 
-use crate::backend::{Backend, ForeignStream, MemoryKind, StreamRef};
-use crate::error::{Error, Result};
+use crate::backend::{Backend, ForeignStream, StreamRef};
 use crate::lock;
 use crate::memory::lease::Lease;
 use crate::memory::AllocDesc;
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
 use crate::{BufferHandle, Context};
 
 /// The device memory behind an allocation, for code outside vramkit (a CUDA kernel, cuBLAS,

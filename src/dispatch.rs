@@ -9,10 +9,11 @@
 
 use std::sync::Arc;
 
-use crate::backend::{Backend, BlockRange, Constants, KernelSource, QueueIndex};
-use crate::error::Result;
+use crate::backend::{Backend, BlockRange, Constants, KernelSource};
 use crate::memory::manager::Access;
 use crate::signature::Signature;
+use crate::types::error::Result;
+use crate::types::QueueIndex;
 use crate::SubmissionIndex;
 use crate::{lock, BufferHandle, Context};
 

@@ -42,10 +42,11 @@
 use std::num::NonZeroU64;
 
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::{MemoryKind, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
 use crate::{lock, BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// The range of a wgpu buffer behind an allocation, for binding it in the application's own

@@ -34,8 +34,6 @@ mod debug;
 pub mod device_ptr;
 pub mod devices;
 mod dispatch;
-mod error;
-mod error_kind;
 pub mod image;
 pub mod interop;
 pub mod kernels;
@@ -51,28 +49,28 @@ mod staging_buffer;
 pub mod texture;
 mod transfers;
 mod typed;
-mod units;
+mod types;
 
-pub use backend::{MemoryAdvice, MemoryKind};
 /// The bytemuck version vramkit's typed transfers ([`Context::upload_slice`],
 /// [`Context::download_vec`]) take, for `Pod` types and casts without a dependency of your own.
 pub use bytemuck;
 pub use context::{Context, ContextDesc};
-pub use debug::DebugSettings;
 pub use device_ptr::{DeviceLease, DevicePtr};
 pub use dispatch::Binding;
-pub use error::{Error, Result, StaleReason};
-pub use error_kind::ErrorKind;
 pub use interop::WgpuBinding;
 pub use memory::{
     AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
-    CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats, Label,
+    CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats,
     MemoryStats, PageStats, TagStats, TextureHandle, Trace,
 };
 pub use owned::Owned;
 pub use queue::SubmissionIndex;
 pub use staging_buffer::StagingBuffer;
 pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
+pub use types::debug::DebugSettings;
+pub use types::error::{Error, Result, StaleReason};
+pub use types::error_kind::ErrorKind;
+pub use types::{Label, MemoryAdvice, MemoryKind};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
 pub use wgpu;
 

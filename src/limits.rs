@@ -2,7 +2,7 @@
 //! (`compact`, `trim`).
 
 use crate::backend::Backend;
-use crate::error::Result;
+use crate::types::error::Result;
 use crate::{lock, CompactReport, Context};
 
 impl<B: Backend> Context<B> {

@@ -2,9 +2,9 @@
 //! self-check of the counters.
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::memory::trace::Recorder;
 use crate::memory::{report, AllocationInfo, AuditReport, Checkpoint, Growth, Trace};
+use crate::types::error::{Error, Result};
 use crate::{lock, Context};
 
 impl<B: Backend> Context<B> {

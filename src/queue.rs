@@ -1,9 +1,10 @@
 //! Submissions of a context's work ([`SubmissionIndex`]), [`Context::wait_for`] one of them,
 //! and [`Context::limits`] without the backend traits.
 
-use crate::backend::{Backend, BackendLimits, QueueIndex};
-use crate::error::{Error, Result, StaleReason};
+use crate::backend::Backend;
 use crate::lock;
+use crate::types::error::{Error, Result, StaleReason};
+use crate::types::{BackendLimits, QueueIndex};
 use crate::Context;
 
 /// One submission of a context's recorded work, as kernel launches and

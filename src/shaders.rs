@@ -66,12 +66,7 @@ pub const ADD: KernelSource = kernel!(
 /// `dst[i] = src[i]` over `n` 32-bit words: bindings `src`, `dst` (two ranges that do not
 /// overlap, of one buffer or two), then params `{ n: u32 }`; workgroups of 256, in x (and y
 /// past 65,535 of them). The wgpu backend copies within one buffer with it.
-pub const BUFFER_COPY: KernelSource = kernel!(
-    "buffer_copy",
-    include_str!("../shaders/buffer_copy.wgsl"),
-    "buffer_copy",
-    cuda!("buffer_copy.cu")
-);
+pub const BUFFER_COPY: KernelSource = crate::backend::wgpu::copy::BUFFER_COPY;
 
 /// The matmul family's params struct in WGSL (`MatmulParams`, `K_SLICE`), composed in front of
 /// [`MATMUL_REGISTER`] and [`MATMUL_TILED`].

@@ -4,9 +4,10 @@
 //! reports a mismatched bind group or dispatch only when the command buffer is finished, where
 //! it would fail the work recorded before it too.
 
-use crate::backend::{BackendLimits, KernelSource};
-use crate::error::{Error, Result};
-use crate::texture::TextureFormat;
+use crate::backend::KernelSource;
+use crate::types::error::{Error, Result};
+use crate::types::texture::TextureFormat;
+use crate::types::BackendLimits;
 
 /// What one binding of an entry point is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,9 +3,10 @@
 //! on the host: for data sent again and again (weights, lookup tables, a frame to several
 //! allocations). It counts in the budget as staging until freed.
 
-use crate::backend::{Backend, MemoryKind, QueueIndex, Storage};
-use crate::error::{Error, Result, StaleReason};
+use crate::backend::{Backend, Storage};
 use crate::memory::manager::Access;
+use crate::types::error::{Error, Result, StaleReason};
+use crate::types::{MemoryKind, QueueIndex};
 use crate::{lock, BufferHandle, Context};
 
 const WORD: u64 = 4;

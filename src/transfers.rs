@@ -5,8 +5,8 @@ use std::cell::RefCell;
 use std::ops::Range;
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::memory::{BufferHandle, EventKind};
+use crate::types::error::{Error, Result};
 use crate::Context;
 
 thread_local! {

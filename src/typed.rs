@@ -9,8 +9,8 @@
 use bytemuck::Pod;
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::memory::BufferHandle;
+use crate::types::error::{Error, Result};
 use crate::Context;
 
 /// `size_of::<T>()`, or a typed error for a zero-sized `T` (no bytes to move, no element to
@@ -131,7 +131,8 @@ impl<B: Backend> Context<B> {
                 ),
             });
         }
-        let mut out: Vec<T> = crate::memory::host_zeroed(size, "the result of a download_vec")?;
+        let mut out: Vec<T> =
+            crate::types::host_bytes::host_zeroed(size, "the result of a download_vec")?;
         self.download_into(handle, 0, bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }

@@ -1,4 +1,4 @@
-//! `DeviceSet::split_matmul` on two and three contexts of one device (host memory, the wgpu
+//! `kernels::split_matmul` on two and three contexts of one device (host memory, the wgpu
 //! adapter, CUDA device 0): equal to one device's matmul (bit for bit with vramkit's kernels),
 //! by even rows and rows of one's choosing, the inputs' device working in place, temporaries
 //! released also when a band is refused, and bad shapes typed errors.
@@ -8,7 +8,7 @@ mod common;
 use common::{budget_desc, device_set, random_bytes, Mk};
 use vramkit::backend::Backend;
 use vramkit::devices::{DeviceHandle, DeviceSet};
-use vramkit::{AllocDesc, ContextDesc, Error};
+use vramkit::{kernels, AllocDesc, ContextDesc, Error};
 
 const MIB: u64 = 1 << 20;
 
@@ -68,7 +68,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
             .upload_slice(hb.handle, &b)
             .unwrap();
         let before = s.stats().live;
-        s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto).unwrap();
+        kernels::split_matmul(&s, ha, hb, hc, d, MatmulKernel::Auto).unwrap();
         assert_eq!(
             s.stats().live,
             before,
@@ -95,8 +95,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
             .unwrap()
             .upload_slice(hc.handle, &vec![f32::NAN; m * n])
             .unwrap();
-        s.split_matmul_rows(ha, hb, hc, d, MatmulKernel::Auto, &rows)
-            .unwrap();
+        kernels::split_matmul_rows(&s, ha, hb, hc, d, MatmulKernel::Auto, &rows).unwrap();
         let uneven: Vec<f32> = s.device(1).unwrap().download_vec(hc.handle).unwrap();
         common::assert_matmul_close(&uneven, &a, &b, d, "split by rows");
         if ctx.adapter_info().api != "CUDA" {
@@ -107,7 +106,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         }
         for bad in [vec![d.m; devices + 1], vec![1; devices]] {
             assert!(matches!(
-                s.split_matmul_rows(ha, hb, hc, d, MatmulKernel::Auto, &bad),
+                kernels::split_matmul_rows(&s, ha, hb, hc, d, MatmulKernel::Auto, &bad),
                 Err(Error::InvalidParameter { .. })
             ));
         }
@@ -133,7 +132,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         let s = DeviceSet::from_contexts(ctxs, Some(held + 8 * MIB)).unwrap();
         let live = s.stats().live;
         assert!(matches!(
-            s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto),
+            kernels::split_matmul(&s, ha, hb, hc, d, MatmulKernel::Auto),
             Err(Error::OverBudget { .. })
         ));
         assert_eq!(s.stats().live, live, "the refused split released its bands");
@@ -165,7 +164,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         ctx.upload_slice(hb.handle, &b).unwrap();
         let made = |i: usize| s.device(i).unwrap().stats().allocations;
         let before = (made(home), made(other));
-        s.split_matmul(ha, hb, hc, d, MatmulKernel::Auto).unwrap();
+        kernels::split_matmul(&s, ha, hb, hc, d, MatmulKernel::Auto).unwrap();
         assert_eq!(
             (made(home), made(other)),
             (before.0, before.1 + 3),
@@ -182,7 +181,7 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
         for (x, what) in [(ha, "A"), (hb, "B")] {
             assert!(
                 matches!(
-                    s.split_matmul(ha, hb, x, d, MatmulKernel::Auto),
+                    kernels::split_matmul(&s, ha, hb, x, d, MatmulKernel::Auto),
                     Err(Error::InvalidParameter { .. })
                 ),
                 "C = {what}"
@@ -192,7 +191,8 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
     // Bad shapes are typed errors.
     let s = device_set(mk, &[64 * MIB, 64 * MIB], None);
     assert!(matches!(
-        s.split_matmul(
+        kernels::split_matmul(
+            &s,
             s.alloc_on(0, AllocDesc::new("x", 4)).unwrap(),
             s.alloc_on(0, AllocDesc::new("y", 4)).unwrap(),
             s.alloc_on(0, AllocDesc::new("z", 4)).unwrap(),
@@ -208,12 +208,12 @@ fn split_matmul_equals_one_device<B: Backend>(mk: Mk<B>) {
     let h = s.alloc_on(0, AllocDesc::new("h", 64)).unwrap();
     let d = MatmulDims { m: 4, n: 4, k: 4 };
     assert!(matches!(
-        s.split_matmul(h, h, h, MatmulDims { m: 0, ..d }, Default::default()),
+        kernels::split_matmul(&s, h, h, h, MatmulDims { m: 0, ..d }, Default::default()),
         Err(Error::ShapeMismatch { .. })
     ));
     let small = s.alloc_on(1, AllocDesc::new("small", 60)).unwrap();
     assert!(matches!(
-        s.split_matmul(h, h, small, d, Default::default()),
+        kernels::split_matmul(&s, h, h, small, d, Default::default()),
         Err(Error::ShapeMismatch { .. })
     ));
     // Overlapping ranges of one allocation are refused; disjoint ones copy.

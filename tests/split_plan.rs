@@ -1,9 +1,9 @@
-//! `DeviceSet::balanced_rows` (the rows of a split matmul per device) against a step-by-step
+//! `kernels::balanced_rows` (the rows of a split matmul per device) against a step-by-step
 //! simulation of the split and, for small cases, every possible split. Host contexts only: the
 //! plan is arithmetic over the set's size.
 
 use vramkit::devices::DeviceSet;
-use vramkit::{ContextDesc, Error};
+use vramkit::{kernels, ContextDesc, Error};
 
 /// The time a split by `rows` takes, simulated step by step as `split_matmul_rows` runs: the
 /// copies out of `home` one after another over one link (B and each band of A), each device's
@@ -47,7 +47,7 @@ fn balanced_rows_finish_soonest() {
             let d = MatmulDims { m, n: nk, k: nk };
             let (n, k) = (f64::from(nk), f64::from(nk));
             for home in 0..devices {
-                let rows = s.balanced_rows(d, home, row, link).unwrap();
+                let rows = kernels::balanced_rows(&s, d, home, row, link).unwrap();
                 let what = format!("{devices} devices, {d:?}, home {home}: {rows:?}");
                 assert_eq!(
                     rows.iter().map(|&r| u64::from(r)).sum::<u64>(),
@@ -94,7 +94,7 @@ fn balanced_rows_finish_soonest() {
                     );
                 }
             }
-            let even = s.balanced_rows(d, 0, row, f64::INFINITY).unwrap();
+            let even = kernels::balanced_rows(&s, d, 0, row, f64::INFINITY).unwrap();
             assert!(
                 even.iter()
                     .all(|&r| r.abs_diff(m / devices.min(m as usize) as u32) <= 1
@@ -125,7 +125,7 @@ fn balanced_rows_finish_soonest() {
                         .filter(|r| r.iter().sum::<u32>() == m && r[home] > 0)
                         .map(|r| simulated_split(r, home, n, k, row, link))
                         .fold(f64::INFINITY, f64::min);
-                    let rows = s.balanced_rows(d, home, row, link).unwrap();
+                    let rows = kernels::balanced_rows(&s, d, home, row, link).unwrap();
                     let t = simulated_split(&rows, home, n, k, row, link);
                     assert!(
                         t <= best * (1.0 + 1e-9),
@@ -135,45 +135,45 @@ fn balanced_rows_finish_soonest() {
             }
         }
         // Times past f64's range: a plan still, every row placed.
-        let huge = s
-            .balanced_rows(
-                MatmulDims {
-                    m: u32::MAX,
-                    n: 8,
-                    k: 8,
-                },
-                0,
-                1e300,
-                1e-300,
-            )
-            .unwrap();
+        let huge = kernels::balanced_rows(
+            &s,
+            MatmulDims {
+                m: u32::MAX,
+                n: 8,
+                k: 8,
+            },
+            0,
+            1e300,
+            1e-300,
+        )
+        .unwrap();
         assert_eq!(
             huge.iter().map(|&r| u64::from(r)).sum::<u64>(),
             u64::from(u32::MAX)
         );
         assert!(matches!(
-            s.balanced_rows(MatmulDims { m: 0, n: 4, k: 4 }, 0, 1e-6, 1e9),
+            kernels::balanced_rows(&s, MatmulDims { m: 0, n: 4, k: 4 }, 0, 1e-6, 1e9),
             Err(Error::ShapeMismatch { .. })
         ));
-        let slow = s
-            .balanced_rows(
-                MatmulDims {
-                    m: 64,
-                    n: 64,
-                    k: 64,
-                },
-                0,
-                1e-9,
-                1.0,
-            )
-            .unwrap();
+        let slow = kernels::balanced_rows(
+            &s,
+            MatmulDims {
+                m: 64,
+                n: 64,
+                k: 64,
+            },
+            0,
+            1e-9,
+            1.0,
+        )
+        .unwrap();
         assert_eq!(slow[0], 64, "a link too slow to pay: everything at home");
         assert!(matches!(
-            s.balanced_rows(MatmulDims { m: 4, n: 4, k: 4 }, devices, 1e-6, 1e9),
+            kernels::balanced_rows(&s, MatmulDims { m: 4, n: 4, k: 4 }, devices, 1e-6, 1e9),
             Err(Error::InvalidParameter { .. })
         ));
         assert!(matches!(
-            s.balanced_rows(MatmulDims { m: 4, n: 4, k: 4 }, 0, f64::NAN, 1e9),
+            kernels::balanced_rows(&s, MatmulDims { m: 4, n: 4, k: 4 }, 0, f64::NAN, 1e9),
             Err(Error::InvalidParameter { .. })
         ));
     }

@@ -2,8 +2,9 @@
 
 use std::borrow::Cow;
 
-use super::{BlockRange, QueueIndex, Storage};
-use crate::error::{Error, Result};
+use super::{BlockRange, Storage};
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 /// Values for a kernel's `override` constants, by name. The context builds one pipeline per
 /// kernel and set of values, and caches it.

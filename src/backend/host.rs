@@ -12,11 +12,12 @@ use super::host_pages::{HostPages, POISON};
 use super::host_streams::HostStreams;
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
-    MemoryInfo, MemoryKind, QueueIndex, Storage,
+    MemoryInfo, Storage,
 };
 use super::{ForeignStream, StreamMark};
-use crate::error::{Error, Result};
-use crate::texture::{TextureCopy, TextureDesc};
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::{MemoryKind, QueueIndex};
 
 /// Settings of the emulated device.
 #[derive(Clone, Debug)]
@@ -362,7 +363,7 @@ unsafe impl Storage for HostBackend {
         let mut bytes = lock(block);
         if bytes.is_empty() {
             // A block that keeps no bytes (`HostConfig::keep_bytes` off): the writes go nowhere.
-            let mut tmp = crate::memory::host_buffer(len as u64, "a staging fill")?;
+            let mut tmp = crate::types::host_bytes::host_buffer(len as u64, "a staging fill")?;
             f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
             return Ok(());
         }

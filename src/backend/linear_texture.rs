@@ -1,9 +1,9 @@
 //! Textures in linear memory, for backends without an image type of their own (the host, and
 //! CUDA, where kernels address textures as pitched device memory): one block holding every mip
-//! level, each level's rows padded to a multiple of [`ROW_ALIGNMENT`](crate::texture::ROW_ALIGNMENT), levels one after another. The layout is
+//! level, each level's rows padded to a multiple of [`ROW_ALIGNMENT`](crate::types::texture::ROW_ALIGNMENT), levels one after another. The layout is
 //! the staging layout of copies, so a whole level moves in one copy.
 
-use crate::texture::{TextureCopy, TextureDesc};
+use crate::types::texture::{TextureCopy, TextureDesc};
 
 /// A texture as one block of linear memory (the host's and CUDA's textures).
 #[derive(Debug)]
@@ -22,7 +22,7 @@ impl<Blk> LinearTexture<Blk> {
     }
 
     /// The block holding it: with the CUDA backend, its device address is the first texel
-    /// of mip level 0, rows padded to a multiple of [`ROW_ALIGNMENT`](crate::texture::ROW_ALIGNMENT).
+    /// of mip level 0, rows padded to a multiple of [`ROW_ALIGNMENT`](crate::types::texture::ROW_ALIGNMENT).
     pub fn block(&self) -> &Blk {
         &self.block
     }

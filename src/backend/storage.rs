@@ -1,11 +1,9 @@
 //! [`Storage`]: the half of the seam the memory manager is written over.
 
-use super::{
-    BackendLimits, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind, QueueIndex,
-    StreamMark,
-};
-use crate::error::{Error, Result};
-use crate::texture::{TextureCopy, TextureDesc};
+use super::{BackendLimits, DeviceInfo, ForeignStream, MemoryInfo, StreamMark};
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
 
 /// Blocks of memory, host access, queue-ordered copies and clears, and submissions.
 ///
@@ -180,7 +178,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         len: usize,
         f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
     ) -> Result<()> {
-        let mut tmp = crate::memory::host_buffer(len as u64, "a staging fill")?;
+        let mut tmp = crate::types::host_bytes::host_buffer(len as u64, "a staging fill")?;
         f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
         // SAFETY: the caller's contract, passed on.
         unsafe { self.write_host(block, offset, &tmp) }
@@ -199,7 +197,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
         len: usize,
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
-        let mut tmp = crate::memory::host_buffer(len as u64, "a staging read")?;
+        let mut tmp = crate::types::host_bytes::host_buffer(len as u64, "a staging read")?;
         // SAFETY: the caller's contract, passed on.
         unsafe { self.read_host(block, offset, &mut tmp)? };
         f(&tmp);
@@ -299,7 +297,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 1. The rectangle lies inside mip level `copy.mip` of `dst`, which exists.
     /// 2. `offset + copy.buffer_bytes()` is at most the block's size, and `offset` is a
     ///    multiple of [`BackendLimits::copy_alignment`].
-    /// 3. `copy.bytes_per_row` is a multiple of [`ROW_ALIGNMENT`](crate::texture::ROW_ALIGNMENT)
+    /// 3. `copy.bytes_per_row` is a multiple of [`ROW_ALIGNMENT`](crate::types::texture::ROW_ALIGNMENT)
     ///    and at least the rectangle's width times the texel size.
     unsafe fn copy_to_texture(
         &self,

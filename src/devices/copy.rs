@@ -25,7 +25,7 @@ pub enum CopyPath {
     Host,
 }
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 impl<B: Backend> DeviceSet<B> {
     /// Copies all of `src` into the start of `dst` (any devices of the set, the same one
@@ -96,7 +96,7 @@ impl<B: Backend> DeviceSet<B> {
             return Ok(CopyPath::Device);
         }
         let chunk = from.staging_chunk().min(to.staging_chunk()).min(len);
-        let mut bounce = crate::memory::host_buffer(chunk, "a copy's bounce buffer")?;
+        let mut bounce = crate::types::host_bytes::host_buffer(chunk, "a copy's bounce buffer")?;
         let mut done = 0;
         while done < len {
             let n = (len - done).min(chunk) as usize;

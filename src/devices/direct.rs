@@ -22,9 +22,10 @@
 //! declare which bindings they write, and a `copy_to_peer` in two steps (issue, then order the
 //! source) so the source's own work can be recorded in between.
 
-use crate::backend::{Backend, MemoryKind};
-use crate::error::Result;
+use crate::backend::Backend;
 use crate::memory::manager::Access;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 use crate::{lock, BufferHandle, Context};
 
 /// Copies `len` bytes at `src_offset` of `src` (of `from`) to `dst_offset` of `dst` (of `to`)

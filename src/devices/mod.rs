@@ -4,7 +4,7 @@
 //! keeps an optional total budget over the set, sums statistics, copies between devices
 //! (`copy.rs`: device to device where the backend has a path, `direct.rs` over
 //! [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer); else through host
-//! staging) and splits a matmul's rows over the devices (`matmul.rs`).
+//! staging); [`crate::kernels::split_matmul`] splits a matmul's rows over them.
 //!
 //! Handles of a set ([`DeviceHandle`]) say their device; one used with another device's context
 //! is refused as every foreign handle is ([`Error::StaleHandle`] with
@@ -19,11 +19,9 @@
 
 mod copy;
 mod direct;
-mod matmul;
 #[cfg(feature = "nccl")]
 mod nccl;
 mod open;
-mod split_plan;
 mod stats;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,8 +33,8 @@ pub use nccl::{nccl_version, NcclGroup, NcclId, NcclRank, ReduceOp};
 pub use stats::SetStats;
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::memory::MemoryStats;
+use crate::types::error::{Error, Result};
 use crate::{lock, AllocDesc, BufferHandle, Context};
 
 /// An allocation of a [`DeviceSet`]: the device it lives on and its handle there.

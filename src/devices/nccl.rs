@@ -37,9 +37,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::{DeviceHandle, DeviceSet};
 use crate::backend::cuda::collective::{self, Comm, Part};
 use crate::backend::cuda::CudaBackend;
-use crate::backend::{MemoryKind, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::memory::manager::{Access, Manager};
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
+pub use crate::types::ReduceOp;
 use crate::{lock, BufferHandle, Context};
 
 /// The NCCL version loaded, as `(major, minor, patch)`; loads it on first use.
@@ -50,21 +52,6 @@ use crate::{lock, BufferHandle, Context};
 pub fn nccl_version() -> Result<(u32, u32, u32)> {
     let v = collective::load()?.unsigned_abs();
     Ok((v / 10000, v / 100 % 100, v % 100))
-}
-
-/// How [`NcclGroup::all_reduce`] combines the ranks' values, element by element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReduceOp {
-    /// The sum.
-    Sum,
-    /// The product.
-    Prod,
-    /// The largest.
-    Max,
-    /// The smallest.
-    Min,
-    /// The mean (the sum divided by the number of ranks).
-    Avg,
 }
 
 /// One NCCL communicator per device of a [`DeviceSet<CudaBackend>`] (`ncclCommInitAll`), for

@@ -3,7 +3,7 @@
 
 use super::DeviceSet;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
-use crate::error::Result;
+use crate::types::error::Result;
 use crate::{Context, ContextDesc};
 
 impl DeviceSet<WgpuBackend> {

@@ -6,8 +6,8 @@
 use std::str::FromStr;
 
 use super::ops::{self, size_problem, Op};
-use crate::error::{Error, Result};
 use crate::kernels::image::ResizeFilter;
+use crate::types::error::{Error, Result};
 
 const KNOWN: &str = "known operations: linear, srgb, luma, blur:sigma=S, box:radius=R, \
      resize:WxH[:bilinear|:area], adjust:brightness=B;contrast=C;gamma=G";

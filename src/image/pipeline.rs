@@ -4,8 +4,8 @@
 
 use super::ops::{size_problem, Op};
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::kernels::image::PixelFormat;
+use crate::types::error::{Error, Result};
 use crate::Context;
 
 /// A chain of operations for frames of one size.

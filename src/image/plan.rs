@@ -3,9 +3,9 @@
 
 use super::ops::{Op, Rect};
 use super::Pipeline;
-use crate::error::{Error, Result};
 use crate::kernels::blur_intermediate;
 use crate::kernels::image::PixelFormat;
+use crate::types::error::{Error, Result};
 
 /// The smallest tile side the planner tries.
 const MIN_TILE: u32 = 16;

@@ -11,11 +11,11 @@ use std::time::Instant;
 use super::ops::{Op, Rect};
 use super::{FrameReport, Pipeline};
 use crate::backend::Backend;
-use crate::error::{Error, Result};
 use crate::kernels::image::{
     blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
 };
-use crate::memory::host_zeroed;
+use crate::types::error::{Error, Result};
+use crate::types::host_bytes::host_zeroed;
 use crate::{AllocDesc, BufferHandle, Context};
 
 /// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).

@@ -18,8 +18,8 @@
 
 use super::image::ImageParams;
 use crate::backend::{Backend, KernelSource};
-use crate::error::Result;
 use crate::texture::{TextureDesc, TextureFormat, TextureUsage, ROW_ALIGNMENT};
+use crate::types::error::Result;
 use crate::SubmissionIndex;
 use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
 

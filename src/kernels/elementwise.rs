@@ -4,7 +4,7 @@
 //! invocation reads its values before it writes its own.
 
 use crate::backend::{Backend, KernelSource};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 

@@ -26,7 +26,7 @@
 //! colour operations leave alpha as it is and work on straight colour.
 
 use crate::backend::{Backend, KernelSource};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 

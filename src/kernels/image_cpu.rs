@@ -4,7 +4,7 @@
 //! alpha as the kernels do (shaders/io/alpha.wgsl): [`premultiply`] in, [`unpremultiply`] out.
 
 use super::image::{blur_weights, Blur, ColorOp, ResizeFilter};
-use crate::error::Result;
+use crate::types::error::Result;
 
 /// An RGBA32F pixel.
 pub type Rgba = [f32; 4];

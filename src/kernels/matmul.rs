@@ -59,7 +59,7 @@
 //! short), each adding to C.
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 

@@ -56,7 +56,7 @@
 //! [`matmul_f16_cpu`](mod@super::matmul_f16_cpu).
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
 

@@ -4,7 +4,7 @@
 
 use super::MatmulDims;
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::{BufferHandle, Context};
 
 /// Rows per band are a multiple of this: the tiled and cooperative kernels' block height, and

@@ -11,8 +11,12 @@ pub mod matmul_f16_cpu;
 mod matmul_plan;
 #[cfg(test)]
 pub(crate) mod params_layout;
+mod split_matmul;
+mod split_plan;
 
 pub use elementwise::{add, add_cpu, axpy, axpy_cpu, scale, scale_cpu};
 pub use matmul::{matmul, matmul_cpu, matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 pub use matmul_f16::{matmul_f16_kernel, matmul_typed, CoopTile, MatmulDtype};
 pub use matmul_f16_cpu::{f16_bits_to_f32, f32_to_f16_bits, matmul_f16_bound, matmul_f16_cpu};
+pub use split_matmul::{split_matmul, split_matmul_rows};
+pub use split_plan::balanced_rows;

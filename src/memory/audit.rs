@@ -4,8 +4,8 @@
 use std::fmt;
 
 use super::{AllocationInfo, MemoryStats};
-use crate::backend::MemoryKind;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
 
 /// A counter whose kept value disagrees with a recount.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -36,9 +36,11 @@ use super::release::Deferred;
 use super::stats::Counters;
 use super::streams::Streams;
 use super::trace::{EventKind, Recorder};
-use super::{AllocDesc, Label};
-use crate::backend::{ForeignStream, MemoryKind, QueueIndex, Storage, StreamRef};
-use crate::error::{Error, Result, StaleReason};
+use super::AllocDesc;
+use crate::backend::{ForeignStream, Storage, StreamRef};
+use crate::types::error::{Error, Result, StaleReason};
+use crate::types::Label;
+use crate::types::{MemoryKind, QueueIndex};
 
 mod address;
 mod collect;
@@ -476,4 +478,3 @@ fn take_mapped<Blk>(pool: &mut Pool<Blk>, size: u64, limit: usize) -> Option<Pla
     }
     Some(p)
 }
-

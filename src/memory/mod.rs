@@ -18,7 +18,6 @@ mod budget;
 mod compact;
 mod geometry;
 pub(crate) mod handle;
-mod host_copy;
 pub(crate) mod lease;
 pub(crate) mod manager;
 mod pool;
@@ -34,56 +33,17 @@ mod trace_export;
 pub(crate) mod transfer;
 mod transfer_with;
 
+pub use crate::types::host_bytes::copy_to_staging;
 pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};
 pub(crate) use geometry::Geometry;
 pub(crate) use handle::next_context_id;
 pub use handle::{BufferHandle, TextureHandle};
-pub use host_copy::copy_to_staging;
-#[cfg(feature = "cuda")]
-pub(crate) use host_copy::write_only;
-pub(crate) use host_copy::{par_copy, stream_copy};
 pub use report::{Checkpoint, Growth, LabelTotal};
 pub use stats::{CompactionStats, KindStats, MemoryStats, PageStats, TagStats};
 pub use trace::{Event, EventKind, Trace};
 
-use crate::backend::MemoryKind;
-
-/// `bytes` zeroed host bytes, allocated fallibly.
-///
-/// # Errors
-/// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming `what`.
-pub(crate) fn host_buffer(bytes: u64, what: &str) -> crate::Result<Vec<u8>> {
-    host_zeroed(bytes, what)
-}
-
-/// `bytes` of zeroed host memory as `T`s (the bytes rounded down to whole `T`s), allocated
-/// fallibly and zeroed by the allocator (`alloc_zeroed`: a large buffer is fresh zero pages
-/// from the OS, not a pass of stores over it, which a download would overwrite anyway).
-///
-/// # Errors
-/// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming the bytes and `what` they
-/// were for when the host cannot allocate them.
-pub(crate) fn host_zeroed<T: bytemuck::Zeroable>(bytes: u64, what: &str) -> crate::Result<Vec<T>> {
-    let refused = || crate::Error::HostOutOfMemory {
-        requested: bytes,
-        what: what.into(),
-    };
-    let n = usize::try_from(bytes).map_err(|_| refused())? / size_of::<T>().max(1);
-    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| refused())?;
-    if layout.size() == 0 {
-        return Ok(Vec::new());
-    }
-    // SAFETY: the layout's size is not zero.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
-        return Err(refused());
-    }
-    // SAFETY: `p` comes from the global allocator with the layout of `[T; n]` (T's alignment,
-    // n · size_of::<T>() bytes), as a Vec of capacity n holds; its bytes are all zero, a valid
-    // `T` (Zeroable); length and capacity are n.
-    Ok(unsafe { Vec::from_raw_parts(p.cast::<T>(), n, n) })
-}
+use crate::types::{Label, MemoryKind};
 
 /// What to allocate.
 ///
@@ -108,9 +68,6 @@ pub struct AllocDesc {
     /// Whether compaction may move it (default). See [`AllocDesc::immovable`].
     pub movable: bool,
 }
-
-/// An allocation's label: borrowed when static, owned otherwise.
-pub type Label = std::borrow::Cow<'static, str>;
 
 impl AllocDesc {
     /// `size` bytes of zeroed device memory.

@@ -6,8 +6,9 @@
 use std::collections::VecDeque;
 
 use super::pool::Placement;
-use crate::backend::{MemoryKind, QueueIndex, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::{MemoryKind, QueueIndex};
 
 pub(crate) struct PendingFree {
     pub after: QueueIndex,

@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
-use super::{AllocationInfo, Label, MemoryStats};
-use crate::backend::MemoryKind;
+use super::{AllocationInfo, MemoryStats};
+use crate::types::Label;
+use crate::types::MemoryKind;
 
-pub(crate) use crate::units::bytes;
+pub(crate) use crate::types::units::bytes;
 
 /// Live allocations grouped by (label, tag, kind): count and bytes, largest first.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,9 +7,10 @@
 use std::sync::Mutex;
 
 use super::manager::Manager;
-use crate::backend::{MemoryKind, QueueIndex, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::{MemoryKind, QueueIndex};
 
 pub(crate) struct Slot<Blk> {
     pub block: Blk,

@@ -1,8 +1,8 @@
 //! Counters of the memory manager, kept as it works (per kind and per tag), and the snapshots
 //! [`Context::stats`](crate::Context::stats) returns.
 
-use super::Label;
-use crate::backend::MemoryKind;
+use crate::types::Label;
+use crate::types::MemoryKind;
 
 /// Figures for one [`MemoryKind`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

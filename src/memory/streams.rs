@@ -19,8 +19,9 @@
 //!   `cudaFree`.
 
 use super::pool::Placement;
-use crate::backend::{ForeignStream, MemoryKind, QueueIndex, Storage, StreamMark, StreamRef};
-use crate::error::Result;
+use crate::backend::{ForeignStream, Storage, StreamMark, StreamRef};
+use crate::types::error::Result;
+use crate::types::{MemoryKind, QueueIndex};
 
 /// A point on a stream.
 #[derive(Clone, Copy, Debug)]

@@ -10,9 +10,9 @@ use super::staging::Staging;
 use super::transfer::{pipelined_readback, Transfer};
 use super::TextureHandle;
 use crate::backend::Storage;
-use crate::error::{Error, Result};
 use crate::lock;
-use crate::texture::{TextureCopy, TextureDesc, ROW_ALIGNMENT};
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc, ROW_ALIGNMENT};
 
 /// The rectangles a level moves in, each fitting one slot: `(copy, bytes of one unpadded row
 /// of the rectangle)`.
@@ -164,7 +164,7 @@ impl<B: Storage> Transfer<'_, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::texture::TextureFormat;
+    use crate::types::texture::TextureFormat;
 
     /// Pieces tile every level exactly once and each fits the slot.
     #[test]

@@ -5,8 +5,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::Label;
-use crate::backend::MemoryKind;
+use crate::types::Label;
+use crate::types::MemoryKind;
 
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::trace::{Event, Trace};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|source| Error::Io {

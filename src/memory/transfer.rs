@@ -10,9 +10,10 @@ use std::sync::Mutex;
 use super::manager::{Access, Manager};
 use super::staging::{Ring, Staging};
 use super::BufferHandle;
-use crate::backend::{QueueIndex, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 pub(super) const WORD: u64 = 4;
 

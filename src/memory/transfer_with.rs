@@ -17,7 +17,7 @@ use super::staging::Staging;
 use super::transfer::{copy_into_slot, pipelined_readback, slot_pieces, Transfer, Way, WORD};
 use super::BufferHandle;
 use crate::backend::Storage;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// A caller's filler: the chunk's offset from the range's start, and the chunk to fill.
 pub(crate) type Fill<'f> = &'f mut dyn FnMut(u64, wgpu::WriteOnly<'_, [u8]>);
@@ -69,7 +69,8 @@ impl<B: Storage> Transfer<'_, B> {
             // Host-visible memory or an unaligned end: a temporary per chunk, then `upload`
             // (which keeps the bytes around the range).
             let chunk = self.staging.upload.slot_size as usize;
-            let mut tmp = super::host_buffer(chunk.min(len) as u64, "an upload chunk")?;
+            let mut tmp =
+                crate::types::host_bytes::host_buffer(chunk.min(len) as u64, "an upload chunk")?;
             for at in (0..len).step_by(chunk) {
                 let piece = &mut tmp[..chunk.min(len - at)];
                 f(at as u64, wgpu::WriteOnly::from_mut(&mut *piece));
@@ -100,7 +101,10 @@ impl<B: Storage> Transfer<'_, B> {
         }
         let slot_size = self.staging.readback.slot_size as usize;
         if !staged {
-            let mut tmp = super::host_buffer(slot_size.min(len) as u64, "a download chunk")?;
+            let mut tmp = crate::types::host_bytes::host_buffer(
+                slot_size.min(len) as u64,
+                "a download chunk",
+            )?;
             for at in (0..len).step_by(slot_size) {
                 let piece = &mut tmp[..slot_size.min(len - at)];
                 self.download(h, range.start + at as u64, piece)?;

@@ -1,10 +1,10 @@
 //! The context's texture calls: allocate, release, describe, upload and download levels.
 
 use crate::backend::Backend;
-use crate::error::Result;
 use crate::lock;
 use crate::memory::{EventKind, TextureHandle};
 use crate::texture::{TextureDesc, TextureInfo};
+use crate::types::error::Result;
 use crate::Context;
 
 impl<B: Backend> Context<B> {
@@ -93,7 +93,8 @@ impl<B: Backend> Context<B> {
         } else {
             0
         };
-        let mut out = crate::memory::host_buffer(bytes, "the result of a texture download")?;
+        let mut out =
+            crate::types::host_bytes::host_buffer(bytes, "the result of a texture download")?;
         self.transfer(|t| t.download_texture(handle, mip, &mut out))?;
         lock(&self.mem).record_texture_transfer(EventKind::Download, handle, bytes);
         Ok(out)

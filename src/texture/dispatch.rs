@@ -1,10 +1,10 @@
 //! Kernel launches that bind textures: [`Context::dispatch_textures`].
 
 use crate::backend::{Backend, BlockRange, Constants, KernelBinding, KernelSource};
-use crate::error::{Error, Result};
 use crate::memory::manager::Access;
 use crate::signature::Slot;
 use crate::texture::TextureUsage;
+use crate::types::error::{Error, Result};
 use crate::{lock, Binding, BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// One binding of a launch that binds textures, in binding order

@@ -5,9 +5,10 @@ use std::sync::Mutex;
 use cudarc::cublas::{result as blas, sys};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{BlockRange, QueueIndex};
-use crate::error::{Error, Result};
+use crate::backend::BlockRange;
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 /// A cuBLAS handle bound to the backend's stream, in its default (strict FP32) math mode.
 pub(super) struct Blas(Mutex<sys::cublasHandle_t>);

@@ -8,9 +8,10 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{driver, CudaBackend};
-use crate::backend::{LinearTexture, MemoryKind, QueueIndex, Storage};
-use crate::error::{Error, Result};
+use crate::backend::{LinearTexture, Storage};
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::{MemoryKind, QueueIndex};
 
 /// A block of CUDA memory: device, managed, or pinned host memory (whose host address is also
 /// its device address under unified addressing).

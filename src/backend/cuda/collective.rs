@@ -11,9 +11,10 @@ use cudarc::nccl::result::{self as nc, NcclError};
 use cudarc::nccl::sys::{self, ncclResult_t as R};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{QueueIndex, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 /// The oldest NCCL whose entry points are used here (`ncclGetLastError` came in 2.13).
 const MIN_VERSION: i32 = 21300;
@@ -256,8 +257,8 @@ pub(crate) struct Part<'a> {
 }
 
 /// The reductions of [`all_reduce`].
-pub(crate) fn op(op: crate::devices::ReduceOp) -> sys::ncclRedOp_t {
-    use crate::devices::ReduceOp as O;
+pub(crate) fn op(op: crate::types::ReduceOp) -> sys::ncclRedOp_t {
+    use crate::types::ReduceOp as O;
     match op {
         O::Sum => sys::ncclRedOp_t::ncclSum,
         O::Prod => sys::ncclRedOp_t::ncclProd,
@@ -279,7 +280,7 @@ pub(crate) fn op(op: crate::devices::ReduceOp) -> sys::ncclRedOp_t {
 /// 3. The parts are every rank of their communicators that this process holds, and no other
 ///    thread issues NCCL calls on these communicators during the call.
 ///
-/// [`MemoryKind::Device`]: crate::backend::MemoryKind::Device
+/// [`MemoryKind::Device`]: crate::types::MemoryKind::Device
 pub(crate) unsafe fn all_reduce(
     parts: &[Part<'_>],
     count: usize,

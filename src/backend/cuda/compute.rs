@@ -2,9 +2,10 @@
 //! backend's stream after prefetching unified bindings, and cuBLAS (`blas.rs`).
 
 use super::{blas, kernel, CudaBackend, CudaBlock, CudaKernel};
-use crate::backend::{BlockRange, Compute, Constants, KernelSource, QueueIndex};
-use crate::error::Result;
+use crate::backend::{BlockRange, Compute, Constants, KernelSource};
 use crate::lock;
+use crate::types::error::Result;
+use crate::types::QueueIndex;
 
 // SAFETY: see the promises of `Compute`.
 unsafe impl Compute for CudaBackend {

@@ -5,7 +5,7 @@ use std::ffi::CStr;
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// The oldest driver whose entry points the bindings (`cuda-13000`) use.
 const MIN_DRIVER: i32 = 13000;

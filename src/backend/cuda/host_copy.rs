@@ -8,8 +8,8 @@
 /// anything else during the call.
 pub(super) unsafe fn to_raw(src: &[u8], dst: *mut u8) {
     // SAFETY: the caller's contract.
-    let view = unsafe { crate::memory::write_only(dst, src.len()) };
-    crate::memory::stream_copy(src, view);
+    let view = unsafe { crate::types::host_bytes::write_only(dst, src.len()) };
+    crate::types::host_bytes::stream_copy(src, view);
 }
 
 /// Copies `src..src + dst.len()` to `dst`.
@@ -20,5 +20,5 @@ pub(super) unsafe fn to_raw(src: &[u8], dst: *mut u8) {
 pub(super) unsafe fn from_raw(src: *const u8, dst: &mut [u8]) {
     // SAFETY: the caller's contract: the range is readable and nobody writes it meanwhile.
     let src = unsafe { std::slice::from_raw_parts(src, dst.len()) };
-    crate::memory::par_copy(src, dst);
+    crate::types::host_bytes::par_copy(src, dst);
 }

@@ -8,7 +8,7 @@ use cudarc::nvrtc;
 
 use super::{CudaBackend, CudaBlock};
 use crate::backend::{BlockRange, Constants, KernelSource};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// A kernel compiled by NVRTC and loaded into the context. Modules stay loaded for the life of
 /// the context (the context caches every kernel it builds).

@@ -33,12 +33,12 @@ use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 pub use kernel::CudaKernel;
 
 use super::{
-    BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryAdvice, MemoryInfo, MemoryKind,
-    QueueIndex, Storage, StreamMark,
+    BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryInfo, Storage, StreamMark,
 };
-use crate::error::{Error, Result};
 use crate::lock;
-use crate::texture::{TextureCopy, TextureDesc};
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
 use driver::Device;
 use submissions::Submissions;
 
@@ -370,7 +370,7 @@ unsafe impl Storage for CudaBackend {
         // SAFETY: `dst..dst + len` lies inside the host-visible block (checked) and no device
         // work uses it (the caller's promise); the view lives only for the call. A write-only
         // view, not `&mut`: pinned memory may be write-combining, and no read is ever made.
-        let chunk = unsafe { crate::memory::write_only(dst, len) };
+        let chunk = unsafe { crate::types::host_bytes::write_only(dst, len) };
         f(chunk);
         Ok(())
     }

@@ -15,9 +15,10 @@ use cudarc::driver::result::{event, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::{QueueIndex, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
 use crate::lock;
+use crate::types::error::Result;
+use crate::types::QueueIndex;
 
 /// An event recorded on a stream, destroyed when dropped (the driver keeps its resources until
 /// the work it waits for completes).

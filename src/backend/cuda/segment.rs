@@ -23,9 +23,9 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{CudaBackend, CudaBlock};
-use crate::backend::MemoryKind;
-use crate::error::{Error, Result};
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
 
 /// What virtual memory management needs, probed once per device.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use cudarc::driver::result::{event, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
-use crate::backend::QueueIndex;
+use crate::types::QueueIndex;
 
 type Failure = (&'static str, DriverError);
 

@@ -13,7 +13,7 @@
 //! These variables are the only ones the library reads (the adapter choice, as `wgpu::util`);
 //! debug settings travel in `ContextDesc::debug`.
 
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// Held while an instance is made and its adapters and devices are opened: one thread at a
 /// time in the process. NVIDIA's Vulkan driver (580, H200) hung with four threads opening

@@ -5,8 +5,8 @@
 
 use std::sync::Mutex;
 
-use crate::backend::MemoryKind;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
+use crate::types::MemoryKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mapped {

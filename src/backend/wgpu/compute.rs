@@ -3,8 +3,9 @@
 //! and the cooperative-matrix configurations the device was opened with.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel, WgpuTexture};
-use crate::backend::{BlockRange, Compute, Constants, KernelBinding, KernelSource, QueueIndex};
-use crate::error::{Error, Result};
+use crate::backend::{BlockRange, Compute, Constants, KernelBinding, KernelSource};
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 // SAFETY: see the promises of `Compute`.
 unsafe impl Compute for WgpuBackend {

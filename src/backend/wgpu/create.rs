@@ -12,9 +12,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{adapter, Recorder, WgpuBackend, WgpuConfig};
-use crate::backend::{BackendLimits, DeviceInfo};
-use crate::error::Result;
 use crate::lock;
+use crate::types::error::Result;
+use crate::types::{BackendLimits, DeviceInfo};
 
 impl WgpuBackend {
     /// Opens the adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` / `WGPU_POWER_PREF`

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::WgpuBackend;
-use crate::backend::QueueIndex;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 impl WgpuBackend {
     /// A vramkit submission index that completes after `app`, a submission the application made

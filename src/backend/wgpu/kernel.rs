@@ -6,7 +6,7 @@ use wgpu::util::DeviceExt;
 
 use super::{WgpuBackend, WgpuBlock};
 use crate::backend::{BlockRange, Constants, KernelSource};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// A compiled compute pipeline.
 #[derive(Debug)]

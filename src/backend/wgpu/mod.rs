@@ -14,7 +14,7 @@
 mod adapter;
 mod block;
 mod compute;
-mod copy;
+pub(crate) mod copy;
 mod create;
 mod external;
 mod kernel;
@@ -32,10 +32,11 @@ pub use kernel::WgpuKernel;
 use submit::Recorder;
 pub use texture::WgpuTexture;
 
-use super::{BackendLimits, DeviceInfo, MemoryInfo, MemoryKind, QueueIndex, Storage};
-use crate::error::{Error, Result};
+use super::{BackendLimits, DeviceInfo, MemoryInfo, Storage};
 use crate::lock;
-use crate::texture::{TextureCopy, TextureDesc};
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::{MemoryKind, QueueIndex};
 
 /// The wgpu backend. See the [module docs](self).
 pub struct WgpuBackend {
@@ -218,7 +219,7 @@ unsafe impl Storage for WgpuBackend {
                     .map_err(|e| Error::Backend {
                         message: format!("mapped write: {e}"),
                     })?;
-                crate::memory::stream_copy(data, view.slice(at..at + data.len()));
+                crate::types::host_bytes::stream_copy(data, view.slice(at..at + data.len()));
                 Ok(())
             },
         )
@@ -236,7 +237,7 @@ unsafe impl Storage for WgpuBackend {
                 let view = buffer.get_mapped_range(range).map_err(|e| Error::Backend {
                     message: format!("mapped read: {e}"),
                 })?;
-                crate::memory::par_copy(&view[at..at + out.len()], out);
+                crate::types::host_bytes::par_copy(&view[at..at + out.len()], out);
                 Ok(())
             },
         )

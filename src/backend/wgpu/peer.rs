@@ -10,8 +10,8 @@
 //! (the queue completes in order); the source's later work is submitted after it.
 
 use super::{WgpuBackend, WgpuBlock};
-use crate::backend::QueueIndex;
-use crate::error::Result;
+use crate::types::error::Result;
+use crate::types::QueueIndex;
 
 impl WgpuBackend {
     /// [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer) for wgpu; see the [module docs](self).

@@ -7,9 +7,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{QueueIndex, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
 use crate::lock;
+use crate::types::error::{Error, Result};
+use crate::types::QueueIndex;
 
 /// The open (not yet submitted) work.
 pub(super) struct Recorder {

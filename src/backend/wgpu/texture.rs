@@ -2,9 +2,10 @@
 //! `wgpu-hal` on Vulkan, and copies between blocks and textures.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{KernelBinding, MemoryKind, QueueIndex};
-use crate::error::{Error, Result};
-use crate::texture::{TextureCopy, TextureDesc, TextureFormat, TextureUsage};
+use crate::backend::KernelBinding;
+use crate::types::error::{Error, Result};
+use crate::types::texture::{TextureCopy, TextureDesc, TextureFormat, TextureUsage};
+use crate::types::{MemoryKind, QueueIndex};
 
 /// A texture of a [`WgpuBackend`].
 #[derive(Debug)]

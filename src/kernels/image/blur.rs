@@ -17,8 +17,8 @@
 use super::select::{pick, Table};
 use super::{blur_weights, Blur, ImageParams, ImageView, PixelFormat};
 use crate::backend::{Backend, KernelSource};
-use crate::error::{Error, Result};
 use crate::kernels::blur_intermediate::Intermediate;
+use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, AllocDesc, BufferHandle, Context};
 

@@ -6,7 +6,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::ImageView;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// The params of vramkit's image kernels ([`crate::shaders`]' `IMAGE_*`, `BLUR_*`, `RESIZE_*`
 /// and the colour ops), as they sit in the kernel's uniform: every kernel reads the fields it

@@ -5,7 +5,7 @@
 
 use super::{ImageView, PixelFormat};
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::Context;
 
 /// A function's kernels: (source format, destination format, kernel).

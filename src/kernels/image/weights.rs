@@ -3,7 +3,7 @@
 //! come from [`gaussian_radius`], so a tile's halo is always the kernel's reach (f32 and f64
 //! disagree on ⌈3σ⌉ at σ = 6.666667 or 7.3333335; a halo one short shifted seam pixels).
 
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// A blur kernel.
 #[derive(Clone, Copy, Debug, PartialEq)]

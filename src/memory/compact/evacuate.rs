@@ -6,8 +6,9 @@ use std::time::Instant;
 use super::super::manager::Manager;
 use super::super::pool::State;
 use super::{CompactReport, Goal};
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     /// Gives blocks of `kind` back to the device until `goal`: first empty cached ones, largest

@@ -29,8 +29,9 @@
 use std::time::{Duration, Instant};
 
 use super::manager::Manager;
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 mod evacuate;
 mod moves;

@@ -7,9 +7,10 @@ use super::super::geometry::Class;
 use super::super::manager::{is_refusal, record, Manager};
 use super::super::pool::{Placement, State};
 use super::super::trace::EventKind;
-use super::super::Label;
-use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
-use crate::error::Result;
+use crate::backend::{Storage, StreamRef};
+use crate::types::error::Result;
+use crate::types::Label;
+use crate::types::{MemoryKind, QueueIndex};
 
 impl<B: Storage> Manager<B> {
     /// Takes free ranges elsewhere for the used chunks among `chunks` (which all lie in one

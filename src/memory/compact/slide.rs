@@ -12,8 +12,9 @@ use std::time::Instant;
 
 use super::super::manager::{is_refusal, Manager};
 use super::super::pool::{Pool, State, NIL};
-use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
-use crate::error::Result;
+use crate::backend::{Storage, StreamRef};
+use crate::types::error::Result;
+use crate::types::{MemoryKind, QueueIndex};
 
 /// The most copies one slide may take (an allocation's size over the distance it moves, rounded
 /// up) when it makes room for a request.

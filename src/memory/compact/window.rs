@@ -6,8 +6,9 @@ use std::time::Instant;
 use super::super::geometry::Class;
 use super::super::manager::Manager;
 use super::super::pool::{Placement, Pool, State};
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 /// A range of a block to empty: `cost` bytes of live allocations overlap it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

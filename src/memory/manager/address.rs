@@ -3,7 +3,7 @@
 
 use super::{Access, Manager};
 use crate::backend::{Storage, StreamRef};
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::BufferHandle;
 
 impl<B: Storage> Manager<B> {

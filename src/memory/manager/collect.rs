@@ -3,10 +3,11 @@
 //! held and lists what leaked (`shutdown`).
 
 use super::Manager;
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
 use crate::memory::compact::Goal;
 use crate::memory::AllocationInfo;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     /// Returns released memory whose submissions have completed to the pools.

@@ -2,11 +2,12 @@
 //! bytes its pools really hold (for audits), and the timeline.
 
 use super::{record, Allocation, Manager};
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
 use crate::memory::stats::MemoryStats;
 use crate::memory::trace::{EventKind, Trace};
 use crate::memory::{AllocationInfo, BufferHandle};
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     pub fn info(&self, h: BufferHandle) -> Result<AllocationInfo> {

@@ -1,8 +1,9 @@
 //! Changing the budget and the release threshold of a running manager.
 
 use super::Manager;
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     /// Sets the budget (`None`: none). Past a lower budget, cached free memory goes back at

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::Manager;
 use crate::backend::Storage;
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 use crate::BufferHandle;
 
 impl<B: Storage> Manager<B> {

@@ -23,10 +23,11 @@ use std::ops::Range;
 
 use super::super::pool::Placement;
 use super::super::trace::EventKind;
-use super::super::Label;
 use super::{record, Manager};
-use crate::backend::{MemoryKind, Storage};
-use crate::error::Result;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::Label;
+use crate::types::MemoryKind;
 
 /// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), how many times the
 /// compaction slack the memory held may pass the peak in use before an allocation waits for the

@@ -5,7 +5,7 @@
 
 use super::Manager;
 use crate::backend::Storage;
-use crate::error::Result;
+use crate::types::error::Result;
 use crate::BufferHandle;
 
 impl<B: Storage> Manager<B> {

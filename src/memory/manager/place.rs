@@ -5,10 +5,11 @@ use super::super::compact::Goal;
 use super::super::geometry::Class;
 use super::super::pool::{Placement, NIL};
 use super::super::trace::EventKind;
-use super::super::Label;
 use super::{is_refusal, record, Manager};
-use crate::backend::{MemoryKind, Storage, StreamRef};
-use crate::error::{Error, Result};
+use crate::backend::{Storage, StreamRef};
+use crate::types::error::{Error, Result};
+use crate::types::Label;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     /// Finds room for `size` (aligned) bytes. See the module docs for the order.

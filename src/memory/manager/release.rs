@@ -6,10 +6,11 @@ use super::super::pool::{Placement, PoolBlock};
 use super::super::release::PendingFree;
 use super::super::streams::HeldUse;
 use super::super::trace::EventKind;
-use super::super::Label;
 use super::{record, Allocation, Manager};
-use crate::backend::{MemoryKind, QueueIndex, Storage, StreamRef};
-use crate::error::{Error, Result, StaleReason};
+use crate::backend::{Storage, StreamRef};
+use crate::types::error::{Error, Result, StaleReason};
+use crate::types::Label;
+use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
 
 impl<B: Storage> Manager<B> {

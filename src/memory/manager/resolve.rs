@@ -4,8 +4,9 @@
 //! backend's `unsafe fn`s take only what it returns (see [`crate::backend`]).
 
 use super::Manager;
-use crate::backend::{BackendLimits, MemoryKind, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
+use crate::types::error::{Error, Result};
+use crate::types::{BackendLimits, MemoryKind};
 use crate::BufferHandle;
 
 /// What the caller will do with the range.

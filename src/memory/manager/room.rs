@@ -3,10 +3,11 @@
 use super::super::compact::Goal;
 use super::super::geometry::Class;
 use super::super::trace::EventKind;
-use super::super::Label;
 use super::{record, Manager};
-use crate::backend::{MemoryKind, Storage};
-use crate::error::{Error, Result};
+use crate::backend::Storage;
+use crate::types::error::{Error, Result};
+use crate::types::Label;
+use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
     /// Reserves a staging buffer within the budget. A refusal is not counted here: the ring

@@ -15,12 +15,14 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::{is_refusal, record, Manager};
-use crate::backend::{MemoryKind, QueueIndex, Storage};
-use crate::error::{Error, Result, StaleReason};
+use crate::backend::Storage;
 use crate::memory::handle::{TextureHandle, TextureKey};
 use crate::memory::trace::EventKind;
-use crate::memory::{AllocationInfo, Label};
-use crate::texture::{TextureDesc, TextureInfo};
+use crate::memory::AllocationInfo;
+use crate::types::error::{Error, Result, StaleReason};
+use crate::types::texture::{TextureDesc, TextureInfo};
+use crate::types::Label;
+use crate::types::{MemoryKind, QueueIndex};
 
 const KIND: MemoryKind = MemoryKind::Texture;
 

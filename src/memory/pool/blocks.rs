@@ -4,8 +4,8 @@
 use super::chunks::{State, NIL};
 use super::clean::CleanRanges;
 use super::{Pool, PoolBlock};
-use crate::backend::QueueIndex;
 use crate::memory::geometry::Class;
+use crate::types::QueueIndex;
 
 impl<Blk> Pool<Blk> {
     /// The pool's segment, if it has one (see [`add_block`](Self::add_block)).

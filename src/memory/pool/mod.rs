@@ -32,7 +32,7 @@ use tlsf::FreeIndex;
 
 use super::geometry::Class;
 use super::handle::BufferKey;
-use crate::backend::QueueIndex;
+use crate::types::QueueIndex;
 
 /// Where an allocation lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::types::error::{Error, Result};
 
 /// Below this, one thread copies: fork and join would cost more than they save.
 const PARALLEL_FROM: usize = 1 << 20;
@@ -157,4 +157,40 @@ unsafe fn stream(src: &[u8], dst: *mut u8) {
 unsafe fn stream(src: &[u8], dst: *mut u8) {
     // SAFETY: the caller's contract.
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+}
+
+/// `bytes` zeroed host bytes, allocated fallibly.
+///
+/// # Errors
+/// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming `what`.
+pub(crate) fn host_buffer(bytes: u64, what: &str) -> crate::Result<Vec<u8>> {
+    host_zeroed(bytes, what)
+}
+
+/// `bytes` of zeroed host memory as `T`s (the bytes rounded down to whole `T`s), allocated
+/// fallibly and zeroed by the allocator (`alloc_zeroed`: a large buffer is fresh zero pages
+/// from the OS, not a pass of stores over it, which a download would overwrite anyway).
+///
+/// # Errors
+/// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming the bytes and `what` they
+/// were for when the host cannot allocate them.
+pub(crate) fn host_zeroed<T: bytemuck::Zeroable>(bytes: u64, what: &str) -> crate::Result<Vec<T>> {
+    let refused = || crate::Error::HostOutOfMemory {
+        requested: bytes,
+        what: what.into(),
+    };
+    let n = usize::try_from(bytes).map_err(|_| refused())? / size_of::<T>().max(1);
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| refused())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(refused());
+    }
+    // SAFETY: `p` comes from the global allocator with the layout of `[T; n]` (T's alignment,
+    // n · size_of::<T>() bytes), as a Vec of capacity n holds; its bytes are all zero, a valid
+    // `T` (Zeroable); length and capacity are n.
+    Ok(unsafe { Vec::from_raw_parts(p.cast::<T>(), n, n) })
 }

@@ -1,6 +1,6 @@
 //! [`ErrorKind`]: what went wrong, as a plain `Copy` value to log, count or match on cheaply.
 
-use crate::error::Error;
+use crate::types::error::Error;
 
 /// Which [`Error`] variant an error is, without its fields: one kind per variant, same names.
 ///
@@ -91,8 +91,8 @@ impl std::fmt::Display for ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::ErrorKind;
-    use crate::backend::MemoryKind;
-    use crate::error::{Error, StaleReason};
+    use crate::types::error::{Error, StaleReason};
+    use crate::types::MemoryKind;
 
     /// A dense index per kind: the match is exhaustive, so a new kind must be listed here.
     fn index(k: ErrorKind) -> usize {

@@ -4,8 +4,8 @@
 //! ([`Error::OutOfMemory`]) and what the user's own limit forbids ([`Error::OverBudget`]).
 //! Every message says what to do next.
 
-use crate::backend::MemoryKind;
-use crate::units::bytes;
+use crate::types::units::bytes;
+use crate::types::MemoryKind;
 
 /// Why a handle was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,19 @@
+//! The ground floor: the vocabulary every layer shares (memory kinds, labels, device limits,
+//! textures, collectives), the one error type, and host byte copies. Nothing here names a
+//! layer above it; the public items are re-exported where users find them.
+
+#[cfg(feature = "nccl")]
+pub(crate) mod collective;
+pub(crate) mod debug;
+pub(crate) mod device;
+pub(crate) mod error;
+pub(crate) mod error_kind;
+pub(crate) mod host_bytes;
+pub(crate) mod memory;
+pub(crate) mod texture;
+pub(crate) mod units;
+
+#[cfg(feature = "nccl")]
+pub use collective::ReduceOp;
+pub use device::{BackendLimits, DeviceInfo, MemoryInfo};
+pub use memory::{Label, MemoryAdvice, MemoryKind, QueueIndex};
