@@ -1,4 +1,4 @@
-//! Device sets (issue #15; several GPUs: issue #16): copy throughput between devices and
+//! Device sets (one GPU or several): copy throughput between devices and
 //! `kernels::split_matmul` scaling.
 //!
 //! - Two contexts on one device (wgpu adapter, CUDA device 0): `DeviceSet::copy` device to

@@ -1,4 +1,4 @@
-//! Image kernels against the memory floor (issue #13): a resident 4K RGBA8 frame, each
+//! Image kernels against the memory floor: a resident 4K RGBA8 frame, each
 //! operation RGBA8 in and RGBA8 out as the pipeline runs it, on wgpu (and on CUDA with
 //! `--features cuda`). The floor is a plain copy of the frame with `shaders::BUFFER_COPY`
 //! (33 MB read, 33 MB written), timed the same way.

@@ -1,4 +1,4 @@
-//! Filters work on premultiplied alpha (issue 12, D3): loud colour under alpha 0 must not bleed
+//! Filters work on premultiplied alpha: loud colour under alpha 0 must not bleed
 //! into visible pixels. Blur and resize through `Pipeline::run`, in both working formats, tiled
 //! and untiled, against an f64 premultiplied reference written here; the same reference on
 //! straight alpha shows what the test catches.

@@ -1,5 +1,5 @@
 //! Frames whose stages pass the device's largest binding (128 MiB on lavapipe) tile to fit it
-//! whatever the budget (issue 12, D1: an 18 MP photo, DCI 4K in RGBA32F and a 4K → 5000×3000
+//! whatever the budget (an 18 MP photo, DCI 4K in RGBA32F and a 4K → 5000×3000
 //! upscale failed with no budget or 300 MiB–2 GiB, and worked only at 256 MiB). The planner is
 //! checked at every budget; one such frame is run for real.
 

@@ -23,7 +23,7 @@ const CHAINS: [&str; 6] = [
     "blur:sigma=4,resize:W3xH3",
     // ceil(3 sigma) is 22 in f32 but 23 in the kernel's f64: the halo must be the kernel's.
     "blur:sigma=7.3333335,luma",
-    // Likewise 20 in f32, 21 in f64 (issue 12, D2: 541 seam pixels were one level off).
+    // Likewise 20 in f32, 21 in f64 (541 seam pixels were once one level off).
     "blur:sigma=6.666667",
 ];
 

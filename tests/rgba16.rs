@@ -1,4 +1,4 @@
-//! 16-bit frames (issue 12, D8): `Pipeline::run_rgba16` against the CPU twins in 16-bit levels,
+//! 16-bit frames: `Pipeline::run_rgba16` against the CPU twins in 16-bit levels,
 //! 16 bits kept end to end (an 8-bit path fails the exact round trip), tiled == untiled, and
 //! the RGBA16 conversions and their refusals at the kernel level.
 

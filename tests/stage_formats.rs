@@ -1,5 +1,5 @@
 //! RGBA8 chains hold the stages from `linear` up to the `srgb` that ends them in RGBA32F
-//! (issue 12: 8-bit linear light lost 8–13 levels in the shadows): which stages, that the
+//! (8-bit linear light lost 8–13 levels in the shadows): which stages, that the
 //! planner counts them, and a shadow gradient within 1 level of the RGBA32F run where 8-bit
 //! linear stages are measured several levels off.
 

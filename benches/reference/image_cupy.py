@@ -1,5 +1,5 @@
 """CuPy and PyTorch references for `benches/image_kernels.rs`, on the same GPU in the same
-session: a resident 3840x2160 RGBA8 frame, RGBA8 out. Each figure is the median over rounds of
+run: a resident 3840x2160 RGBA8 frame, RGBA8 out. Each figure is the median over rounds of
 20 calls between CUDA events (device time per call, as the bench's queued calls measure it).
 Prints one line per figure."""
 import statistics

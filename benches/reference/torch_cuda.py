@@ -1,4 +1,4 @@
-"""PyTorch references for `benches/cuda.rs`, run on the same GPU in the same session:
+"""PyTorch references for `benches/cuda.rs`, run on the same GPU in the same run:
 strict-FP32 matmul 4096^3 (TF32 off) and 256 MiB host<->device copies from pinned and pageable
 memory. Prints one line per figure."""
 import time

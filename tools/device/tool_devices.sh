@@ -1,5 +1,5 @@
 #!/bin/sh
-# The 4K tool spreading a folder of frames over devices (issues 15 and 16): 48 4K JPEGs from
+# The 4K tool spreading a folder of frames over devices: 48 4K JPEGs from
 # photographs (frames.sh), the default chain, on one device (`--devices 0`), on two contexts
 # of device 0 (`--devices 0,0`) and on every device (`--devices all`), CUDA and wgpu; frames/s
 # of the whole run and the frames each device made, from the JSON report. Outputs of the

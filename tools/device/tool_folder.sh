@@ -1,5 +1,5 @@
 #!/bin/sh
-# The 4K tool over a folder of photographs (issue 13: does frame-level pipelining matter?).
+# The 4K tool over a folder of photographs (does frame-level pipelining matter?).
 # Makes 16 3840×2160 JPEGs from photographs (frames.sh), then runs the default chain over the folder on each backend, with
 # the default budget (several frames at once) and with one that holds a single frame's working
 # set; prints the whole run's seconds per frame and the pipeline's own (upload, kernels,

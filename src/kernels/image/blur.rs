@@ -8,7 +8,7 @@
 //! reads and writes are of consecutive pixels) where the radius is at most
 //! [`BLUR_STAGED_MAX_RADIUS`] and the device gives [`BLUR_STAGED_WORKGROUP_BYTES`] of
 //! workgroup memory; else it runs unstaged. Both compute every pixel the same way, bit for
-//! bit, so which one runs never shows. Measured on an H200 (BENCHMARKS.md, issue #13): staged,
+//! bit, so which one runs never shows. Measured on an H200 (BENCHMARKS.md): staged,
 //! the CUDA blur is 6–7 % faster (the pass is no longer bound by L2 transactions but by its
 //! instruction issue, 63 % SM throughput at 47 % occupancy); through NVIDIA's Vulkan driver the
 //! staged pass made the wgpu blur 2.2× slower, and on CPU adapters 1.5–2× (lavapipe), so wgpu

@@ -116,6 +116,11 @@ impl<Blk> Pool<Blk> {
     /// that takes no new memory. Chunks are tried from the smallest that hold `size` up,
     /// at most `limit` of them.
     pub fn mapped_fit(&self, size: u64, limit: usize) -> Option<(u32, u64)> {
+        // Free bytes with memory behind them, in all: too few, and no range can hold `size`.
+        let free: u64 = self.free.iter().map(|f| f.bytes).sum();
+        if free.saturating_sub(self.unmapped_bytes) < size {
+            return None;
+        }
         let mut found = None;
         for index in &self.free {
             let hit = index.first_fitting(&self.chunks, size, limit, |id| {
