@@ -2,7 +2,7 @@
 //! `textureStore`s, the vertical pass `textureLoad`s, so the column-wise reads go through the
 //! texture's 2-D layout). Both are vramkit's blur kernels (`shaders::BLUR_*`, the texture ones
 //! composed with the `src_texture` / `dst_texture` io preludes) launched the same way
-//! (`dispatch_textures`, bounds-checked) on a resident 4K RGBA32F frame; `kernels::image::blur`
+//! (`Textures::dispatch`, bounds-checked) on a resident 4K RGBA32F frame; `kernels::image::blur`
 //! (which picks by the rule these figures set, see `kernels/blur_intermediate.rs`) is printed
 //! beside them. `VRAMKIT_BENCH_QUICK=1` uses 1280×720 and fewer rounds; without `--bench` (as
 //! `cargo test --all-targets` runs it) a 96×64 frame once.
@@ -57,7 +57,8 @@ fn main() {
     let buf = |label| ctx.alloc(AllocDesc::new(label, px * 16)).expect("alloc");
     let (src, dst, tmp) = (buf("src"), buf("dst"), buf("tmp"));
     let tex = ctx
-        .alloc_texture(
+        .textures()
+        .alloc(
             TextureDesc::new("tmp", w, h, TextureFormat::Rgba32Float)
                 .usage(TextureUsage::SAMPLED | TextureUsage::STORAGE),
         )
@@ -107,7 +108,8 @@ fn main() {
             } else {
                 v_groups
             };
-            ctx.dispatch_textures(k, &[], &[a, b, wb.into()], params, groups)
+            ctx.textures()
+                .dispatch(k, &[], &[a, b, wb.into()], params, groups)
                 .expect("dispatch");
         };
         let buffer = time(&ctx, rounds, iters, &|| {

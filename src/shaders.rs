@@ -362,7 +362,7 @@ image_kernel!(
 );
 
 /// An image kernel that binds a texture: WGSL only (CUDA and the host keep such data in
-/// buffers), launched through [`Context::dispatch_textures`](crate::Context::dispatch_textures)
+/// buffers), launched through [`Textures::dispatch`](crate::texture::Textures::dispatch)
 /// and so always compiled with bounds checks.
 macro_rules! texture_image_kernel {
     (

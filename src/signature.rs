@@ -176,7 +176,7 @@ impl Signature {
     }
 
     /// Whether the entry point binds textures or samplers (launch it with
-    /// `Context::dispatch_textures`).
+    /// `ctx.textures().dispatch`).
     pub fn binds_textures(&self) -> bool {
         self.slots.iter().any(|s| !matches!(s, Slot::Buffer { .. }))
     }
@@ -203,7 +203,7 @@ impl Signature {
         if self.binds_textures() {
             return Err(Error::Unsupported {
                 what: format!("kernel `{label}` through dispatch"),
-                reason: "it binds textures or samplers: launch it with Context::dispatch_textures"
+                reason: "it binds textures or samplers: launch it with ctx.textures().dispatch"
                     .into(),
             });
         }

@@ -81,14 +81,15 @@ fn allocations_are_logged_at_info_only_when_asked<B: Backend>(mk: Mk<B>) {
             .expect("alloc");
         ctx.release(h).expect("release");
         let t = ctx
-            .alloc_texture(TextureDesc::new(
+            .textures()
+            .alloc(TextureDesc::new(
                 texture.clone(),
                 16,
                 8,
                 TextureFormat::Rgba8Unorm,
             ))
             .expect("texture");
-        ctx.release_texture(t).expect("release texture");
+        ctx.textures().release(t).expect("release texture");
 
         let alloc = levels_of(&format!("alloc `{buffer}` 1000 B"));
         let release = levels_of(&format!("release `{buffer}` 1000 B"));

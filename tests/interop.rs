@@ -192,7 +192,8 @@ fn an_app_writes_a_vramkit_texture_and_vramkit_reads_it() {
     );
     let (w, h) = (37, 11);
     let t = ctx
-        .alloc_texture(TextureDesc::new(
+        .textures()
+        .alloc(TextureDesc::new(
             "app-written",
             w,
             h,
@@ -218,8 +219,8 @@ fn an_app_writes_a_vramkit_texture_and_vramkit_reads_it() {
     );
     let s = queue.submit([]);
     ctx.track_external_texture(t, &s).unwrap();
-    assert_eq!(ctx.download_texture(t).unwrap(), texels);
-    ctx.release_texture(t).unwrap();
+    assert_eq!(ctx.textures().download(t).unwrap(), texels);
+    ctx.textures().release(t).unwrap();
     ctx.wait().unwrap();
 }
 

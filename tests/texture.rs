@@ -49,8 +49,11 @@ fn every_format_and_level_round_trips<B: Backend>(mk: Mk<B>) {
         for format in TextureFormat::ALL {
             for (w, h, mips) in [(37, 23, 3), (1, 1, 1), (300, 7, 2), (64, 64, 7)] {
                 let desc = TextureDesc::new("t", w, h, format).mip_levels(mips);
-                let t = ctx.alloc_texture(desc.clone()).expect("alloc_texture");
-                let zeros = ctx.download_texture(t).expect("download");
+                let t = ctx
+                    .textures()
+                    .alloc(desc.clone())
+                    .expect("textures().alloc");
+                let zeros = ctx.textures().download(t).expect("download");
                 assert!(
                     zeros.iter().all(|&b| b == 0),
                     "{format:?} {w}×{h}: new texels not zero"
@@ -62,16 +65,21 @@ fn every_format_and_level_round_trips<B: Backend>(mk: Mk<B>) {
                     })
                     .collect();
                 for (m, data) in levels.iter().enumerate() {
-                    ctx.upload_texture_level(t, m as u32, data).expect("upload");
+                    ctx.textures()
+                        .upload_level(t, m as u32, data)
+                        .expect("upload");
                 }
                 for (m, data) in levels.iter().enumerate() {
-                    let back = ctx.download_texture_level(t, m as u32).expect("download");
+                    let back = ctx
+                        .textures()
+                        .download_level(t, m as u32)
+                        .expect("download");
                     assert!(
                         back == *data,
                         "{format:?} {w}×{h} level {m}, {chunk}-byte slots: texels changed"
                     );
                 }
-                ctx.release_texture(t).expect("release");
+                ctx.textures().release(t).expect("release");
             }
         }
         ctx.wait().expect("wait");
@@ -87,8 +95,11 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
     ctx.start_trace(1000);
     // 1000 texels of RGBA8 are 4,000 bytes a row, 4,096 padded: 4,096,000 bytes at least.
     let desc = TextureDesc::new("frame", 1000, 1000, TextureFormat::Rgba8Unorm).tag("frames");
-    let t = ctx.alloc_texture(desc.clone()).expect("alloc_texture");
-    let info = ctx.texture_info(t).expect("info");
+    let t = ctx
+        .textures()
+        .alloc(desc.clone())
+        .expect("textures().alloc");
+    let info = ctx.textures().info(t).expect("info");
     assert_eq!(info.desc, desc);
     assert!(info.bytes >= 4_096_000 && info.bytes >= info.driver_bytes.unwrap_or(0));
     let s = ctx.stats();
@@ -104,13 +115,15 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
         (4_000_000, info.bytes, 1)
     );
     assert!(ctx.summary().contains("frame"));
-    ctx.upload_texture(t, &vec![1; 4_000_000]).expect("upload");
+    ctx.textures()
+        .upload(t, &vec![1; 4_000_000])
+        .expect("upload");
     // Buffers and textures share the budget: what is left is refused, for either.
     let left = (24 << 20) - info.bytes;
     let more = (left / info.bytes + 1) as usize;
     let mut held = Vec::new();
     let refused = loop {
-        match ctx.alloc_texture(desc.clone()) {
+        match ctx.textures().alloc(desc.clone()) {
             Ok(h) => held.push(h),
             Err(e) => break e,
         }
@@ -145,9 +158,9 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
     ctx.audit().check().expect("audit");
     // Released textures give their bytes back (after the device is done with them).
     for h in held.drain(..) {
-        ctx.release_texture(h).expect("release");
+        ctx.textures().release(h).expect("release");
     }
-    ctx.release_texture(t).expect("release");
+    ctx.textures().release(t).expect("release");
     ctx.wait().expect("wait");
     ctx.trim().expect("trim");
     let s = ctx.stats();
@@ -185,22 +198,23 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
     assert_eq!((last.kind_in_use, last.kind_reserved), (0, 0));
     // Handles follow the buffers' rules.
     assert!(matches!(
-        ctx.release_texture(t),
+        ctx.textures().release(t),
         Err(Error::StaleHandle {
             reason: StaleReason::Released
         })
     ));
     let other = mk(ContextDesc::default());
     let foreign = other
-        .alloc_texture(TextureDesc::new("x", 4, 4, TextureFormat::R32Float))
+        .textures()
+        .alloc(TextureDesc::new("x", 4, 4, TextureFormat::R32Float))
         .expect("alloc");
     assert!(matches!(
-        ctx.texture_info(foreign),
+        ctx.textures().info(foreign),
         Err(Error::StaleHandle {
             reason: StaleReason::ForeignContext
         })
     ));
-    other.release_texture(foreign).expect("release");
+    other.textures().release(foreign).expect("release");
 }
 
 /// Textures allocated in a trace: its allocation events of kind Texture.
@@ -215,7 +229,7 @@ fn held_total(trace: &vramkit::Trace) -> usize {
 fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let f = TextureFormat::Rgba8Unorm;
-    let e = ctx.alloc_texture(TextureDesc::new("zero", 0, 5, f));
+    let e = ctx.textures().alloc(TextureDesc::new("zero", 0, 5, f));
     assert!(
         matches!(
             e,
@@ -226,7 +240,9 @@ fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
         ),
         "{e:?}"
     );
-    let e = ctx.alloc_texture(TextureDesc::new("mips", 8, 8, f).mip_levels(5));
+    let e = ctx
+        .textures()
+        .alloc(TextureDesc::new("mips", 8, 8, f).mip_levels(5));
     assert!(
         matches!(
             e,
@@ -237,7 +253,9 @@ fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
         ),
         "{e:?}"
     );
-    let e = ctx.alloc_texture(TextureDesc::new("huge", 1 << 20, 1, f));
+    let e = ctx
+        .textures()
+        .alloc(TextureDesc::new("huge", 1 << 20, 1, f));
     assert!(
         matches!(&e, Err(Error::TooLarge { unit: "texels", .. })),
         "{e:?}"
@@ -247,9 +265,11 @@ fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
         message.contains("1048576 texels") && !message.contains("bytes"),
         "a side is counted in texels: {message}"
     );
-    let e = ctx.alloc_texture(TextureDesc::new("widest", u32::MAX, u32::MAX, f).mip_levels(32));
+    let e = ctx
+        .textures()
+        .alloc(TextureDesc::new("widest", u32::MAX, u32::MAX, f).mip_levels(32));
     assert!(matches!(e, Err(Error::TooLarge { .. })), "{e:?}");
-    let e = ctx.alloc_texture(
+    let e = ctx.textures().alloc(
         TextureDesc::new("srgb", 8, 8, TextureFormat::Rgba8UnormSrgb).usage(TextureUsage::STORAGE),
     );
     assert!(
@@ -258,29 +278,30 @@ fn bad_texture_requests_are_typed_errors<B: Backend>(mk: Mk<B>) {
     );
     let e = ctx.alloc(AllocDesc::new("kind", 64).kind(MemoryKind::Texture));
     assert!(
-        matches!(&e, Err(Error::Unsupported { reason, .. }) if reason.contains("alloc_texture")),
+        matches!(&e, Err(Error::Unsupported { reason, .. }) if reason.contains("textures().alloc")),
         "{e:?}"
     );
     let t = ctx
-        .alloc_texture(TextureDesc::new("t", 5, 3, f).mip_levels(2))
+        .textures()
+        .alloc(TextureDesc::new("t", 5, 3, f).mip_levels(2))
         .expect("alloc");
-    let e = ctx.upload_texture(t, &[0; 59]);
+    let e = ctx.textures().upload(t, &[0; 59]);
     assert!(
         matches!(&e, Err(Error::ShapeMismatch { expected, .. }) if expected.contains("60 bytes")),
         "{e:?}"
     );
-    let e = ctx.upload_texture_level(t, 2, &[0; 4]);
+    let e = ctx.textures().upload_level(t, 2, &[0; 4]);
     assert!(
         matches!(e, Err(Error::InvalidParameter { name: "mip", .. })),
         "{e:?}"
     );
-    let e = ctx.download_texture_level(t, 9);
+    let e = ctx.textures().download_level(t, 9);
     assert!(
         matches!(e, Err(Error::InvalidParameter { name: "mip", .. })),
         "{e:?}"
     );
-    ctx.release_texture(t).expect("release");
-    assert!(ctx.download_texture(t).is_err());
+    ctx.textures().release(t).expect("release");
+    assert!(ctx.textures().download(t).is_err());
 }
 
 /// On Vulkan the driver reports each image's memory requirements: the budget counts at least
@@ -298,8 +319,8 @@ fn the_budget_never_counts_less_than_the_driver_takes<B: Backend>(mk: Mk<B>) {
             (1, 1, 1),
         ] {
             let desc = TextureDesc::new("t", w, h, format).mip_levels(mips);
-            let t = ctx.alloc_texture(desc.clone()).expect("alloc");
-            let info = ctx.texture_info(t).expect("info");
+            let t = ctx.textures().alloc(desc.clone()).expect("alloc");
+            let info = ctx.textures().info(t).expect("info");
             let estimate = desc.estimated_bytes();
             if let Some(driver) = info.driver_bytes {
                 let ratio = driver as f64 / estimate as f64;
@@ -318,7 +339,7 @@ fn the_budget_never_counts_less_than_the_driver_takes<B: Backend>(mk: Mk<B>) {
                 }
             }
             assert!(info.bytes >= estimate);
-            ctx.release_texture(t).expect("release");
+            ctx.textures().release(t).expect("release");
         }
     }
 }
@@ -360,7 +381,8 @@ fn a_texture_gets_room_by_compacting_buffers<B: Backend>(mk: Mk<B>) {
         ctx.stats()
     );
     let t = ctx
-        .alloc_texture(desc)
+        .textures()
+        .alloc(desc)
         .expect("the texture fits once the buffers are gathered");
     for (h, bytes) in &kept {
         assert!(
@@ -368,5 +390,5 @@ fn a_texture_gets_room_by_compacting_buffers<B: Backend>(mk: Mk<B>) {
             "a buffer moved and lost bytes"
         );
     }
-    ctx.release_texture(t).expect("release");
+    ctx.textures().release(t).expect("release");
 }

@@ -1,8 +1,8 @@
-//! Kernels that bind textures (`Context::dispatch_textures`): `textureLoad` reads texels
+//! Kernels that bind textures (`ctx.textures().dispatch`): `textureLoad` reads texels
 //! exactly, hardware-filtered `textureSampleLevel` resizes within two 8-bit levels of an f64
 //! bilinear reference (measured: up to 1.52 levels on lavapipe, whose filter weights have 8
 //! fractional bits; so the image pipeline never resizes by hardware filtering, which misses
-//! the 1-level bar its buffer kernels meet), `textureStore` writes what `download_texture` reads back, and every
+//! the 1-level bar its buffer kernels meet), `textureStore` writes what `Textures::download` reads back, and every
 //! mismatched launch is a typed error before anything is recorded. On CUDA and the host,
 //! whose textures are linear memory, such launches are refused.
 
@@ -92,17 +92,18 @@ fn f16_bits(v: f32) -> u16 {
 /// `None` on a backend whose kernels bind no textures (after checking it says so).
 fn textures_bind<B: Backend>(ctx: &vramkit::Context<B>) -> Option<()> {
     let t = ctx
-        .alloc_texture(TextureDesc::new("t", 4, 4, TextureFormat::Rgba8Unorm))
+        .textures()
+        .alloc(TextureDesc::new("t", 4, 4, TextureFormat::Rgba8Unorm))
         .expect("alloc");
     let out = ctx.alloc(AllocDesc::new("out", 256)).expect("alloc");
-    let r = ctx.dispatch_textures(
+    let r = ctx.textures().dispatch(
         &kernel("load", LOAD),
         &[],
         &[t.into(), out.into()],
         &params(4, 4),
         [1, 1, 1],
     );
-    ctx.release_texture(t).expect("release");
+    ctx.textures().release(t).expect("release");
     ctx.release(out).expect("release");
     match r {
         Err(Error::Unsupported { .. }) if common::is_cuda(ctx) => None,
@@ -129,37 +130,41 @@ fn texture_load_reads_every_texel<B: Backend>(mk: Mk<B>) {
         (TextureFormat::Rgba32Float, 3),
     ] {
         let t = ctx
-            .alloc_texture(TextureDesc::new("src", w, h, format))
+            .textures()
+            .alloc(TextureDesc::new("src", w, h, format))
             .expect("alloc");
         let want: Vec<f32> = match format {
             TextureFormat::Rgba8Unorm => {
                 let bytes = random_bytes(n * 4, seed);
-                ctx.upload_texture(t, &bytes).expect("upload");
+                ctx.textures().upload(t, &bytes).expect("upload");
                 bytes.iter().map(|&b| f32::from(b) / 255.0).collect()
             }
             TextureFormat::Rgba16Float => {
                 // Eighths up to ±62: exact in f16.
                 let v: Vec<f32> = (0..n * 4).map(|i| (i % 997) as f32 / 8.0 - 62.0).collect();
                 let bits: Vec<u16> = v.iter().map(|&x| f16_bits(x)).collect();
-                ctx.upload_texture(t, bytemuck::cast_slice(&bits))
+                ctx.textures()
+                    .upload(t, bytemuck::cast_slice(&bits))
                     .expect("upload");
                 v
             }
             _ => {
                 let v: Vec<f32> = (0..n * 4).map(|i| (i as f32).sin() * 1e3).collect();
-                ctx.upload_texture(t, bytemuck::cast_slice(&v))
+                ctx.textures()
+                    .upload(t, bytemuck::cast_slice(&v))
                     .expect("upload");
                 v
             }
         };
-        ctx.dispatch_textures(
-            &kernel("load", LOAD),
-            &[],
-            &[t.into(), out.into()],
-            &params(w, h),
-            groups(w, h),
-        )
-        .expect("dispatch");
+        ctx.textures()
+            .dispatch(
+                &kernel("load", LOAD),
+                &[],
+                &[t.into(), out.into()],
+                &params(w, h),
+                groups(w, h),
+            )
+            .expect("dispatch");
         let got = floats(&ctx.download(out).expect("download"));
         let worst = got
             .iter()
@@ -167,7 +172,7 @@ fn texture_load_reads_every_texel<B: Backend>(mk: Mk<B>) {
             .map(|(a, b)| (a - b).abs())
             .fold(0f32, f32::max);
         assert!(worst <= 1e-6, "{format:?}: textureLoad off by {worst}");
-        ctx.release_texture(t).expect("release");
+        ctx.textures().release(t).expect("release");
     }
     ctx.release(out).expect("release");
 }
@@ -206,21 +211,23 @@ fn sampled_bilinear_error_is_measured_and_bounded<B: Backend>(mk: Mk<B>) {
     let (w, h) = (301, 173);
     let src = random_bytes((w * h * 4) as usize, 9);
     let t = ctx
-        .alloc_texture(TextureDesc::new("src", w, h, TextureFormat::Rgba8Unorm))
+        .textures()
+        .alloc(TextureDesc::new("src", w, h, TextureFormat::Rgba8Unorm))
         .expect("alloc");
-    ctx.upload_texture(t, &src).expect("upload");
+    ctx.textures().upload(t, &src).expect("upload");
     for (ow, oh) in [(150, 86), (640, 360), (301, 173), (97, 311)] {
         let out = ctx
             .alloc(AllocDesc::new("out", u64::from(ow * oh) * 16))
             .expect("alloc");
-        ctx.dispatch_textures(
-            &kernel("sample", SAMPLE),
-            &[],
-            &[t.into(), KernelArg::Sampler, out.into()],
-            &params(ow, oh),
-            groups(ow, oh),
-        )
-        .expect("dispatch");
+        ctx.textures()
+            .dispatch(
+                &kernel("sample", SAMPLE),
+                &[],
+                &[t.into(), KernelArg::Sampler, out.into()],
+                &params(ow, oh),
+                groups(ow, oh),
+            )
+            .expect("dispatch");
         let got = floats(&ctx.download(out).expect("download"));
         let want = bilinear_f64(&src, w, h, ow, oh);
         let worst = got
@@ -240,7 +247,7 @@ fn sampled_bilinear_error_is_measured_and_bounded<B: Backend>(mk: Mk<B>) {
         );
         ctx.release(out).expect("release");
     }
-    ctx.release_texture(t).expect("release");
+    ctx.textures().release(t).expect("release");
 }
 
 fn texture_store_writes_what_download_reads<B: Backend>(mk: Mk<B>) {
@@ -250,24 +257,26 @@ fn texture_store_writes_what_download_reads<B: Backend>(mk: Mk<B>) {
     }
     let (w, h) = (45, 19);
     let t = ctx
-        .alloc_texture(
+        .textures()
+        .alloc(
             TextureDesc::new("dst", w, h, TextureFormat::Rgba32Float).usage(TextureUsage::STORAGE),
         )
         .expect("alloc");
-    ctx.dispatch_textures(
-        &kernel("store", STORE),
-        &[],
-        &[t.into()],
-        &params(w, h),
-        groups(w, h),
-    )
-    .expect("dispatch");
-    let got = floats(&ctx.download_texture(t).expect("download"));
+    ctx.textures()
+        .dispatch(
+            &kernel("store", STORE),
+            &[],
+            &[t.into()],
+            &params(w, h),
+            groups(w, h),
+        )
+        .expect("dispatch");
+    let got = floats(&ctx.textures().download(t).expect("download"));
     let want: Vec<f32> = (0..h)
         .flat_map(|y| (0..w).flat_map(move |x| [x as f32, y as f32, 0.5, 1.0]))
         .collect();
     assert_eq!(got, want);
-    ctx.release_texture(t).expect("release");
+    ctx.textures().release(t).expect("release");
 }
 
 /// Writes every texel of a grid far larger than the texture, at coordinates past its edges.
@@ -292,30 +301,31 @@ fn stores_past_a_texture_change_nothing<B: Backend>(mk: Mk<B>) {
     let desc = |l| TextureDesc::new(l, 16, 16, f).usage(TextureUsage::STORAGE);
     let ts: Vec<_> = ["a", "target", "b"]
         .into_iter()
-        .map(|l| ctx.alloc_texture(desc(l)).expect("alloc"))
+        .map(|l| ctx.textures().alloc(desc(l)).expect("alloc"))
         .collect();
     let data: Vec<Vec<u8>> = (0..3).map(|i| random_bytes(16 * 16 * 16, 40 + i)).collect();
     for (t, d) in ts.iter().zip(&data) {
-        ctx.upload_texture(*t, d).expect("upload");
+        ctx.textures().upload(*t, d).expect("upload");
     }
     // Grid cell (x, y) stores at (x·17, y·17): only (0, 0) is inside; every other store is
     // past the edge, as is every store at negative x.
-    ctx.dispatch_textures(
-        &kernel("wild", STORE_WILD),
-        &[],
-        &[ts[1].into()],
-        &params(17, 17),
-        [8, 8, 1],
-    )
-    .expect("dispatch");
+    ctx.textures()
+        .dispatch(
+            &kernel("wild", STORE_WILD),
+            &[],
+            &[ts[1].into()],
+            &params(17, 17),
+            [8, 8, 1],
+        )
+        .expect("dispatch");
     let mut want = data[1].clone();
     want[..16].copy_from_slice(bytemuck::cast_slice(&[7f32; 4]));
     for (i, (t, d)) in ts.iter().zip([&data[0], &want, &data[2]]).enumerate() {
         assert!(
-            ctx.download_texture(*t).expect("download") == *d,
+            ctx.textures().download(*t).expect("download") == *d,
             "texture {i} changed"
         );
-        ctx.release_texture(*t).expect("release");
+        ctx.textures().release(*t).expect("release");
     }
 }
 
@@ -326,19 +336,22 @@ fn mismatched_launches_are_typed_errors<B: Backend>(mk: Mk<B>) {
     }
     let f = TextureFormat::Rgba8Unorm;
     let sampled = ctx
-        .alloc_texture(TextureDesc::new("s", 8, 8, f))
+        .textures()
+        .alloc(TextureDesc::new("s", 8, 8, f))
         .expect("alloc");
     let copy_only = ctx
-        .alloc_texture(TextureDesc::new("c", 8, 8, f).usage(TextureUsage::COPY))
+        .textures()
+        .alloc(TextureDesc::new("c", 8, 8, f).usage(TextureUsage::COPY))
         .expect("alloc");
     let stored8 = ctx
-        .alloc_texture(TextureDesc::new("s8", 8, 8, f).usage(TextureUsage::STORAGE))
+        .textures()
+        .alloc(TextureDesc::new("s8", 8, 8, f).usage(TextureUsage::STORAGE))
         .expect("alloc");
     let out = ctx.alloc(AllocDesc::new("out", 1024)).expect("alloc");
     let load = kernel("load", LOAD);
     let p = params(8, 8);
     let run =
-        |args: &[KernelArg], k: &KernelSource| ctx.dispatch_textures(k, &[], args, &p, [1, 1, 1]);
+        |args: &[KernelArg], k: &KernelSource| ctx.textures().dispatch(k, &[], args, &p, [1, 1, 1]);
     let e = run(&[out.into(), sampled.into()], &load);
     assert!(
         matches!(&e, Err(Error::ShapeMismatch { expected, actual })
@@ -373,21 +386,22 @@ fn mismatched_launches_are_typed_errors<B: Backend>(mk: Mk<B>) {
     );
     let e = ctx.dispatch(&load, &[out], &p, [1, 1, 1]);
     assert!(
-        matches!(&e, Err(Error::Unsupported { reason, .. }) if reason.contains("dispatch_textures")),
+        matches!(&e, Err(Error::Unsupported { reason, .. }) if reason.contains("textures().dispatch")),
         "{e:?}"
     );
     // Rgba32Float is not filterable without FLOAT32_FILTERABLE: refused, or sampled where the
     // adapter offers it; never a failed submission.
     let f32_tex = ctx
-        .alloc_texture(TextureDesc::new("f", 8, 8, TextureFormat::Rgba32Float))
+        .textures()
+        .alloc(TextureDesc::new("f", 8, 8, TextureFormat::Rgba32Float))
         .expect("alloc");
     let r = run(
         &[f32_tex.into(), KernelArg::Sampler, out.into()],
         &kernel("sample", SAMPLE),
     );
     assert!(matches!(r, Ok(_) | Err(Error::Unsupported { .. })), "{r:?}");
-    ctx.release_texture(f32_tex).expect("release");
-    ctx.release_texture(sampled).expect("release");
+    ctx.textures().release(f32_tex).expect("release");
+    ctx.textures().release(sampled).expect("release");
     let e = run(&[sampled.into(), out.into()], &load);
     assert!(
         matches!(
@@ -400,7 +414,7 @@ fn mismatched_launches_are_typed_errors<B: Backend>(mk: Mk<B>) {
     );
     // Work recorded before the refusals still runs.
     ctx.wait().expect("wait");
-    ctx.release_texture(copy_only).expect("release");
-    ctx.release_texture(stored8).expect("release");
+    ctx.textures().release(copy_only).expect("release");
+    ctx.textures().release(stored8).expect("release");
     ctx.release(out).expect("release");
 }

@@ -14,7 +14,7 @@
 //! pool), which there cost ~4.5 ms a call. So discrete and integrated GPUs keep buffers; CUDA
 //! and the host have no texture kernels. The frames between operations stay buffers.
 //! The texture passes are the buffer passes' WGSL with the io preludes `dst_texture` and
-//! `src_texture`, and are launched with bounds checks (`Context::dispatch_textures`).
+//! `src_texture`, and are launched with bounds checks (`ctx.textures().dispatch`).
 
 use super::image::ImageParams;
 use crate::backend::{Backend, KernelSource};
@@ -54,7 +54,7 @@ impl Intermediate {
     /// and of RGBA32F otherwise.
     ///
     /// # Errors
-    /// As [`Context::alloc`] or [`Context::alloc_texture`] (over the budget, out of memory).
+    /// As [`Context::alloc`] or [`Textures::alloc`](crate::texture::Textures::alloc) (over the budget, out of memory).
     pub(crate) fn alloc<B: Backend>(
         ctx: &Context<B>,
         width: u32,
@@ -78,7 +78,7 @@ impl Intermediate {
             )
             .usage(TextureUsage::SAMPLED | TextureUsage::STORAGE)
             .tag("frames");
-            return Ok((Self::Texture(ctx.alloc_texture(desc)?), stride));
+            return Ok((Self::Texture(ctx.textures().alloc(desc)?), stride));
         }
         let desc = AllocDesc::new("blur intermediate", buffer_bytes(width, height, half))
             .uninit()
@@ -93,7 +93,7 @@ impl Intermediate {
     pub(crate) fn release<B: Backend>(self, ctx: &Context<B>) -> Result<()> {
         match self {
             Self::Buffer(h) => ctx.release(h),
-            Self::Texture(t) => ctx.release_texture(t),
+            Self::Texture(t) => ctx.textures().release(t),
         }
     }
 
@@ -106,7 +106,7 @@ impl Intermediate {
     /// (vertical), `weights` the weights buffer, `params` the pass's params.
     ///
     /// # Errors
-    /// As [`Context::dispatch_guarded`] or [`Context::dispatch_textures`].
+    /// As [`Context::dispatch_guarded`] or [`Textures::dispatch`](crate::texture::Textures::dispatch).
     #[allow(clippy::too_many_arguments, reason = "one pass's launch, all of it")]
     pub(crate) fn launch<B: Backend>(
         &self,
@@ -134,7 +134,8 @@ impl Intermediate {
                 } else {
                     (frame.into(), mid.into())
                 };
-                ctx.dispatch_textures(kernel, &[], &[a, b, weights.into()], params, groups)
+                ctx.textures()
+                    .dispatch(kernel, &[], &[a, b, weights.into()], params, groups)
             }
         }
     }

@@ -226,7 +226,7 @@ impl<B: Storage> Manager<B> {
         if desc.kind == MemoryKind::Texture {
             return Err(Error::Unsupported {
                 what: format!("`{label}`: a buffer of kind Texture"),
-                reason: "textures have a size and a format: use Context::alloc_texture".into(),
+                reason: "textures have a size and a format: use ctx.textures().alloc".into(),
             });
         }
         if matches!(desc.kind, MemoryKind::Upload | MemoryKind::Readback) {

@@ -1,4 +1,5 @@
-//! The context's texture calls: allocate, release, describe, upload and download levels.
+//! The context's textures ([`Context::textures`]): allocate, release, describe, upload and
+//! download levels, and launches that bind them ([`Textures::dispatch`]).
 
 use crate::backend::Backend;
 use crate::lock;
@@ -7,7 +8,21 @@ use crate::texture::{TextureDesc, TextureInfo};
 use crate::types::error::Result;
 use crate::Context;
 
+/// The context's textures, one driver allocation each, held by the context's memory manager
+/// like its buffers (the budget, the statistics, leaks, the timeline). From
+/// [`Context::textures`].
+pub struct Textures<'a, B: Backend> {
+    pub(crate) ctx: &'a Context<B>,
+}
+
 impl<B: Backend> Context<B> {
+    /// The context's textures: allocate, upload, download, launch kernels that bind them.
+    pub fn textures(&self) -> Textures<'_, B> {
+        Textures { ctx: self }
+    }
+}
+
+impl<B: Backend> Textures<'_, B> {
     /// Allocates a texture, counted in the budget with the bytes the driver holds for it
     /// (at least [`TextureDesc::estimated_bytes`]) and in the statistics as kind
     /// [`MemoryKind::Texture`](crate::MemoryKind::Texture). Its texels read as zeros.
@@ -20,33 +35,34 @@ impl<B: Backend> Context<B> {
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory).
     ///
     /// ```
-    /// use vramkit::{Context, ContextDesc, TextureDesc, TextureFormat, MemoryKind};
+    /// use vramkit::texture::{TextureDesc, TextureFormat};
+    /// use vramkit::{Context, ContextDesc, MemoryKind};
     /// let ctx = Context::host(ContextDesc::default());
-    /// let t = ctx.alloc_texture(TextureDesc::new("frame", 1920, 1080, TextureFormat::Rgba8Unorm))?;
-    /// ctx.upload_texture(t, &vec![7u8; 1920 * 1080 * 4])?;
-    /// assert_eq!(ctx.download_texture(t)?[0], 7);
+    /// let t = ctx.textures().alloc(TextureDesc::new("frame", 1920, 1080, TextureFormat::Rgba8Unorm))?;
+    /// ctx.textures().upload(t, &vec![7u8; 1920 * 1080 * 4])?;
+    /// assert_eq!(ctx.textures().download(t)?[0], 7);
     /// assert_eq!(ctx.stats().kind(MemoryKind::Texture).reserved, 1920 * 1080 * 4);
-    /// ctx.release_texture(t)?;
+    /// ctx.textures().release(t)?;
     /// # Ok::<(), vramkit::Error>(())
     /// ```
-    pub fn alloc_texture(&self, desc: TextureDesc) -> Result<TextureHandle> {
-        lock(&self.mem).alloc_texture(&self.backend, desc)
+    pub fn alloc(&self, desc: TextureDesc) -> Result<TextureHandle> {
+        lock(&self.ctx.mem).alloc_texture(&self.ctx.backend, desc)
     }
 
     /// Releases a texture; it is freed once the work recorded on it has run.
     ///
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle) for a released or foreign handle.
-    pub fn release_texture(&self, handle: TextureHandle) -> Result<()> {
-        lock(&self.mem).release_texture(&self.backend, handle)
+    pub fn release(&self, handle: TextureHandle) -> Result<()> {
+        lock(&self.ctx.mem).release_texture(&self.ctx.backend, handle)
     }
 
     /// The texture's description and the bytes it counts in the budget.
     ///
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle).
-    pub fn texture_info(&self, handle: TextureHandle) -> Result<TextureInfo> {
-        lock(&self.mem).texture_info(handle)
+    pub fn info(&self, handle: TextureHandle) -> Result<TextureInfo> {
+        lock(&self.ctx.mem).texture_info(handle)
     }
 
     /// Writes mip level 0 from `data`, rows tightly packed (`width × texel size` bytes each),
@@ -55,19 +71,19 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) when `data` is not the level's
     /// size; [`Error::StaleHandle`](crate::Error::StaleHandle).
-    pub fn upload_texture(&self, handle: TextureHandle, data: &[u8]) -> Result<()> {
-        self.upload_texture_level(handle, 0, data)
+    pub fn upload(&self, handle: TextureHandle, data: &[u8]) -> Result<()> {
+        self.upload_level(handle, 0, data)
     }
 
-    /// Writes mip level `mip` from `data`, as [`upload_texture`](Self::upload_texture).
+    /// Writes mip level `mip` from `data`, as [`upload_texture`](Self::upload).
     ///
     /// # Errors
-    /// As [`upload_texture`](Self::upload_texture);
+    /// As [`upload_texture`](Self::upload);
     /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) for a level the texture
     /// lacks.
-    pub fn upload_texture_level(&self, handle: TextureHandle, mip: u32, data: &[u8]) -> Result<()> {
-        self.transfer(|t| t.upload_texture(handle, mip, data))?;
-        lock(&self.mem).record_texture_transfer(EventKind::Upload, handle, data.len() as u64);
+    pub fn upload_level(&self, handle: TextureHandle, mip: u32, data: &[u8]) -> Result<()> {
+        self.ctx.transfer(|t| t.upload_texture(handle, mip, data))?;
+        lock(&self.ctx.mem).record_texture_transfer(EventKind::Upload, handle, data.len() as u64);
         Ok(())
     }
 
@@ -76,18 +92,18 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle);
     /// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory).
-    pub fn download_texture(&self, handle: TextureHandle) -> Result<Vec<u8>> {
-        self.download_texture_level(handle, 0)
+    pub fn download(&self, handle: TextureHandle) -> Result<Vec<u8>> {
+        self.download_level(handle, 0)
     }
 
-    /// Reads mip level `mip` back, as [`download_texture`](Self::download_texture).
+    /// Reads mip level `mip` back, as [`download_texture`](Self::download).
     ///
     /// # Errors
-    /// As [`download_texture`](Self::download_texture);
+    /// As [`download_texture`](Self::download);
     /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) for a level the texture
     /// lacks.
-    pub fn download_texture_level(&self, handle: TextureHandle, mip: u32) -> Result<Vec<u8>> {
-        let info = self.texture_info(handle)?;
+    pub fn download_level(&self, handle: TextureHandle, mip: u32) -> Result<Vec<u8>> {
+        let info = self.info(handle)?;
         let bytes = if mip < info.desc.mip_levels {
             info.desc.level_bytes(mip)
         } else {
@@ -95,8 +111,9 @@ impl<B: Backend> Context<B> {
         };
         let mut out =
             crate::types::host_bytes::host_buffer(bytes, "the result of a texture download")?;
-        self.transfer(|t| t.download_texture(handle, mip, &mut out))?;
-        lock(&self.mem).record_texture_transfer(EventKind::Download, handle, bytes);
+        self.ctx
+            .transfer(|t| t.download_texture(handle, mip, &mut out))?;
+        lock(&self.ctx.mem).record_texture_transfer(EventKind::Download, handle, bytes);
         Ok(out)
     }
 }

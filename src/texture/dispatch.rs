@@ -1,14 +1,15 @@
-//! Kernel launches that bind textures: [`Context::dispatch_textures`].
+//! Kernel launches that bind textures: [`Textures::dispatch`].
 
+use super::Textures;
 use crate::backend::{Backend, BlockRange, Constants, KernelBinding, KernelSource};
 use crate::memory::manager::Access;
 use crate::signature::Slot;
 use crate::texture::TextureUsage;
 use crate::types::error::{Error, Result};
-use crate::{lock, Binding, BufferHandle, Context, SubmissionIndex, TextureHandle};
+use crate::{lock, Binding, BufferHandle, SubmissionIndex, TextureHandle};
 
 /// One binding of a launch that binds textures, in binding order
-/// ([`Context::dispatch_textures`]).
+/// ([`Textures::dispatch`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelArg {
     /// A storage buffer.
@@ -44,20 +45,20 @@ fn kind(arg: &KernelArg) -> &'static str {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: Backend> Textures<'_, B> {
     /// Records a launch of a kernel that binds textures (`texture_2d<f32>` read with
     /// `textureLoad` or `textureSampleLevel`, `texture_storage_2d` written with
     /// `textureStore`) and samplers besides storage buffers: `args[i]` is binding `i` of group
     /// 0, `params` (if not empty) the uniform at binding `args.len()`. Compiled with bounds
-    /// checks, as [`dispatch`](Self::dispatch). Textures are bound on the wgpu backend; CUDA
+    /// checks, as [`Context::dispatch`]. Textures are bound on the wgpu backend; CUDA
     /// and the host refuse with [`Error::Unsupported`] (their textures are linear memory).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `args` do not match the kernel's bindings one for one (a
     /// stored texture's format included); [`Error::InvalidParameter`] for a mip level the
     /// texture lacks, a texture without the usage its binding needs, or a stored texture bound
-    /// twice; [`Error::StaleHandle`]; as [`dispatch`](Self::dispatch) otherwise.
-    pub fn dispatch_textures(
+    /// twice; [`Error::StaleHandle`]; as [`Context::dispatch`] otherwise.
+    pub fn dispatch(
         &self,
         kernel: &KernelSource,
         constants: Constants<'_>,
@@ -66,7 +67,7 @@ impl<B: Backend> Context<B> {
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
         let kernel = &*kernel.as_checked();
-        let k = self.kernel(kernel, constants)?;
+        let k = self.ctx.kernel(kernel, constants)?;
         let (k, signature) = (&k.0, &k.1);
         let label = kernel.label();
         if args.len() != signature.slots.len() {
@@ -75,9 +76,9 @@ impl<B: Backend> Context<B> {
                 actual: args.len().to_string(),
             });
         }
-        let limits = self.backend.limits();
+        let limits = self.ctx.backend.limits();
         signature.check_params_and_grid(kernel, params.len(), workgroups, limits)?;
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         let mut bindings = Vec::with_capacity(args.len());
         for (i, (slot, arg)) in signature.slots.iter().zip(args).enumerate() {
             let binding = match (slot, arg) {
@@ -176,7 +177,8 @@ impl<B: Backend> Context<B> {
         // the bindings match the entry point's kinds one for one (formats, usages, a stored
         // texture bound once), and the params and grid were checked against it and the device.
         let index = unsafe {
-            self.backend
+            self.ctx
+                .backend
                 .dispatch_textures(k, &bindings, params, workgroups)?
         };
         drop(bindings);
@@ -187,6 +189,6 @@ impl<B: Backend> Context<B> {
                 KernelArg::Sampler => {}
             }
         }
-        Ok(self.submission(index))
+        Ok(self.ctx.submission(index))
     }
 }

@@ -15,4 +15,5 @@ mod dispatch;
 pub use crate::types::texture::{
     TextureCopy, TextureDesc, TextureFormat, TextureInfo, TextureUsage, ROW_ALIGNMENT,
 };
+pub use context::Textures;
 pub use dispatch::KernelArg;

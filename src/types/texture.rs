@@ -84,7 +84,7 @@ impl std::ops::BitOr for TextureUsage {
     }
 }
 
-/// What texture to allocate. See [`Context::alloc_texture`](crate::Context::alloc_texture).
+/// What texture to allocate. See [`Textures::alloc`](crate::texture::Textures::alloc).
 ///
 /// ```
 /// use vramkit::{TextureDesc, TextureFormat};
@@ -257,7 +257,7 @@ impl TextureCopy {
 }
 
 /// What a context knows of a live texture. See
-/// [`Context::texture_info`](crate::Context::texture_info).
+/// [`Textures::info`](crate::texture::Textures::info).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TextureInfo {
     /// Its description.
