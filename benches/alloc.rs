@@ -17,7 +17,7 @@ fn bench(c: &mut Criterion) {
 
     let host = Context::host(ContextDesc::default());
     let traced = Context::host(ContextDesc::default());
-    traced.start_trace(1 << 16);
+    traced.observe().start_trace(1 << 16);
     for (name, ctx) in [
         ("host/manager_64KiB", &host),
         ("host/manager_64KiB_traced", &traced),
@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
                 ctx.release(h).expect("release");
             })
         });
-        ctx.start_trace(1 << 16);
+        ctx.observe().start_trace(1 << 16);
         g.bench_function("wgpu/manager_64KiB_traced", |b| {
             b.iter(|| {
                 let h = ctx
@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
                 ctx.release(h).expect("release");
             })
         });
-        ctx.stop_trace();
+        ctx.observe().stop_trace();
         // Zeroed allocations of reused memory record a clear; submit and wait every 64 pairs so the
         // released ranges come back.
         g.bench_function("wgpu/manager_64KiB_zeroed", |b| {

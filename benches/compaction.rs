@@ -92,7 +92,7 @@ fn pass<B: Backend>(ctx: &Context<B>, name: &str, scale: u64, reps: usize) -> Ru
                 "{name}: allocation {i} lost its content in compaction"
             );
         }
-        ctx.audit().check().expect("audit");
+        ctx.observe().audit().check().expect("audit");
         for (_, h) in live {
             ctx.release(h).expect("release");
         }

@@ -24,7 +24,7 @@ fn pairs<B: Backend>(ctx: &Context<B>, n: u32) -> f64 {
 
 /// Best time per pair off and on, over `rounds` interleaved rounds.
 fn compare<B: Backend>(name: &str, off: &Context<B>, on: &Context<B>, rounds: u32, n: u32) {
-    on.start_trace(1 << 16);
+    on.observe().start_trace(1 << 16);
     let (mut a, mut b) = (f64::MAX, f64::MAX);
     for round in 0..rounds {
         if round % 2 == 0 {
@@ -35,7 +35,7 @@ fn compare<B: Backend>(name: &str, off: &Context<B>, on: &Context<B>, rounds: u3
             a = a.min(pairs(off, n));
         }
     }
-    let events = on.stop_trace().map_or(0, |t| t.events.len());
+    let events = on.observe().stop_trace().map_or(0, |t| t.events.len());
     println!(
         "{name}: tracing off {a:.1} ns, on {b:.1} ns per alloc + release: {:+.1} % ({events} events kept)",
         (b / a - 1.0) * 100.0

@@ -11,7 +11,7 @@ use crate::memory::manager::{Access, Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
-use crate::memory::{AllocDesc, AllocationInfo, BufferHandle, MemoryStats};
+use crate::memory::{AllocDesc, BufferHandle, MemoryStats};
 use crate::memory::{CompactionDesc, Geometry};
 use crate::types::debug::DebugSettings;
 use crate::types::error::{Error, Result};
@@ -376,19 +376,6 @@ impl<B: Backend> Context<B> {
     /// A snapshot of the counters.
     pub fn stats(&self) -> MemoryStats {
         lock(&self.mem).stats()
-    }
-
-    /// Where an allocation sits.
-    ///
-    /// # Errors
-    /// [`Error::StaleHandle`].
-    pub fn allocation_info(&self, handle: BufferHandle) -> Result<AllocationInfo> {
-        lock(&self.mem).info(handle)
-    }
-
-    /// Every live allocation, largest first.
-    pub fn allocations(&self) -> Vec<AllocationInfo> {
-        lock(&self.mem).allocations()
     }
 
     pub(crate) fn staging_slot(&self) -> u64 {

@@ -1,13 +1,6 @@
 //! The context's debug settings as its kernels read them.
 
-use crate::types::debug::DebugSettings;
-
 impl<B: crate::backend::Backend> crate::Context<B> {
-    /// The debug settings the context was created with.
-    pub fn debug_settings(&self) -> DebugSettings {
-        self.debug
-    }
-
     /// Whether kernels may use the backend's vendor BLAS: it has one, and
     /// [`DebugSettings::no_vendor_blas`] is off.
     pub(crate) fn vendor_blas(&self) -> bool {

@@ -39,7 +39,7 @@ pub mod interop;
 pub mod kernels;
 mod limits;
 pub mod memory;
-mod observe;
+pub mod observe;
 mod owned;
 mod queue;
 pub mod shaders;

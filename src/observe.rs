@@ -4,10 +4,43 @@
 use crate::backend::Backend;
 use crate::memory::trace::Recorder;
 use crate::memory::{report, AllocationInfo, AuditReport, Checkpoint, Growth, Trace};
+use crate::types::debug::DebugSettings;
 use crate::types::error::{Error, Result};
-use crate::{lock, Context};
+use crate::{lock, BufferHandle, Context};
+
+/// What a context holds and has done: the summary table, allocations, checkpoints and growth,
+/// leak reports, the timeline and a self-check of the counters. From [`Context::observe`].
+pub struct Observe<'a, B: Backend> {
+    ctx: &'a Context<B>,
+}
 
 impl<B: Backend> Context<B> {
+    /// What the context holds and has done: the summary table, allocations, checkpoints,
+    /// leaks, the timeline, the audit. ([`stats`](Self::stats) is the counters.)
+    pub fn observe(&self) -> Observe<'_, B> {
+        Observe { ctx: self }
+    }
+}
+
+impl<B: Backend> Observe<'_, B> {
+    /// Where an allocation sits.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    pub fn allocation_info(&self, handle: BufferHandle) -> Result<AllocationInfo> {
+        lock(&self.ctx.mem).info(handle)
+    }
+
+    /// Every live allocation, largest first.
+    pub fn allocations(&self) -> Vec<AllocationInfo> {
+        lock(&self.ctx.mem).allocations()
+    }
+
+    /// The debug settings the context was created with.
+    pub fn debug_settings(&self) -> DebugSettings {
+        self.ctx.debug
+    }
+
     /// A human-readable table of the context's memory, like `torch.cuda.memory_summary()`:
     /// totals and peaks, per memory kind (with fragmentation and error counts), per tag, and
     /// the largest live allocations grouped by label.
@@ -15,17 +48,21 @@ impl<B: Backend> Context<B> {
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
     /// let w = ctx.alloc(vramkit::AllocDesc::new("layer 1", 4096).tag("weights")).unwrap();
-    /// let table = ctx.summary();
+    /// let table = ctx.observe().summary();
     /// assert!(table.contains("weights") && table.contains("layer 1"));
     /// # ctx.release(w).unwrap();
     /// ```
     pub fn summary(&self) -> String {
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         let stats = m.stats();
         let live = m.allocations();
         drop(m);
         report::summary(
-            &format!("context {} on {}", self.id, self.backend.device_info()),
+            &format!(
+                "context {} on {}",
+                self.ctx.id,
+                self.ctx.backend.device_info()
+            ),
             &stats,
             &live,
         )
@@ -40,16 +77,16 @@ impl<B: Backend> Context<B> {
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
-    /// ctx.start_trace(10_000);
+    /// ctx.observe().start_trace(10_000);
     /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4096)).unwrap();
     /// ctx.release(h).unwrap();
-    /// let trace = ctx.stop_trace().unwrap();
+    /// let trace = ctx.observe().stop_trace().unwrap();
     /// assert!(trace.events.iter().any(|e| e.what == vramkit::EventKind::Alloc));
     /// #[cfg(feature = "trace-export")]
     /// assert!(trace.to_chrome_json().contains("\"alloc\""));
     /// ```
     pub fn start_trace(&self, capacity: usize) {
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         let s = m.stats();
         let base = std::array::from_fn(|i| (s.kinds[i].in_use, s.kinds[i].reserved));
         m.recorder = Some(Recorder::new(capacity, base));
@@ -58,22 +95,22 @@ impl<B: Backend> Context<B> {
     /// The timeline so far, if tracing (exported by `Trace::to_chrome_json` and
     /// `Trace::to_svg`, feature `trace-export`).
     pub fn trace(&self) -> Option<Trace> {
-        let device = self.backend.device_info().to_string();
-        lock(&self.mem).trace(device)
+        let device = self.ctx.backend.device_info().to_string();
+        lock(&self.ctx.mem).trace(device)
     }
 
     /// Stops tracing and returns the timeline.
     pub fn stop_trace(&self) -> Option<Trace> {
         let t = self.trace();
-        lock(&self.mem).recorder = None;
+        lock(&self.ctx.mem).recorder = None;
         t
     }
 
     /// Marks a point to measure growth from (see [`growth_since`](Self::growth_since)).
     pub fn checkpoint(&self) -> Checkpoint {
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         Checkpoint {
-            context: self.id,
+            context: self.ctx.id,
             seq: m.seq(),
             stats: m.stats(),
         }
@@ -85,14 +122,14 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::InvalidParameter`] for a checkpoint of another context.
     pub fn growth_since(&self, cp: &Checkpoint) -> Result<Growth> {
-        if cp.context != self.id {
+        if cp.context != self.ctx.id {
             return Err(Error::InvalidParameter {
                 name: "checkpoint",
                 value: format!("of context {}", cp.context),
                 reason: "use a checkpoint of the context it measures",
             });
         }
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         let now = m.stats();
         let live = m.live_since(cp.seq, false);
         drop(m);
@@ -110,12 +147,12 @@ impl<B: Backend> Context<B> {
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
-    /// let cp = ctx.checkpoint();
+    /// let cp = ctx.observe().checkpoint();
     /// for _ in 0..3 {
     ///     let tmp = ctx.alloc(vramkit::AllocDesc::new("scratch", 1024)).unwrap();
     ///     ctx.release(tmp).unwrap();
     /// }
-    /// ctx.check_no_growth(&cp).expect("the loop releases what it allocates");
+    /// ctx.observe().check_no_growth(&cp).expect("the loop releases what it allocates");
     /// ```
     ///
     /// # Errors
@@ -136,7 +173,7 @@ impl<B: Backend> Context<B> {
     /// [`DebugSettings::backtraces`](crate::DebugSettings::backtraces): what would leak if the context were dropped now (dropping it logs
     /// the same list at warn level).
     pub fn leaks(&self) -> Vec<AllocationInfo> {
-        lock(&self.mem).live_since(0, true)
+        lock(&self.ctx.mem).live_since(0, true)
     }
 
     /// Recomputes every counter from the live allocations and the pools' blocks and compares,
@@ -147,13 +184,13 @@ impl<B: Backend> Context<B> {
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
     /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 1000))?;
-    /// let report = ctx.audit();
+    /// let report = ctx.observe().audit();
     /// assert!(report.is_clean(), "{report}");
     /// report.check()?; // the same, as an `Error::Internal` when it is not clean
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn audit(&self) -> AuditReport {
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         let stats = m.stats();
         let live = m.allocations();
         let held = m.held();

@@ -35,7 +35,7 @@ impl<B: Backend> Context<B> {
         match first.checked_mul(size) {
             Some(offset) => Ok(offset),
             None => {
-                let info = self.allocation_info(handle)?;
+                let info = self.observe().allocation_info(handle)?;
                 Err(Error::InvalidRange {
                     label: info.label.to_string(),
                     offset: u64::MAX,
@@ -115,7 +115,7 @@ impl<B: Backend> Context<B> {
         let element = element_size::<T>()?;
         let size = self.size_of(handle)?;
         if size % element != 0 {
-            let info = self.allocation_info(handle)?;
+            let info = self.observe().allocation_info(handle)?;
             let name = std::any::type_name::<T>();
             return Err(Error::ShapeMismatch {
                 expected: format!(

@@ -86,7 +86,7 @@ fn verify<B: Backend>(ctx: &Context<B>, live: &[Live], when: &str) {
             back.len()
         );
         if let Some(at) = l.pinned_at {
-            let info = ctx.allocation_info(l.handle).expect("info");
+            let info = ctx.observe().allocation_info(l.handle).expect("info");
             assert_eq!(
                 (info.block, info.offset),
                 at,
@@ -94,7 +94,8 @@ fn verify<B: Backend>(ctx: &Context<B>, live: &[Live], when: &str) {
             );
         }
     }
-    ctx.audit()
+    ctx.observe()
+        .audit()
         .check()
         .unwrap_or_else(|e| panic!("{when}: {e}"));
 }
@@ -116,7 +117,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
         (false, false) => 400,
         (false, true) => 100,
     };
-    ctx.start_trace(1 << 20);
+    ctx.observe().start_trace(1 << 20);
     let mut rng = StdRng::seed_from_u64(0xc0_4ac7);
     let mut live: Vec<Live> = Vec::new();
     let (mut explicit, mut triggered, mut kernels) = (0, 0, 0);
@@ -130,7 +131,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
                 let immovable = rng.random_bool(0.1);
                 if let Some(handle) = make(&ctx, &data, immovable) {
                     let pinned_at = immovable.then(|| {
-                        let info = ctx.allocation_info(handle).expect("info");
+                        let info = ctx.observe().allocation_info(handle).expect("info");
                         (info.block, info.offset)
                     });
                     live.push(Live {
@@ -219,7 +220,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
         "the test must run kernels"
     );
     assert!(s.peak_reserved <= budget);
-    let trace = ctx.stop_trace().expect("trace");
+    let trace = ctx.observe().stop_trace().expect("trace");
     assert_eq!(trace.dropped, 0);
     assert!(
         trace.events.iter().all(|e| e.reserved <= budget),
@@ -242,7 +243,7 @@ fn edge_cases_of_compaction_and_geometry_do_not_panic() {
     let report = ctx.compact(u64::MAX).expect("compact of an empty segment");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
     assert!(report.bytes_freed > 0);
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
     let h = ctx
         .alloc(AllocDesc::new("again", 1 << 20))
         .expect("alloc after");

@@ -190,13 +190,13 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     let a = ctx.alloc(AllocDesc::new("a", 1 << 20)).expect("alloc");
     let data = common::random_bytes(1 << 20, 5);
     ctx.upload(a, &data).expect("upload");
-    let at = ctx.allocation_info(a).expect("info");
+    let at = ctx.observe().allocation_info(a).expect("info");
     let big: Vec<_> = (0..3)
         .map(|_| ctx.alloc(AllocDesc::new("big", GIB)).expect("alloc"))
         .collect();
     assert!(ctx.stats().reserved >= 3 * GIB);
     for h in &big {
-        let info = ctx.allocation_info(*h).expect("info");
+        let info = ctx.observe().allocation_info(*h).expect("info");
         assert_eq!(info.block, at.block);
         // New memory reads as zeros.
         assert!(ctx.download(*h).expect("download").iter().all(|&b| b == 0));
@@ -211,7 +211,7 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
         "the free end went back: {} B reserved",
         s.reserved
     );
-    let now = ctx.allocation_info(a).expect("info");
+    let now = ctx.observe().allocation_info(a).expect("info");
     assert_eq!((now.block, now.offset), (at.block, at.offset));
     assert_eq!(ctx.download(a).expect("download"), data);
 

@@ -75,7 +75,7 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
         assert_eq!(wrong, 0, "round {round}: {wrong} words are not stream B's");
         vk.release(h2)?;
     }
-    vk.audit().check()?;
+    vk.observe().audit().check()?;
     vk.forget_stream(sa)?;
     vk.forget_stream(sb)?;
     Ok(())

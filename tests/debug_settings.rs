@@ -360,7 +360,7 @@ fn no_vendor_blas_keeps_matmul_off_the_vendor_blas() {
         ..Default::default()
     };
     let ctx = with(Vendor::new(true, false), off);
-    assert_eq!(ctx.debug_settings(), off);
+    assert_eq!(ctx.observe().debug_settings(), off);
     let auto = run(&ctx, MatmulKernel::Auto).expect_err("the host runs no shaders");
     assert!(
         unsupported(auto).contains("no shaders"),

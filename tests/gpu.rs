@@ -107,7 +107,7 @@ fn uploaded_pair<B: Backend>(
 fn released_memory_is_reused_in_queue_order<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let (n, bytes, x, xs, ys) = uploaded_pair(&ctx, 1);
-    let x_at = ctx.allocation_info(xs).expect("info");
+    let x_at = ctx.observe().allocation_info(xs).expect("info");
     // Record a kernel that reads x, release x before the kernel is even submitted.
     kernels::scale(&ctx, xs, ys, 2.0, 1.0).expect("dispatch");
     ctx.release(xs).expect("release");
@@ -122,7 +122,7 @@ fn released_memory_is_reused_in_queue_order<B: Backend>(mk: Mk<B>) {
     let mut reused = false;
     for i in 0..8 {
         let h = ctx.alloc(AllocDesc::new("later", bytes)).expect("alloc");
-        let at = ctx.allocation_info(h).expect("info");
+        let at = ctx.observe().allocation_info(h).expect("info");
         reused |= at.block == x_at.block
             && at.offset < x_at.offset + x_at.reserved
             && x_at.offset < at.offset + at.reserved;

@@ -45,7 +45,7 @@ fn an_app_binds_a_vramkit_allocation_in_its_own_pipeline() {
         0
     );
     assert!(
-        !ctx.allocation_info(h).unwrap().movable,
+        !ctx.observe().allocation_info(h).unwrap().movable,
         "a bound allocation stays put"
     );
 
@@ -158,12 +158,12 @@ fn a_bound_allocation_is_not_moved_by_compaction() {
         let b = ctx.alloc(AllocDesc::new("b", 1 << 20)).unwrap();
         let data = floats(1 << 18, 9.0);
         ctx.upload(b, &bytes_of(&data)).unwrap();
-        let before = ctx.allocation_info(b).unwrap();
+        let before = ctx.observe().allocation_info(b).unwrap();
         let binding = bind.then(|| ctx.wgpu_binding(b).unwrap());
         ctx.release(a).unwrap();
         ctx.wait().unwrap();
         ctx.compact(u64::MAX).unwrap();
-        let after = ctx.allocation_info(b).unwrap();
+        let after = ctx.observe().allocation_info(b).unwrap();
         if let Some(binding) = binding {
             assert_eq!((after.block, after.offset), (before.block, before.offset));
             assert_eq!(binding.offset, after.offset);

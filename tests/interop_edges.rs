@@ -173,13 +173,13 @@ fn a_block_ever_bound_is_never_trusted_clean() {
         whole as usize,
     )]);
     ctx.wait().expect("wait");
-    let block = ctx.allocation_info(h).expect("info").block;
+    let block = ctx.observe().allocation_info(h).expect("info").block;
     let mut zeroed = Vec::new();
     for i in 0..64 {
         let z = ctx
             .alloc(AllocDesc::new(format!("zeroed {i}"), 4096))
             .expect("alloc");
-        if ctx.allocation_info(z).expect("info").block == block {
+        if ctx.observe().allocation_info(z).expect("info").block == block {
             let bytes = ctx.download(z).expect("download");
             assert!(
                 bytes.iter().all(|&b| b == 0),
@@ -320,7 +320,7 @@ fn a_refused_submission_is_reported_and_no_stale_data_is_returned() {
     let victim = ctx
         .alloc(AllocDesc::new("victim", 96 << 20))
         .expect("alloc");
-    let block = |h| ctx.allocation_info(h).expect("info").block;
+    let block = |h| ctx.observe().allocation_info(h).expect("info").block;
     assert_ne!(
         block(victim),
         block(x),

@@ -36,7 +36,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_lease_lives() -> anyhow::R
         );
         others.push(o);
     }
-    c.audit().check()?;
+    c.observe().audit().check()?;
     drop(copy);
     // The next operation collects the ended lease; the range is free again.
     let probe = c.alloc(AllocDesc::new("probe", 4096).uninit())?;
@@ -45,7 +45,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_lease_lives() -> anyhow::R
     for o in others {
         c.release(o)?;
     }
-    c.audit().check()?;
+    c.observe().audit().check()?;
     assert_eq!(c.stats().live, 0);
     Ok(())
 }
@@ -105,6 +105,6 @@ fn an_earlier_lease_that_ended_does_not_free_a_range_leased_again() -> anyhow::R
         );
     }
     drop(lease);
-    c.audit().check()?;
+    c.observe().audit().check()?;
     Ok(())
 }

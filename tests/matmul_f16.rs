@@ -269,7 +269,7 @@ fn a_wgpu_adapter_listing_f16_cooperative_matrices_runs_them() {
     let usable = f16
         && adapter.features().contains(needed)
         && (info.subgroup_min_size, info.subgroup_max_size) == (32, 32)
-        && !ctx.debug_settings().no_cooperative_matrix;
+        && !ctx.observe().debug_settings().no_cooperative_matrix;
     let auto = matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("auto");
     println!(
         "{}: lists {listed:?}; features {:?}; subgroups {}..{}; Auto runs {auto:?}",

@@ -74,7 +74,7 @@ fn round_trips_of_many_sizes<B: Backend>(mk: Mk<B>) {
 /// Checks from offsets that no two live allocations share a byte, that offsets are aligned, and
 /// that the counters agree with the live allocations.
 fn check_layout<B: Backend>(ctx: &Context<B>) {
-    let all = ctx.allocations();
+    let all = ctx.observe().allocations();
     let align = ctx.backend().limits().offset_alignment;
     let mut by_block: HashMap<(MemoryKind, u64), Vec<(u64, u64)>> = HashMap::new();
     for a in &all {
@@ -147,11 +147,11 @@ fn reused_memory_arrives_zeroed<B: Backend>(mk: Mk<B>) {
     let size = MIB + 100;
     let a = ctx.alloc(AllocDesc::new("dirty", size)).expect("alloc");
     ctx.upload(a, &vec![0xAB; size as usize]).expect("upload");
-    let where_a = ctx.allocation_info(a).expect("info");
+    let where_a = ctx.observe().allocation_info(a).expect("info");
     ctx.release(a).expect("release");
     ctx.wait().expect("wait");
     let b = ctx.alloc(AllocDesc::new("reuse", size)).expect("alloc");
-    let where_b = ctx.allocation_info(b).expect("info");
+    let where_b = ctx.observe().allocation_info(b).expect("info");
     assert_eq!(
         (where_a.block, where_a.offset),
         (where_b.block, where_b.offset),

@@ -42,7 +42,7 @@ fn check_invariants(
     model: &HashMap<BufferHandle, Vec<u8>>,
     budget: u64,
 ) {
-    let all = ctx.allocations();
+    let all = ctx.observe().allocations();
     let mut ranges: HashMap<(vramkit::MemoryKind, u64), Vec<(u64, u64)>> = HashMap::new();
     for a in &all {
         ranges
@@ -209,7 +209,7 @@ fn million_operations(resizable: bool, ops: usize) {
     let mut spans: BTreeMap<(MemoryKind, u64, u64), u64> = BTreeMap::new();
     let rebuild = |spans: &mut BTreeMap<(MemoryKind, u64, u64), u64>| {
         spans.clear();
-        for a in ctx.allocations() {
+        for a in ctx.observe().allocations() {
             spans.insert((a.kind, a.block, a.offset), a.offset + a.reserved);
         }
         let mut prev: Option<(&(MemoryKind, u64, u64), &u64)> = None;
@@ -234,7 +234,7 @@ fn million_operations(resizable: bool, ops: usize) {
             let desc = if immovable { desc.immovable() } else { desc };
             match ctx.alloc(desc) {
                 Ok(h) => {
-                    let a = ctx.allocation_info(h).expect("info");
+                    let a = ctx.observe().allocation_info(h).expect("info");
                     assert_eq!(a.size, size);
                     assert!(
                         a.reserved >= size && a.offset.is_multiple_of(ALIGN),
@@ -274,7 +274,7 @@ fn million_operations(resizable: bool, ops: usize) {
             }
         } else if roll < 990 {
             let h = order.swap_remove(rng.random_range(0..order.len()));
-            let a = ctx.allocation_info(h).expect("info");
+            let a = ctx.observe().allocation_info(h).expect("info");
             assert_eq!(
                 spans.remove(&(a.kind, a.block, a.offset)),
                 Some(a.offset + a.reserved)
@@ -302,7 +302,7 @@ fn million_operations(resizable: bool, ops: usize) {
             rebuild(&mut spans);
             for (h, (_, _, at)) in &model {
                 if let Some(at) = at {
-                    let a = ctx.allocation_info(*h).expect("info");
+                    let a = ctx.observe().allocation_info(*h).expect("info");
                     assert_eq!((a.block, a.offset), *at, "an immovable allocation moved");
                 }
             }
@@ -313,7 +313,8 @@ fn million_operations(resizable: bool, ops: usize) {
             assert_eq!(s.in_use, model.values().map(|m| m.1).sum::<u64>());
         }
         if step % 20_000 == 0 {
-            ctx.audit()
+            ctx.observe()
+                .audit()
                 .check()
                 .unwrap_or_else(|e| panic!("step {step}: {e}"));
             rebuild(&mut spans);
@@ -332,7 +333,7 @@ fn million_operations(resizable: bool, ops: usize) {
     for h in order {
         ctx.release(h).expect("release");
     }
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
     let s = ctx.stats();
     assert_eq!((s.live, s.in_use), (0, 0));
     // Nothing live: every block is one free range (the audit rejects touching free ranges).

@@ -128,7 +128,7 @@ fn statistics_are_summed<B: Backend>(mk: Mk<B>) {
     assert!(summary.starts_with(&stats.to_string()), "{summary}");
     for (i, ctx) in s.devices().iter().enumerate() {
         // Each device's own table, after its header (minus the peaks' lines that change).
-        let table = ctx.summary();
+        let table = ctx.observe().summary();
         let first = table.lines().next().unwrap();
         assert!(
             summary.contains(&format!("== device {i}\n{first}")),

@@ -55,7 +55,7 @@ fn check_against_model<B: Backend>(ctx: &vramkit::Context<B>, model: &Model, err
         }
     }
     assert_eq!(s.over_budget_errors, errors.iter().sum::<u64>());
-    let report = ctx.audit();
+    let report = ctx.observe().audit();
     assert!(
         report.is_clean(),
         "counters disagree with a recount: {report}"
@@ -145,7 +145,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
 fn growth_checks_catch_a_planted_leak_and_pass_a_clean_loop<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let keep = ctx.alloc(AllocDesc::new("before", 4096)).expect("alloc");
-    let cp = ctx.checkpoint();
+    let cp = ctx.observe().checkpoint();
     // Releasing an allocation older than the checkpoint is not growth.
     ctx.release(keep).expect("release");
     for i in 0..10u64 {
@@ -155,11 +155,12 @@ fn growth_checks_catch_a_planted_leak_and_pass_a_clean_loop<B: Backend>(mk: Mk<B
         ctx.upload(h, &[1; 1000]).expect("upload");
         ctx.release(h).expect("release");
     }
-    ctx.check_no_growth(&cp)
+    ctx.observe()
+        .check_no_growth(&cp)
         .expect("a clean loop does not grow");
-    assert!(ctx.growth_since(&cp).expect("growth").is_empty());
+    assert!(ctx.observe().growth_since(&cp).expect("growth").is_empty());
 
-    let cp = ctx.checkpoint();
+    let cp = ctx.observe().checkpoint();
     let mut leaked = Vec::new();
     for i in 0..9u64 {
         let h = ctx
@@ -173,13 +174,13 @@ fn growth_checks_catch_a_planted_leak_and_pass_a_clean_loop<B: Backend>(mk: Mk<B
             ctx.release(h).expect("release");
         }
     }
-    let g = ctx.growth_since(&cp).expect("growth");
+    let g = ctx.observe().growth_since(&cp).expect("growth");
     assert_eq!((g.allocations, g.bytes), (3, 3 * 2048));
     assert_eq!(g.by_label.len(), 1);
     assert_eq!(g.by_label[0].label, "per-iteration cache");
     assert_eq!(g.by_label[0].tag.as_deref(), Some("frames"));
     assert_eq!(g.by_label[0].count, 3);
-    match ctx.check_no_growth(&cp) {
+    match ctx.observe().check_no_growth(&cp) {
         Err(Error::MemoryGrowth {
             bytes,
             allocations,
@@ -192,13 +193,13 @@ fn growth_checks_catch_a_planted_leak_and_pass_a_clean_loop<B: Backend>(mk: Mk<B
     }
     let other = mk(ContextDesc::default());
     assert!(matches!(
-        other.growth_since(&cp),
+        other.observe().growth_since(&cp),
         Err(Error::InvalidParameter { .. })
     ));
     for h in leaked {
         ctx.release(h).expect("release");
     }
-    ctx.check_no_growth(&cp).expect("released again");
+    ctx.observe().check_no_growth(&cp).expect("released again");
 }
 
 fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
@@ -224,7 +225,7 @@ fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
             live.push((format!("buffer {i}"), 100 * (i + 1), tag));
         }
     }
-    let leaks = ctx.leaks();
+    let leaks = ctx.observe().leaks();
     let mut got: Vec<_> = leaks
         .iter()
         .map(|l| {
@@ -264,9 +265,9 @@ fn the_leak_report_lists_exactly_the_live_allocations<B: Backend>(mk: Mk<B>) {
     let clean = mk(ContextDesc::default());
     let h = clean.alloc(AllocDesc::new("x", 8)).expect("alloc");
     clean.release(h).expect("release");
-    assert!(clean.leaks().is_empty());
+    assert!(clean.observe().leaks().is_empty());
     let kept = clean.alloc(AllocDesc::new("kept", 8)).expect("alloc");
-    let leaks = clean.leaks();
+    let leaks = clean.observe().leaks();
     assert_eq!(leaks.len(), 1);
     assert_eq!(leaks[0].allocated_at, None, "no backtrace unless asked for");
     clean.release(kept).expect("release");
@@ -285,7 +286,7 @@ fn the_summary_names_kinds_tags_and_labels<B: Backend>(mk: Mk<B>) {
         .expect("alloc");
     let big = ctx.alloc(AllocDesc::new("too big", 100 * MIB));
     assert!(matches!(big, Err(Error::OverBudget { .. })));
-    let s = ctx.summary();
+    let s = ctx.observe().summary();
     for needle in [
         "Device",
         "weights",
@@ -312,8 +313,8 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
         staging_slots: 1,
         ..Default::default()
     });
-    assert!(ctx.trace().is_none(), "tracing is off by default");
-    ctx.start_trace(1000);
+    assert!(ctx.observe().trace().is_none(), "tracing is off by default");
+    ctx.observe().start_trace(1000);
     let a = ctx
         .alloc(AllocDesc::new("frame", 3 * MIB).tag("frames"))
         .expect("alloc");
@@ -326,8 +327,8 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
     ctx.release(a).expect("release");
     ctx.release(b).expect("release");
     ctx.trim().expect("trim");
-    let trace = ctx.stop_trace().expect("trace");
-    assert!(ctx.trace().is_none(), "stopped");
+    let trace = ctx.observe().stop_trace().expect("trace");
+    assert!(ctx.observe().trace().is_none(), "stopped");
     let whats: Vec<EventKind> = trace.events.iter().map(|e| e.what).collect();
     for w in [
         EventKind::Alloc,
@@ -364,12 +365,12 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
     check_export(&trace);
 
     // The log is bounded: the oldest events go, and are counted.
-    ctx.start_trace(10);
+    ctx.observe().start_trace(10);
     for _ in 0..20 {
         let h = ctx.alloc(AllocDesc::new("x", 64)).expect("alloc");
         ctx.release(h).expect("release");
     }
-    let t = ctx.stop_trace().expect("trace");
+    let t = ctx.observe().stop_trace().expect("trace");
     // 41 events: one block grown (everything was trimmed), 20 allocs, 20 releases.
     assert_eq!((t.events.len(), t.dropped), (10, 31));
     assert_eq!(t.events[9].what, EventKind::Release);

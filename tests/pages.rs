@@ -83,14 +83,14 @@ fn churn<B: Backend>(
             ctx.release(h)?;
         }
         if step % AUDIT_EVERY == 0 {
-            ctx.audit().check()?;
+            ctx.observe().audit().check()?;
         }
     }
     for (h, id, size) in live {
         anyhow::ensure!(ctx.download(h)? == pattern(id, size as usize));
         ctx.release(h)?;
     }
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(id)
 }
 
@@ -194,7 +194,7 @@ fn a_release_threshold_gives_free_pages_back_and_trim_gives_all() -> anyhow::Res
     }
     ctx.trim()?;
     assert_eq!(ctx.stats().reserved, 0);
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(())
 }
 
@@ -227,7 +227,7 @@ fn a_request_takes_mapped_free_memory_before_pages_are_mapped_again() -> anyhow:
     for h in [c, s1, s2] {
         ctx.release(h)?;
     }
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(())
 }
 

@@ -55,7 +55,7 @@ fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
         "{} B cached over 8 MiB",
         s.cached_free
     );
-    some.audit().check().expect("audit");
+    some.observe().audit().check().expect("audit");
 }
 
 /// Under a budget smaller than a segment's growth granule (2 MiB), a segment still gives its

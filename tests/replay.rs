@@ -41,7 +41,10 @@ fn every_stored_trace_completes_under_1_02_times_its_live_peak() {
         );
         assert!(out.completed, "{}: {:?}", trace.name, out.error);
         assert!(out.peak_reserved <= budget);
-        ctx.audit().check().expect("audit after the replay");
+        ctx.observe()
+            .audit()
+            .check()
+            .expect("audit after the replay");
         assert_eq!(ctx.stats().live, 0);
     }
 }

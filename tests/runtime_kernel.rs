@@ -136,9 +136,9 @@ fn a_wild_runtime_kernel_stays_inside_its_bindings<B: Backend>(mk: Mk<B>) {
     let before = [alloc("n0"), alloc("n1")];
     let (x, y) = (alloc("x"), alloc("y"));
     let after = [alloc("n2"), alloc("n3")];
-    let block = ctx.allocation_info(x).expect("info").block;
+    let block = ctx.observe().allocation_info(x).expect("info").block;
     for h in &live {
-        let info = ctx.allocation_info(*h).expect("info");
+        let info = ctx.observe().allocation_info(*h).expect("info");
         assert_eq!(
             info.block, block,
             "the test needs its allocations in one block"

@@ -67,10 +67,10 @@ fn sandwich<B: Backend>(ctx: &Context<B>, sizes: &[u64], seed: u64) -> (Vec<Buff
     let mut fence = before;
     fence.handles.extend(after.handles);
     fence.contents.extend(after.contents);
-    let block = ctx.allocation_info(inner[0]).expect("info").block;
+    let block = ctx.observe().allocation_info(inner[0]).expect("info").block;
     for h in fence.handles.iter().chain(&inner) {
         assert_eq!(
-            ctx.allocation_info(*h).expect("info").block,
+            ctx.observe().allocation_info(*h).expect("info").block,
             block,
             "the test needs its allocations in one block"
         );

@@ -39,7 +39,7 @@ fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
     assert_eq!(p2.address, p.address, "same stream: reused at once");
     assert!(ctx.backend().is_held(A), "nothing waited for the stream");
     ctx.release(h2)?;
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(())
 }
 
@@ -64,7 +64,7 @@ fn another_stream_takes_memory_only_after_the_releasing_stream_passed() -> anyho
     let own = ctx.alloc(AllocDesc::new("own", 1 << 20))?;
     assert!(!ctx.backend().is_held(B), "vramkit's queue took B's memory");
     ctx.release(own)?;
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(())
 }
 
@@ -89,7 +89,7 @@ fn record_stream_holds_a_release_until_that_stream_passed() -> anyhow::Result<()
     );
     assert_eq!(ctx.stats().pending_release, 0);
     ctx.release(h3)?;
-    ctx.audit().check()?;
+    ctx.observe().audit().check()?;
     Ok(())
 }
 
@@ -255,7 +255,7 @@ fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::R
         for (h, ..) in live {
             ctx.release(h)?;
         }
-        ctx.audit().check()?;
+        ctx.observe().audit().check()?;
     }
     Ok(())
 }
@@ -310,7 +310,7 @@ fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Resu
     );
     s.backend().resume_stream(A);
     s.release(keep)?;
-    s.audit().check()?;
+    s.observe().audit().check()?;
     Ok(())
 }
 

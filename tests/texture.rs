@@ -83,7 +83,7 @@ fn every_format_and_level_round_trips<B: Backend>(mk: Mk<B>) {
             }
         }
         ctx.wait().expect("wait");
-        ctx.audit().check().expect("audit");
+        ctx.observe().audit().check().expect("audit");
     }
 }
 
@@ -92,7 +92,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
         budget: Some(24 << 20),
         ..Default::default()
     });
-    ctx.start_trace(1000);
+    ctx.observe().start_trace(1000);
     // 1000 texels of RGBA8 are 4,000 bytes a row, 4,096 padded: 4,096,000 bytes at least.
     let desc = TextureDesc::new("frame", 1000, 1000, TextureFormat::Rgba8Unorm).tag("frames");
     let t = ctx
@@ -114,7 +114,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
         (tag.requested, tag.in_use, tag.live),
         (4_000_000, info.bytes, 1)
     );
-    assert!(ctx.summary().contains("frame"));
+    assert!(ctx.observe().summary().contains("frame"));
     ctx.textures()
         .upload(t, &vec![1; 4_000_000])
         .expect("upload");
@@ -144,7 +144,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
         "{buffer:?}"
     );
     // Leaks and audits see textures.
-    let leaks = ctx.leaks();
+    let leaks = ctx.observe().leaks();
     assert_eq!(
         leaks
             .iter()
@@ -155,7 +155,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
     assert!(leaks
         .iter()
         .all(|a| a.label == "frame" && a.reserved == info.bytes));
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
     // Released textures give their bytes back (after the device is done with them).
     for h in held.drain(..) {
         ctx.textures().release(h).expect("release");
@@ -171,13 +171,13 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
         ),
         (0, 0)
     );
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
     let b = ctx
         .alloc(AllocDesc::new("big", 8 << 20))
         .expect("room again");
     ctx.release(b).expect("release");
     // The timeline has the texture's life: made, allocated, uploaded, released, freed.
-    let trace = ctx.stop_trace().expect("trace");
+    let trace = ctx.observe().stop_trace().expect("trace");
     let of = |what| {
         trace
             .events

@@ -62,7 +62,7 @@ fn filled_once_uploaded_twice<B: Backend>(mk: Mk<B>) {
         ctx.free_staging(s).expect("free");
         ctx.release(h).expect("release");
     }
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
 }
 
 fn counted_in_the_budget<B: Backend>(mk: Mk<B>) {
@@ -79,7 +79,10 @@ fn counted_in_the_budget<B: Backend>(mk: Mk<B>) {
         "1001 bytes held as 1004 (whole words)"
     );
     assert_eq!(during.reserved, before.reserved + 1004);
-    ctx.audit().check().expect("audit with a staging buffer");
+    ctx.observe()
+        .audit()
+        .check()
+        .expect("audit with a staging buffer");
     assert!(matches!(
         ctx.alloc_staging(32 << 20),
         Err(Error::OverBudget { .. })
@@ -91,7 +94,7 @@ fn counted_in_the_budget<B: Backend>(mk: Mk<B>) {
         (after.staging, after.reserved),
         (before.staging, before.reserved)
     );
-    ctx.audit().check().expect("audit after freeing");
+    ctx.observe().audit().check().expect("audit after freeing");
 }
 
 fn bad_ranges_and_foreign_buffers_are_refused<B: Backend>(mk: Mk<B>) {

@@ -96,7 +96,10 @@ fn round_trips_at_chunk_boundaries<B: Backend>(mk: Mk<B>) {
             ctx.release(h).expect("release");
         }
     }
-    ctx.audit().check().expect("audit after transfers");
+    ctx.observe()
+        .audit()
+        .check()
+        .expect("audit after transfers");
 }
 
 fn bad_ranges_are_typed_errors<B: Backend>(mk: Mk<B>) {
@@ -188,7 +191,7 @@ fn a_panicking_closure_leaves_the_context_usable<B: Backend>(mk: Mk<B>) {
     assert!(download_with(&ctx, h, 0, len as u64) == src);
     assert!(ctx.download(h).expect("download") == src);
     assert!(ctx.stats().staging <= staging.max(ctx.staging_capacity()));
-    ctx.audit().check().expect("audit after panics");
+    ctx.observe().audit().check().expect("audit after panics");
     ctx.release(h).expect("release");
     ctx.trim().expect("trim");
     assert_eq!(ctx.stats().staging, 0, "no staging leaked");
@@ -216,7 +219,10 @@ fn staging_stays_in_the_budget<B: Backend>(mk: Mk<B>) {
         "reserved {}",
         s.reserved
     );
-    ctx.audit().check().expect("audit after transfers");
+    ctx.observe()
+        .audit()
+        .check()
+        .expect("audit after transfers");
     ctx.release(h).expect("release");
     ctx.trim().expect("trim");
     assert_eq!(ctx.stats().staging, 0);

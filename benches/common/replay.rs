@@ -115,7 +115,7 @@ pub fn replay<B: Backend>(ctx: &Context<B>, trace: &Trace, timed: bool) -> Outco
     replay_checked(ctx, trace, timed, 0)
 }
 
-/// [`replay`], auditing the context ([`Context::audit`]: counters and layout) every `every`
+/// [`replay`], auditing the context ([`Observe::audit`](crate::observe::Observe::audit): counters and layout) every `every`
 /// events (0: never); a failed audit stops the replay with its report as the error.
 pub fn replay_checked<B: Backend>(
     ctx: &Context<B>,
@@ -135,7 +135,7 @@ pub fn replay_checked<B: Backend>(
     let start = Instant::now();
     for (n, &op) in trace.ops.iter().enumerate() {
         if every > 0 && n % every == 0 {
-            if let Err(e) = ctx.audit().check() {
+            if let Err(e) = ctx.observe().audit().check() {
                 audit_error = Some(format!("audit after {n} events: {e}"));
                 break;
             }

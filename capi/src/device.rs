@@ -96,7 +96,7 @@ impl Device {
             }
         };
         if config.trace > 0 {
-            with_ctx!(&ctx, c => c.start_trace(config.trace));
+            with_ctx!(&ctx, c => c.observe().start_trace(config.trace));
         }
         Ok(Self {
             index,
@@ -166,7 +166,7 @@ impl Device {
 
     /// The summary table.
     pub fn summary(&self) -> String {
-        with_ctx!(&self.ctx, c => c.summary())
+        with_ctx!(&self.ctx, c => c.observe().summary())
     }
 
     /// Gives back every cached free byte.
@@ -183,12 +183,12 @@ impl Device {
     }
 
     pub fn start_trace(&self, capacity: usize) {
-        with_ctx!(&self.ctx, c => c.start_trace(capacity));
+        with_ctx!(&self.ctx, c => c.observe().start_trace(capacity));
     }
 
     /// The timeline as Chrome trace JSON.
     pub fn trace_json(&self) -> Result<String> {
-        let trace = with_ctx!(&self.ctx, c => c.trace());
+        let trace = with_ctx!(&self.ctx, c => c.observe().trace());
         trace
             .map(|t| t.to_chrome_json())
             .ok_or_else(|| Error::InvalidParameter {

@@ -255,7 +255,7 @@ pub fn process<B: Backend>(
     let several = devices.len() > 1;
     for (d, ctx) in devices.iter().enumerate() {
         if args.trace.is_some() || args.plot.is_some() {
-            ctx.start_trace(1 << 20);
+            ctx.observe().start_trace(1 << 20);
         }
         if several {
             eprintln!("device {d}: {}", ctx.adapter_info());

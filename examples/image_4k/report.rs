@@ -270,7 +270,7 @@ pub fn finish<B: Backend>(
     let failed = |e: std::io::Error| Failure::Other(format!("cannot print the report: {e}"));
     table(&mut *out, job, devices).map_err(failed)?;
     for (d, ctx) in devices.iter().enumerate() {
-        let Some(trace) = ctx.stop_trace() else {
+        let Some(trace) = ctx.observe().stop_trace() else {
             continue;
         };
         if let Some(p) = &args.trace {

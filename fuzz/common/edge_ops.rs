@@ -141,7 +141,7 @@ pub fn run(data: &[u8]) {
                                     !overlaps(range, (l.address, l.size)),
                                     "step {step}: {range:?} ({:?}) was handed out under a live \
                                      lease of {:?}",
-                                    ctx.allocation_info(h),
+                                    ctx.observe().allocation_info(h),
                                     (l.address, l.size)
                                 );
                             }
@@ -256,7 +256,7 @@ pub fn run(data: &[u8]) {
                 }
             }
         }
-        if let Err(e) = ctx.audit().check() {
+        if let Err(e) = ctx.observe().audit().check() {
             panic!("step {step}: {e}");
         }
     }

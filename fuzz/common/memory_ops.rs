@@ -166,7 +166,7 @@ pub fn run(data: &[u8]) {
                 }
             }
         }
-        if let Err(e) = ctx.audit().check() {
+        if let Err(e) = ctx.observe().audit().check() {
             panic!("step {step}: {e}");
         }
     }

@@ -71,7 +71,7 @@ impl<B: Backend> DeviceSet<B> {
             let size = ctx.size_of(h.handle)?;
             if at.checked_add(len).is_none_or(|end| end > size) {
                 return Err(Error::InvalidRange {
-                    label: ctx.allocation_info(h.handle)?.label.to_string(),
+                    label: ctx.observe().allocation_info(h.handle)?.label.to_string(),
                     offset: at,
                     len,
                     size,
@@ -81,7 +81,11 @@ impl<B: Backend> DeviceSet<B> {
         }
         if src == dst && src_offset.max(dst_offset) - src_offset.min(dst_offset) < len {
             return Err(Error::InvalidRange {
-                label: from.allocation_info(src.handle)?.label.to_string(),
+                label: from
+                    .observe()
+                    .allocation_info(src.handle)?
+                    .label
+                    .to_string(),
                 offset: dst_offset,
                 len,
                 size: from.size_of(src.handle)?,

@@ -252,11 +252,11 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// A human-readable report: the set's sums (as [`SetStats`]'s `Display`), then each
-    /// device's [`Context::summary`] table.
+    /// device's [`Observe::summary`](crate::observe::Observe::summary) table.
     pub fn summary(&self) -> String {
         let mut out = self.stats().to_string();
         for (i, ctx) in self.devices.iter().enumerate() {
-            out.push_str(&format!("\n\n== device {i}\n{}", ctx.summary()));
+            out.push_str(&format!("\n\n== device {i}\n{}", ctx.observe().summary()));
         }
         out
     }

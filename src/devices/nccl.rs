@@ -330,7 +330,7 @@ fn f32_count(contexts: &[Arc<Context<CudaBackend>>], handles: &[BufferHandle]) -
             Some(first) if first != s => {
                 return Err(Error::ShapeMismatch {
                     expected: format!("buffers of one size ({first} bytes, the first one's)"),
-                    actual: format!("`{}` of {s} bytes", ctx.allocation_info(h)?.label),
+                    actual: format!("`{}` of {s} bytes", ctx.observe().allocation_info(h)?.label),
                 })
             }
             Some(_) => {}

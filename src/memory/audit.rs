@@ -1,5 +1,5 @@
 //! [`AuditReport`]: the counters recounted from scratch, as PyTorch's memory-stat consistency
-//! check, and the pools' layout re-derived. See [`Context::audit`](crate::Context::audit).
+//! check, and the pools' layout re-derived. See [`Observe::audit`](crate::observe::Observe::audit).
 
 use std::fmt;
 
@@ -18,7 +18,7 @@ pub struct CounterMismatch {
     pub recounted: u64,
 }
 
-/// What [`Context::audit`](crate::Context::audit) found. Clean unless vramkit has a bug.
+/// What [`Observe::audit`](crate::observe::Observe::audit) found. Clean unless vramkit has a bug.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AuditReport {
     /// Counters that disagree with a recount.

@@ -91,7 +91,7 @@ impl AllocDesc {
         self
     }
 
-    /// Sets the tag: statistics, [`summary`](crate::Context::summary), growth and leak reports
+    /// Sets the tag: statistics, [`observe().summary`](crate::observe::Observe::summary), growth and leak reports
     /// total allocations by tag.
     pub fn tag(mut self, tag: impl Into<Label>) -> Self {
         self.tag = Some(tag.into());
@@ -112,7 +112,7 @@ impl AllocDesc {
     }
 }
 
-/// Where a live allocation sits. See [`Context::allocation_info`](crate::Context::allocation_info).
+/// Where a live allocation sits. See [`Observe::allocation_info`](crate::observe::Observe::allocation_info).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AllocationInfo {
     /// Its label.
@@ -134,7 +134,7 @@ pub struct AllocationInfo {
     /// Whether compaction may move it.
     pub movable: bool,
     /// Where it was allocated: a backtrace, in leak reports
-    /// ([`Context::leaks`](crate::Context::leaks)) with
+    /// ([`Observe::leaks`](crate::observe::Observe::leaks)) with
     /// [`DebugSettings::backtraces`](crate::DebugSettings::backtraces).
     pub allocated_at: Option<String>,
 }

@@ -47,7 +47,7 @@ pub(crate) fn by_label(live: &[AllocationInfo]) -> Vec<LabelTotal> {
     totals
 }
 
-/// A point to measure growth from: see [`Context::checkpoint`](crate::Context::checkpoint).
+/// A point to measure growth from: see [`Observe::checkpoint`](crate::observe::Observe::checkpoint).
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
     pub(crate) context: u32,
@@ -58,7 +58,7 @@ pub struct Checkpoint {
 }
 
 /// What was allocated after a [`Checkpoint`] and is still alive: see
-/// [`Context::growth_since`](crate::Context::growth_since).
+/// [`Observe::growth_since`](crate::observe::Observe::growth_since).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Growth {
     /// Bytes asked for by those allocations.
@@ -105,7 +105,7 @@ impl std::fmt::Display for Growth {
     }
 }
 
-/// The table of [`Context::summary`](crate::Context::summary).
+/// The table of [`Observe::summary`](crate::observe::Observe::summary).
 pub(crate) fn summary(device: &str, s: &MemoryStats, live: &[AllocationInfo]) -> String {
     let mut out = String::new();
     let rule = "-".repeat(100);

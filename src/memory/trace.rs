@@ -1,6 +1,6 @@
 //! The timeline: a bounded log of memory events with timestamps, exported as Chrome trace-event
 //! JSON (Perfetto, chrome://tracing) and plotted as SVG with feature `trace-export`
-//! (`trace_export`). See [`Context::start_trace`](crate::Context::start_trace).
+//! (`trace_export`). See [`Observe::start_trace`](crate::observe::Observe::start_trace).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -59,7 +59,7 @@ impl EventKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
     /// Nanoseconds since tracing started, to about 0.1 ms (see
-    /// [`Context::start_trace`](crate::Context::start_trace)).
+    /// [`Observe::start_trace`](crate::observe::Observe::start_trace)).
     pub at_ns: u64,
     /// What happened.
     pub what: EventKind,
@@ -225,7 +225,7 @@ impl Drop for Recorder {
     }
 }
 
-/// A copy of the timeline: see [`Context::trace`](crate::Context::trace).
+/// A copy of the timeline: see [`Observe::trace`](crate::observe::Observe::trace).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
     /// Events, oldest first.

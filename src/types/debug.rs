@@ -23,14 +23,14 @@
 /// };
 /// let ctx = vramkit::Context::host(desc);
 /// let h = ctx.alloc(vramkit::AllocDesc::new("kept", 64))?;
-/// assert!(ctx.leaks()[0].allocated_at.is_some());
+/// assert!(ctx.observe().leaks()[0].allocated_at.is_some());
 /// # ctx.release(h)?;
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DebugSettings {
     /// Capture a backtrace at each allocation (buffers and textures), shown by
-    /// [`Context::leaks`](crate::Context::leaks) and in the leak report the context logs when
+    /// [`Observe::leaks`](crate::observe::Observe::leaks) and in the leak report the context logs when
     /// it is dropped. Costs microseconds per allocation.
     pub backtraces: bool,
     /// Log each allocation and release of buffers and textures (label, bytes, kind, place,

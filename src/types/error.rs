@@ -192,7 +192,7 @@ pub enum Error {
     },
 
     /// Memory allocated since a checkpoint is still alive (see
-    /// [`Context::check_no_growth`](crate::Context::check_no_growth)).
+    /// [`Observe::check_no_growth`](crate::observe::Observe::check_no_growth)).
     #[error(
         "memory grew: {report}\nrelease these allocations (named by label) before the next \
          checkpoint, or take the checkpoint after the allocations meant to stay"

@@ -76,7 +76,7 @@ handle_cases! {
     reader_stale, reader_foreign: |c: &Ctx, h| c.upload_from_reader(h, &[1u8; 8][..]);
     download_stale, download_foreign: |c: &Ctx, h| c.download(h).map(|v| v.len());
     download_into_stale, download_into_foreign: |c: &Ctx, h| c.download_into(h, 0, &mut [0; 8]);
-    info_stale, info_foreign: |c: &Ctx, h| c.allocation_info(h);
+    info_stale, info_foreign: |c: &Ctx, h| c.observe().allocation_info(h);
     advise_stale, advise_foreign: |c: &Ctx, h| c.advise(h, MemoryAdvice::ReadMostly);
     scale_stale, scale_foreign: |c: &Ctx, h| {
         let y = alloc(c, "y", 64);
@@ -174,7 +174,7 @@ fn double_release_counts() {
         s.live,
         s.releases
     );
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
 }
 
 pub const CASES: &[Case] = &[

@@ -61,7 +61,7 @@ fn bad_blur(blur: Blur, names: &[&str], hint: &str) {
         [hint]
     );
     crate::check::message(&e, names, &[]);
-    let leaked = f.ctx.allocations().len();
+    let leaked = f.ctx.observe().allocations().len();
     assert!(
         leaked == 4,
         "LEAK: {leaked} allocations live after the refusal, not 4"
@@ -160,7 +160,7 @@ fn blur_host_no_leak() {
         ["blur"],
         ["use a wgpu context"]
     );
-    let live = f.ctx.allocations().len();
+    let live = f.ctx.observe().allocations().len();
     assert!(
         live == 4,
         "LEAK: {live} allocations live after the failed blur, not 4"
@@ -182,7 +182,7 @@ fn blur_over_budget() {
         ["4194304"],
         ["raise the budget"]
     );
-    let live = ctx.allocations().len();
+    let live = ctx.observe().allocations().len();
     assert!(
         live == 1,
         "LEAK: {live} allocations live after the refusal, not 1"

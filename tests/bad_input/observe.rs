@@ -43,10 +43,10 @@ fn occurs(hay: &str, needle: &str, n: usize) {
 
 fn growth_one() {
     let ctx = host();
-    let cp = ctx.checkpoint();
+    let cp = ctx.observe().checkpoint();
     let _leak = alloc(&ctx, "leaky-buffer", 3 * KIB);
     let e = expect_err!(
-        ctx.check_no_growth(&cp),
+        ctx.observe().check_no_growth(&cp),
         Error::MemoryGrowth { .. },
         ["`leaky-buffer`", "3.0 KiB|3072"],
         ["release"]
@@ -59,12 +59,12 @@ fn growth_one() {
 fn growth_two() {
     let ctx = host();
     let _before = alloc(&ctx, "before-checkpoint", KIB);
-    let cp = ctx.checkpoint();
+    let cp = ctx.observe().checkpoint();
     let _a = alloc(&ctx, "first-leak", KIB);
     let _b = alloc(&ctx, "second-leak", 2 * KIB);
     let _c = alloc(&ctx, "second-leak", 2 * KIB);
     let e = expect_err!(
-        ctx.check_no_growth(&cp),
+        ctx.observe().check_no_growth(&cp),
         Error::MemoryGrowth { .. },
         ["`first-leak`", "`second-leak`"],
         ["release"]
@@ -77,9 +77,9 @@ fn growth_two() {
 
 fn growth_foreign() {
     let other = host();
-    let cp = other.checkpoint();
+    let cp = other.observe().checkpoint();
     expect_err!(
-        host().growth_since(&cp),
+        host().observe().growth_since(&cp),
         Error::InvalidParameter { .. },
         ["checkpoint", "of context"],
         ["use a checkpoint of the context"]
@@ -88,9 +88,9 @@ fn growth_foreign() {
 
 fn check_foreign() {
     let other = host();
-    let cp = other.checkpoint();
+    let cp = other.observe().checkpoint();
     expect_err!(
-        host().check_no_growth(&cp),
+        host().observe().check_no_growth(&cp),
         Error::InvalidParameter { .. },
         ["checkpoint", "of context"],
         ["use a checkpoint of the context"]
@@ -100,10 +100,10 @@ fn check_foreign() {
 #[cfg(feature = "trace-export")]
 fn trace() -> vramkit::Trace {
     let ctx = host();
-    ctx.start_trace(100);
+    ctx.observe().start_trace(100);
     let h = alloc(&ctx, "traced", KIB);
     ctx.release(h).expect("release");
-    ctx.stop_trace().expect("a trace")
+    ctx.observe().stop_trace().expect("a trace")
 }
 
 #[cfg(feature = "trace-export")]

@@ -129,7 +129,7 @@ fn many_sizes<B: vramkit::backend::Backend>(ctx: &vramkit::Context<B>, what: &st
         }
     }
     round_trip(ctx, what);
-    ctx.audit().check().expect("audit");
+    ctx.observe().audit().check().expect("audit");
 }
 
 fn block_size_zero() {
