@@ -163,7 +163,8 @@ fn one_device<B: Backend>(name: &str, mk: impl Fn() -> Context<B>) {
     let a = set.alloc_on(0, AllocDesc::new("a", bytes)).expect("alloc");
     let mut back = vec![0u8; bytes as usize];
     let floor = median(|| {
-        ctx0.download_into(a.handle, 0, &mut back)
+        ctx0.transfers()
+            .download_into(a.handle, 0, &mut back)
             .expect("download");
         ctx0.upload(a.handle, &back).expect("upload");
     });

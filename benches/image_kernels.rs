@@ -250,7 +250,11 @@ fn end_to_end<B: Backend>(ctx: &Context<B>, w: u32, h: u32, rounds: usize) {
         .expect("alloc");
     let mut out = vec![0u8; input.len() / 4];
     let up = median(&mut || ctx.upload(frame, &input).expect("upload"));
-    let down = median(&mut || ctx.download_into(frame, 0, &mut out).expect("download"));
+    let down = median(&mut || {
+        ctx.transfers()
+            .download_into(frame, 0, &mut out)
+            .expect("download")
+    });
     println!(
         "upload {w}x{h} RGBA8: {up:.2} ms; download {}x{}: {down:.2} ms",
         w / 2,

@@ -34,15 +34,16 @@ fn mapped_readback(
 }
 
 fn upload_with(ctx: &Ctx, h: BufferHandle, data: &[u8], memset: bool) {
-    ctx.upload_with(h, 0..data.len() as u64, |at, mut chunk| {
-        if memset {
-            chunk.fill(at as u8);
-        } else {
-            let at = at as usize;
-            vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
-        }
-    })
-    .expect("upload_with");
+    ctx.transfers()
+        .upload_with(h, 0..data.len() as u64, |at, mut chunk| {
+            if memset {
+                chunk.fill(at as u8);
+            } else {
+                let at = at as usize;
+                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
+            }
+        })
+        .expect("upload_with");
     ctx.wait().expect("wait");
 }
 
@@ -138,17 +139,19 @@ fn bench(c: &mut Criterion) {
             ctx.download(h).expect("download") == data,
             "upload_with differs"
         );
-        let mut owned = ctx.alloc_staging(size).expect("alloc_staging");
-        ctx.fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
+        let mut owned = ctx.transfers().alloc_staging(size).expect("alloc_staging");
+        ctx.transfers()
+            .fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
             .expect("fill_staging");
         g.bench_function("vramkit_upload_staging_buffer", |b| {
             b.iter(|| {
-                ctx.upload_staging(&mut owned, h, 0)
+                ctx.transfers()
+                    .upload_staging(&mut owned, h, 0)
                     .expect("upload_staging");
                 ctx.wait().expect("wait");
             })
         });
-        ctx.free_staging(owned).expect("free_staging");
+        ctx.transfers().free_staging(owned).expect("free_staging");
         g.bench_function("wgpu_write_buffer", |b| {
             b.iter_custom(|iters| {
                 let t = Instant::now();
@@ -161,21 +164,27 @@ fn bench(c: &mut Criterion) {
             })
         });
         g.bench_function("vramkit_download", |b| {
-            b.iter(|| ctx.download_into(h, 0, &mut out).expect("download"))
+            b.iter(|| {
+                ctx.transfers()
+                    .download_into(h, 0, &mut out)
+                    .expect("download")
+            })
         });
         g.bench_function("vramkit_download_with_copy", |b| {
             b.iter(|| {
-                ctx.download_with(h, 0..size, |at, chunk| {
-                    out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk)
-                })
-                .expect("download_with")
+                ctx.transfers()
+                    .download_with(h, 0..size, |at, chunk| {
+                        out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk)
+                    })
+                    .expect("download_with")
             })
         });
         out.fill(0);
-        ctx.download_with(h, 0..size, |at, chunk| {
-            out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk)
-        })
-        .expect("download_with");
+        ctx.transfers()
+            .download_with(h, 0..size, |at, chunk| {
+                out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk)
+            })
+            .expect("download_with");
         assert!(out == data, "download_with differs");
         let kept = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kept readback"),

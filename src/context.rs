@@ -113,7 +113,7 @@ pub struct Context<B: Backend = WgpuBackend> {
     pub(crate) staging: Mutex<Staging<B::Block>>,
     /// The staging slot size and the rings' capacity (fixed at creation), readable while a
     /// transfer holds `staging`.
-    staging_sizes: (u64, u64),
+    pub(crate) staging_sizes: (u64, u64),
     pub(crate) kernels: KernelCache<B::Kernel>,
     pub(crate) debug: DebugSettings,
 }
@@ -292,38 +292,12 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::InvalidRange`] if `data` is longer than the allocation; [`Error::StaleHandle`].
     pub fn upload(&self, handle: BufferHandle, data: &[u8]) -> Result<()> {
-        self.upload_at(handle, 0, data)
-    }
-
-    /// Writes `data` at byte `offset` of an allocation. Bytes outside the range are kept.
-    ///
-    /// # Errors
-    /// As [`upload`](Self::upload).
-    pub fn upload_at(&self, handle: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        self.transfer(|t| t.upload(handle, offset, data))?;
-        self.traced(EventKind::Upload, handle, data.len() as u64);
-        Ok(())
+        self.transfers().upload_at(handle, 0, data)
     }
 
     /// Logs a transfer on the timeline, when tracing.
     pub(crate) fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
         lock(&self.mem).record_transfer(what, handle, bytes);
-    }
-
-    /// Streams `reader` (a file, a socket) into an allocation from its start, chunk by chunk,
-    /// without holding the whole input in memory. Returns the bytes written.
-    ///
-    /// # Errors
-    /// [`Error::Io`] if reading fails; [`Error::InvalidRange`] if the input is longer than the
-    /// allocation.
-    pub fn upload_from_reader(
-        &self,
-        handle: BufferHandle,
-        mut reader: impl std::io::Read,
-    ) -> Result<u64> {
-        let n = self.transfer(|t| t.upload_from_reader(handle, &mut reader))?;
-        self.traced(EventKind::Upload, handle, n);
-        Ok(n)
     }
 
     /// Reads a whole allocation back. Waits for the device.
@@ -334,18 +308,8 @@ impl<B: Backend> Context<B> {
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
         let size = self.size_of(handle)?;
         let mut out = crate::types::host_bytes::host_buffer(size, "the result of a download")?;
-        self.download_into(handle, 0, &mut out)?;
+        self.transfers().download_into(handle, 0, &mut out)?;
         Ok(out)
-    }
-
-    /// Reads `out.len()` bytes at byte `offset` of an allocation. Waits for the device.
-    ///
-    /// # Errors
-    /// [`Error::InvalidRange`] if the range passes the allocation's end; [`Error::StaleHandle`].
-    pub fn download_into(&self, handle: BufferHandle, offset: u64, out: &mut [u8]) -> Result<()> {
-        self.transfer(|t| t.download(handle, offset, out))?;
-        self.traced(EventKind::Download, handle, out.len() as u64);
-        Ok(())
     }
 
     /// Submits recorded work. Returns its index.
@@ -365,12 +329,6 @@ impl<B: Backend> Context<B> {
         let last = self.backend.submit()?;
         self.backend.wait(last)?;
         lock(&self.mem).collect(&self.backend)
-    }
-
-    /// The most bytes the staging rings may hold (both directions): what a planner must leave
-    /// free in the budget for transfers.
-    pub fn staging_capacity(&self) -> u64 {
-        self.staging_sizes.1
     }
 
     /// A snapshot of the counters.

@@ -47,7 +47,7 @@ mod shutdown;
 mod signature;
 mod staging_buffer;
 pub mod texture;
-mod transfers;
+pub mod transfers;
 mod typed;
 mod types;
 

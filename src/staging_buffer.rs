@@ -5,17 +5,18 @@
 
 use crate::backend::{Backend, Storage};
 use crate::memory::manager::Access;
+use crate::transfers::Transfers;
 use crate::types::error::{Error, Result, StaleReason};
 use crate::types::{MemoryKind, QueueIndex};
-use crate::{lock, BufferHandle, Context};
+use crate::{lock, BufferHandle};
 
 const WORD: u64 = 4;
 
 /// Host memory the device copies from directly, owned by the caller: made by
-/// [`Context::alloc_staging`], filled by [`Context::fill_staging`], sent by
-/// [`Context::upload_staging`], given back by [`Context::free_staging`] (dropping it instead
+/// [`Transfers::alloc_staging`](crate::transfers::Transfers::alloc_staging), filled by [`Transfers::fill_staging`](crate::transfers::Transfers::fill_staging), sent by
+/// [`Transfers::upload_staging`](crate::transfers::Transfers::upload_staging), given back by [`Transfers::free_staging`](crate::transfers::Transfers::free_staging) (dropping it instead
 /// leaks the memory until the context ends, and says so in the log).
-#[must_use = "give it back with Context::free_staging"]
+#[must_use = "give it back with Transfers::free_staging"]
 pub struct StagingBuffer<B: Storage> {
     block: Option<B::Block>,
     len: u64,
@@ -30,16 +31,16 @@ impl<B: Storage> StagingBuffer<B> {
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
-    /// let s = ctx.alloc_staging(10)?;
+    /// let s = ctx.transfers().alloc_staging(10)?;
     /// assert_eq!(s.len(), 10);
-    /// ctx.free_staging(s)?;
+    /// ctx.transfers().free_staging(s)?;
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn len(&self) -> u64 {
         self.len
     }
 
-    /// Whether it holds no bytes (never: [`Context::alloc_staging`] refuses 0).
+    /// Whether it holds no bytes (never: [`Transfers::alloc_staging`](crate::transfers::Transfers::alloc_staging) refuses 0).
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -61,18 +62,18 @@ impl<B: Storage> Drop for StagingBuffer<B> {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: Backend> Transfers<'_, B> {
     /// Makes `len` bytes of staging memory for the caller: pinned host memory on CUDA, a
     /// mapped upload buffer on wgpu. It counts in the budget (as staging).
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
     /// let h = ctx.alloc(vramkit::AllocDesc::new("table", 256))?;
-    /// let mut s = ctx.alloc_staging(256)?;
-    /// ctx.fill_staging(&mut s, |mut bytes| bytes.write_iter((0..=255u8).into_iter()))?;
-    /// ctx.upload_staging(&mut s, h, 0)?;
+    /// let mut s = ctx.transfers().alloc_staging(256)?;
+    /// ctx.transfers().fill_staging(&mut s, |mut bytes| bytes.write_iter((0..=255u8).into_iter()))?;
+    /// ctx.transfers().upload_staging(&mut s, h, 0)?;
     /// assert_eq!(ctx.download(h)?[255], 255);
-    /// ctx.free_staging(s)?;
+    /// ctx.transfers().free_staging(s)?;
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     ///
@@ -85,7 +86,7 @@ impl<B: Backend> Context<B> {
                 label: "a staging buffer".into(),
             });
         }
-        let max = self.backend.limits().max_block_size;
+        let max = self.ctx.backend.limits().max_block_size;
         // `len` ≤ `max` first, so rounding up cannot overflow.
         let size = if len <= max {
             len.next_multiple_of(WORD)
@@ -101,12 +102,13 @@ impl<B: Backend> Context<B> {
                 what: "the largest block the backend makes",
             });
         }
-        let block = lock(&self.mem).reserve_staging(&self.backend, size, MemoryKind::Upload)?;
+        let block =
+            lock(&self.ctx.mem).reserve_staging(&self.ctx.backend, size, MemoryKind::Upload)?;
         Ok(StagingBuffer {
             block: Some(block),
             len,
             size,
-            context: self.id,
+            context: self.ctx.id,
             in_flight: 0,
         })
     }
@@ -123,12 +125,13 @@ impl<B: Backend> Context<B> {
     ) -> Result<()> {
         let block = self.own(buf)?;
         if buf.in_flight != 0 {
-            self.backend.wait(buf.in_flight)?;
+            self.ctx.backend.wait(buf.in_flight)?;
         }
         let mut fill = Some(fill);
         // SAFETY: the block holds `size` ≥ `len` bytes; its last copy finished (waited above).
         unsafe {
-            self.backend
+            self.ctx
+                .backend
                 .fill_host(block, 0, buf.len as usize, &mut |view| {
                     if let Some(f) = fill.take() {
                         f(view);
@@ -153,9 +156,9 @@ impl<B: Backend> Context<B> {
         offset: u64,
     ) -> Result<()> {
         let block = self.own(buf)?;
-        let limits = self.backend.limits();
+        let limits = self.ctx.backend.limits();
         let index = {
-            let mut m = lock(&self.mem);
+            let mut m = lock(&self.ctx.mem);
             m.resolve(handle, offset, Some(buf.len), Access::Bytes, limits)?;
             let a = m.get(handle)?;
             let end = offset + buf.len;
@@ -172,13 +175,18 @@ impl<B: Backend> Context<B> {
             let r = m.resolve(handle, offset, Some(buf.size), Access::Words, limits)?;
             // SAFETY: the destination was resolved inside its block, word-aligned; the source
             // is the staging block's first `size` bytes; a staging buffer is its own block.
-            let index = unsafe { self.backend.copy(block, 0, r.block, r.offset, buf.size)? };
+            let index = unsafe {
+                self.ctx
+                    .backend
+                    .copy(block, 0, r.block, r.offset, buf.size)?
+            };
             m.touch(handle, index);
             index
         };
-        self.backend.submit()?;
+        self.ctx.backend.submit()?;
         buf.in_flight = index;
-        self.traced(crate::memory::EventKind::Upload, handle, buf.len);
+        self.ctx
+            .traced(crate::memory::EventKind::Upload, handle, buf.len);
         Ok(())
     }
 
@@ -189,19 +197,19 @@ impl<B: Backend> Context<B> {
     pub fn free_staging(&self, mut buf: StagingBuffer<B>) -> Result<()> {
         self.own(&buf)?;
         if buf.in_flight != 0 {
-            self.backend.wait(buf.in_flight)?;
+            self.ctx.backend.wait(buf.in_flight)?;
         }
         if let Some(block) = buf.block.take() {
-            lock(&self.mem).unreserve_staging(buf.size, MemoryKind::Upload);
+            lock(&self.ctx.mem).unreserve_staging(buf.size, MemoryKind::Upload);
             // SAFETY: its last copy finished (waited above); nothing else uses the block.
-            unsafe { self.backend.free_block(block) };
+            unsafe { self.ctx.backend.free_block(block) };
         }
         Ok(())
     }
 
     fn own<'b>(&self, buf: &'b StagingBuffer<B>) -> Result<&'b B::Block> {
         match &buf.block {
-            Some(block) if buf.context == self.id => Ok(block),
+            Some(block) if buf.context == self.ctx.id => Ok(block),
             _ => Err(Error::StaleHandle {
                 reason: StaleReason::ForeignContext,
             }),

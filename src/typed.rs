@@ -1,5 +1,5 @@
 //! Typed transfers on [`Context`]: slices of any [`Pod`] type in and out of allocations, over
-//! the byte paths ([`Context::upload_at`], [`Context::download_into`]) with no extra copy.
+//! the byte paths ([`Transfers::upload_at`](crate::transfers::Transfers::upload_at), [`Transfers::download_into`](crate::transfers::Transfers::download_into)) with no extra copy.
 //!
 //! Offsets are counted in elements of `T`: element `i` starts at byte `i × size_of::<T>()` of
 //! the allocation, whatever the allocation was written as before. An allocation holds whole
@@ -30,7 +30,12 @@ fn element_size<T>() -> Result<u64> {
 impl<B: Backend> Context<B> {
     /// The byte offset of element `first` of `T`s, or [`Error::InvalidRange`] when it does not
     /// fit in 64 bits (it then lies past the end of every allocation).
-    fn element_offset<T>(&self, handle: BufferHandle, first: u64, count: usize) -> Result<u64> {
+    pub(crate) fn element_offset<T>(
+        &self,
+        handle: BufferHandle,
+        first: u64,
+        count: usize,
+    ) -> Result<u64> {
         let size = element_size::<T>()?;
         match first.checked_mul(size) {
             Some(offset) => Ok(offset),
@@ -65,31 +70,7 @@ impl<B: Backend> Context<B> {
     /// [`Error::InvalidParameter`] for a zero-sized `T`; [`Error::StaleHandle`]; as
     /// [`upload`](Self::upload).
     pub fn upload_slice<T: Pod>(&self, handle: BufferHandle, data: &[T]) -> Result<()> {
-        self.upload_slice_at(handle, 0, data)
-    }
-
-    /// Writes `data` starting at element `first` of the allocation seen as `T`s, that is at
-    /// byte `first × size_of::<T>()`. Elements outside the range are kept.
-    ///
-    /// ```
-    /// let ctx = vramkit::Context::host(Default::default());
-    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 8 * 2))?;
-    /// ctx.upload_slice_at(h, 5, &[7u16, 8, 9])?;
-    /// assert_eq!(ctx.download_vec::<u16>(h)?, [0, 0, 0, 0, 0, 7, 8, 9]);
-    /// # Ok::<(), vramkit::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidRange`] if the range passes the allocation's end (also when its byte
-    /// offset overflows); as [`upload_slice`](Self::upload_slice).
-    pub fn upload_slice_at<T: Pod>(
-        &self,
-        handle: BufferHandle,
-        first: u64,
-        data: &[T],
-    ) -> Result<()> {
-        let offset = self.element_offset::<T>(handle, first, data.len())?;
-        self.upload_at(handle, offset, bytemuck::cast_slice(data))
+        self.transfers().upload_slice_at(handle, 0, data)
     }
 
     /// Reads a whole allocation back as `T`s, in a `Vec<T>` allocated as `T`s (aligned for
@@ -133,34 +114,8 @@ impl<B: Backend> Context<B> {
         }
         let mut out: Vec<T> =
             crate::types::host_bytes::host_zeroed(size, "the result of a download_vec")?;
-        self.download_into(handle, 0, bytemuck::cast_slice_mut(&mut out))?;
+        self.transfers()
+            .download_into(handle, 0, bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
-    }
-
-    /// Reads `out.len()` elements starting at element `first` of the allocation seen as `T`s,
-    /// that is at byte `first × size_of::<T>()`. Waits for the device.
-    ///
-    /// ```
-    /// let ctx = vramkit::Context::host(Default::default());
-    /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4 * 4))?;
-    /// ctx.upload_slice(h, &[10u32, 20, 30, 40])?;
-    /// let mut two = [0u32; 2];
-    /// ctx.download_into_slice(h, 1, &mut two)?;
-    /// assert_eq!(two, [20, 30]);
-    /// # Ok::<(), vramkit::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidRange`] if the range passes the allocation's end (also when its byte
-    /// offset overflows); [`Error::InvalidParameter`] for a zero-sized `T`;
-    /// [`Error::StaleHandle`]; as [`download_into`](Self::download_into).
-    pub fn download_into_slice<T: Pod>(
-        &self,
-        handle: BufferHandle,
-        first: u64,
-        out: &mut [T],
-    ) -> Result<()> {
-        let offset = self.element_offset::<T>(handle, first, out.len())?;
-        self.download_into(handle, offset, bytemuck::cast_slice_mut(out))
     }
 }

@@ -218,7 +218,7 @@ fn filters_do_not_bleed_colour_from_under_alpha_zero<B: Backend>(mk: Mk<B>) {
                 staging_slots: 2,
                 ..Default::default()
             };
-            let staging = mk(desc.clone()).staging_capacity();
+            let staging = mk(desc.clone()).transfers().staging_capacity();
             let budget = p.tile_bytes(Rect::full(ow, oh)) / 3 + staging;
             let ctx = mk(ContextDesc {
                 budget: Some(budget),

@@ -171,7 +171,10 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
                 let at = rng.random_range(0..l.data.len());
                 let len = rng.random_range(1..=(l.data.len() - at).min(4096));
                 let v = values(&mut rng, len);
-                match ctx.upload_at(l.handle, 4 * at as u64, bytes(&v)) {
+                match ctx
+                    .transfers()
+                    .upload_at(l.handle, 4 * at as u64, bytes(&v))
+                {
                     Ok(()) => l.data[at..at + len].copy_from_slice(&v),
                     Err(Error::OverBudget { .. }) => {}
                     Err(e) => panic!("upload_at: {e}"),

@@ -241,7 +241,9 @@ fn unified_memory_is_host_and_kernel_visible<B: Backend>(mk: Mk<B>) {
     kernels::scale(&ctx, xs, ys, -3.0, 0.5).expect("dispatch");
     check_scale(&floats(&ctx.download(ys).expect("download")), &x, -3.0, 0.5);
     // Host writes after a kernel, then another kernel, keep order.
-    ctx.upload_at(xs, 4, &2.0f32.to_le_bytes()).expect("upload");
+    ctx.transfers()
+        .upload_at(xs, 4, &2.0f32.to_le_bytes())
+        .expect("upload");
     kernels::scale(&ctx, xs, ys, -3.0, 0.5).expect("dispatch");
     let y = floats(&ctx.download(ys).expect("download"));
     assert_eq!(y[1], -5.5);
@@ -254,7 +256,9 @@ fn unified_memory_is_host_and_kernel_visible<B: Backend>(mk: Mk<B>) {
     assert_eq!(y[1], 4.0);
     assert_eq!(y[0], 2.0 * x[0]);
     ctx.advise(ys, MemoryAdvice::PreferHost).expect("advise");
-    ctx.upload_at(ys, 0, &7.0f32.to_le_bytes()).expect("upload");
+    ctx.transfers()
+        .upload_at(ys, 0, &7.0f32.to_le_bytes())
+        .expect("upload");
     assert_eq!(floats(&ctx.download(ys).expect("download"))[0], 7.0);
     let dev = ctx.alloc(AllocDesc::new("dev", 64)).expect("alloc");
     assert!(matches!(

@@ -286,12 +286,12 @@ fn zero_and_oversized_requests<B: Backend>(mk: Mk<B>) {
         Err(Error::InvalidRange { .. })
     ));
     assert!(matches!(
-        ctx.upload_at(h, u64::MAX, &[0; 2]),
+        ctx.transfers().upload_at(h, u64::MAX, &[0; 2]),
         Err(Error::InvalidRange { .. })
     ));
     let mut out = [0u8; 4];
     assert!(matches!(
-        ctx.download_into(h, 7, &mut out),
+        ctx.transfers().download_into(h, 7, &mut out),
         Err(Error::InvalidRange { .. })
     ));
     // Nothing was written by the refused calls.
@@ -315,11 +315,13 @@ fn partial_transfers_keep_neighbours<B: Backend>(mk: Mk<B>) {
             let range = offset as usize..(offset + len) as usize;
             if step % 3 == 2 {
                 let mut out = vec![0u8; len as usize];
-                ctx.download_into(h, offset, &mut out).expect("download");
+                ctx.transfers()
+                    .download_into(h, offset, &mut out)
+                    .expect("download");
                 assert_eq!(out, model[range], "size {size}: read {offset}+{len}");
             } else {
                 let data = random_bytes(len as usize, step);
-                ctx.upload_at(h, offset, &data).expect("upload");
+                ctx.transfers().upload_at(h, offset, &data).expect("upload");
                 model[range].copy_from_slice(&data);
             }
         }
@@ -337,20 +339,23 @@ fn streams_from_a_reader<B: Backend>(mk: Mk<B>) {
     let data = random_bytes(size as usize, 5);
     let h = ctx.alloc(AllocDesc::new("stream", size)).expect("alloc");
     let written = ctx
+        .transfers()
         .upload_from_reader(h, std::io::Cursor::new(&data))
         .expect("stream");
     assert_eq!(written, size);
     assert!(ctx.download(h).expect("download") == data);
     // A shorter input leaves the rest as it was.
     let short = random_bytes(3 * MIB as usize + 1, 6);
-    ctx.upload_from_reader(h, std::io::Cursor::new(&short))
+    ctx.transfers()
+        .upload_from_reader(h, std::io::Cursor::new(&short))
         .expect("stream");
     let back = ctx.download(h).expect("download");
     assert!(back[..short.len()] == short[..] && back[short.len()..] == data[short.len()..]);
     // A longer input is refused.
     let long = vec![1u8; size as usize + 1];
     assert!(matches!(
-        ctx.upload_from_reader(h, std::io::Cursor::new(&long)),
+        ctx.transfers()
+            .upload_from_reader(h, std::io::Cursor::new(&long)),
         Err(Error::InvalidRange { .. })
     ));
     // A failing reader is an Io error.
@@ -361,7 +366,7 @@ fn streams_from_a_reader<B: Backend>(mk: Mk<B>) {
         }
     }
     assert!(matches!(
-        ctx.upload_from_reader(h, Broken),
+        ctx.transfers().upload_from_reader(h, Broken),
         Err(Error::Io { .. })
     ));
     ctx.release(h).expect("release");

@@ -133,7 +133,7 @@ proptest! {
                     let data = model.get_mut(&h).expect("live");
                     let offset = offset % data.len() as u64;
                     let len = len.min(data.len() as u64 - offset);
-                    match ctx.upload_at(h, offset, &vec![byte; len as usize]) {
+                    match ctx.transfers().upload_at(h, offset, &vec![byte; len as usize]) {
                         Ok(()) => data[offset as usize..(offset + len) as usize].fill(byte),
                         // Staging needs budget too; a refused write changes nothing.
                         Err(Error::OverBudget { .. }) => {}

@@ -109,7 +109,8 @@ fn owned_handles_release_when_a_panic_unwinds<B: Backend>(mk: Mk<B>) {
     // A panic inside a transfer closure, with an owned allocation alive around it.
     let result = catch_unwind(AssertUnwindSafe(|| {
         let a = ctx.alloc_owned(AllocDesc::new("a", 64)).expect("alloc");
-        ctx.upload_with(*a, 0..64, |_, _| panic!("in the filler"))
+        ctx.transfers()
+            .upload_with(*a, 0..64, |_, _| panic!("in the filler"))
     }));
     assert!(result.is_err(), "the filler panicked");
     assert_eq!(counts(&ctx.stats()), (before.0, before.1 + 3, before.2));

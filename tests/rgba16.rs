@@ -143,7 +143,7 @@ fn sixteen_bit_tiles_equal_the_whole<B: Backend>(mk: Mk<B>) {
             staging_slots: 2,
             ..Default::default()
         };
-        let staging = mk(desc.clone()).staging_capacity();
+        let staging = mk(desc.clone()).transfers().staging_capacity();
         // The planner counts the 16-bit edges: a third of an RGBA32F tile plan must tile.
         let [ow, oh] = p.output_size();
         let p32 = p.clone().with_working_format(PixelFormat::Rgba32F);

@@ -23,14 +23,18 @@ fn filled_once_uploaded_twice<B: Backend>(mk: Mk<B>) {
         let before = random_bytes(size as usize, 5);
         ctx.upload(h, &before).expect("upload");
         let src = random_bytes(len, len as u64);
-        let mut s = ctx.alloc_staging(len as u64).expect("alloc_staging");
+        let mut s = ctx
+            .transfers()
+            .alloc_staging(len as u64)
+            .expect("alloc_staging");
         assert_eq!(s.len(), len as u64);
-        ctx.fill_staging(&mut s, |mut v| v.copy_from_slice(&src))
+        ctx.transfers()
+            .fill_staging(&mut s, |mut v| v.copy_from_slice(&src))
             .expect("fill");
         // Twice from one fill: at 0 and at the end (an unaligned length ends there).
         let end = size - len as u64;
         let mut want = before.clone();
-        let at0 = ctx.upload_staging(&mut s, h, 0);
+        let at0 = ctx.transfers().upload_staging(&mut s, h, 0);
         if len % 4 == 0 {
             at0.expect("upload at 0");
             want[..len].copy_from_slice(&src);
@@ -41,25 +45,28 @@ fn filled_once_uploaded_twice<B: Backend>(mk: Mk<B>) {
                 "len {len}: {at0:?}"
             );
         }
-        ctx.upload_staging(&mut s, h, end)
+        ctx.transfers()
+            .upload_staging(&mut s, h, end)
             .expect("upload at the end");
         want[end as usize..].copy_from_slice(&src);
         // Refilling waits for the copies that read it: the device sees the old bytes.
         let other = random_bytes(len, 99);
-        ctx.fill_staging(&mut s, |mut v| v.copy_from_slice(&other))
+        ctx.transfers()
+            .fill_staging(&mut s, |mut v| v.copy_from_slice(&other))
             .expect("refill");
         let got = ctx.download(h).expect("download");
         assert!(
             got == want,
             "len {len}: the device holds other bytes than were sent"
         );
-        ctx.upload_staging(&mut s, h, end)
+        ctx.transfers()
+            .upload_staging(&mut s, h, end)
             .expect("upload the refill");
         assert!(
             ctx.download(h).expect("download")[end as usize..] == other[..],
             "len {len}: refill"
         );
-        ctx.free_staging(s).expect("free");
+        ctx.transfers().free_staging(s).expect("free");
         ctx.release(h).expect("release");
     }
     ctx.observe().audit().check().expect("audit");
@@ -71,7 +78,7 @@ fn counted_in_the_budget<B: Backend>(mk: Mk<B>) {
         ..Default::default()
     });
     let before = ctx.stats();
-    let s = ctx.alloc_staging(1001).expect("alloc_staging");
+    let s = ctx.transfers().alloc_staging(1001).expect("alloc_staging");
     let during = ctx.stats();
     assert_eq!(
         during.staging,
@@ -84,11 +91,14 @@ fn counted_in_the_budget<B: Backend>(mk: Mk<B>) {
         .check()
         .expect("audit with a staging buffer");
     assert!(matches!(
-        ctx.alloc_staging(32 << 20),
+        ctx.transfers().alloc_staging(32 << 20),
         Err(Error::OverBudget { .. })
     ));
-    assert!(matches!(ctx.alloc_staging(0), Err(Error::ZeroSize { .. })));
-    ctx.free_staging(s).expect("free");
+    assert!(matches!(
+        ctx.transfers().alloc_staging(0),
+        Err(Error::ZeroSize { .. })
+    ));
+    ctx.transfers().free_staging(s).expect("free");
     let after = ctx.stats();
     assert_eq!(
         (after.staging, after.reserved),
@@ -101,10 +111,12 @@ fn bad_ranges_and_foreign_buffers_are_refused<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc::default());
     let other = mk(ContextDesc::default());
     let h = ctx.alloc(AllocDesc::new("dst", 100)).expect("alloc");
-    let mut s = ctx.alloc_staging(8).expect("alloc_staging");
-    ctx.fill_staging(&mut s, |mut v| v.fill(1)).expect("fill");
+    let mut s = ctx.transfers().alloc_staging(8).expect("alloc_staging");
+    ctx.transfers()
+        .fill_staging(&mut s, |mut v| v.fill(1))
+        .expect("fill");
     for at in [93, 2, 100, u64::MAX - 3] {
-        let r = ctx.upload_staging(&mut s, h, at);
+        let r = ctx.transfers().upload_staging(&mut s, h, at);
         assert!(
             matches!(r, Err(Error::InvalidRange { .. })),
             "at {at}: {r:?}"
@@ -117,18 +129,18 @@ fn bad_ranges_and_foreign_buffers_are_refused<B: Backend>(mk: Mk<B>) {
     );
     let oh = other.alloc(AllocDesc::new("other", 100)).expect("alloc");
     assert!(matches!(
-        other.upload_staging(&mut s, oh, 0),
+        other.transfers().upload_staging(&mut s, oh, 0),
         Err(Error::StaleHandle { .. })
     ));
     assert!(matches!(
-        other.fill_staging(&mut s, |_| ()),
+        other.transfers().fill_staging(&mut s, |_| ()),
         Err(Error::StaleHandle { .. })
     ));
     ctx.release(h).expect("release");
     assert!(matches!(
-        ctx.upload_staging(&mut s, h, 0),
+        ctx.transfers().upload_staging(&mut s, h, 0),
         Err(Error::StaleHandle { .. })
     ));
-    ctx.free_staging(s).expect("free");
+    ctx.transfers().free_staging(s).expect("free");
     other.release(oh).expect("release");
 }

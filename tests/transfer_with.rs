@@ -36,14 +36,15 @@ backend_tests!(
 /// order, contiguous, none larger than the slot.
 fn upload_with<B: Backend>(ctx: &Context<B>, h: vramkit::BufferHandle, at: u64, src: &[u8]) {
     let mut next = 0u64;
-    ctx.upload_with(h, at..at + src.len() as u64, |off, mut chunk| {
-        assert_eq!(off, next, "chunks in order");
-        assert!(!chunk.is_empty() && chunk.len() as u64 <= CHUNK);
-        let from = off as usize;
-        chunk.copy_from_slice(&src[from..from + chunk.len()]);
-        next += chunk.len() as u64;
-    })
-    .expect("upload_with");
+    ctx.transfers()
+        .upload_with(h, at..at + src.len() as u64, |off, mut chunk| {
+            assert_eq!(off, next, "chunks in order");
+            assert!(!chunk.is_empty() && chunk.len() as u64 <= CHUNK);
+            let from = off as usize;
+            chunk.copy_from_slice(&src[from..from + chunk.len()]);
+            next += chunk.len() as u64;
+        })
+        .expect("upload_with");
     assert_eq!(next, src.len() as u64, "every byte offered once");
 }
 
@@ -54,12 +55,13 @@ fn download_with<B: Backend>(
     len: u64,
 ) -> Vec<u8> {
     let mut out = Vec::new();
-    ctx.download_with(h, at..at + len, |off, chunk| {
-        assert_eq!(off, out.len() as u64, "chunks in order");
-        assert!(!chunk.is_empty() && chunk.len() as u64 <= CHUNK);
-        out.extend_from_slice(chunk);
-    })
-    .expect("download_with");
+    ctx.transfers()
+        .download_with(h, at..at + len, |off, chunk| {
+            assert_eq!(off, out.len() as u64, "chunks in order");
+            assert!(!chunk.is_empty() && chunk.len() as u64 <= CHUNK);
+            out.extend_from_slice(chunk);
+        })
+        .expect("download_with");
     out
 }
 
@@ -112,12 +114,16 @@ fn bad_ranges_are_typed_errors<B: Backend>(mk: Mk<B>) {
     )]
     let bad = [10..5, 0..101, 96..104, 200..300, u64::MAX - 1..u64::MAX];
     for r in bad {
-        let up = ctx.upload_with(h, r.clone(), |_, _| called = true);
+        let up = ctx
+            .transfers()
+            .upload_with(h, r.clone(), |_, _| called = true);
         assert!(
             matches!(up, Err(Error::InvalidRange { .. })),
             "{r:?}: upload_with gave {up:?}"
         );
-        let down = ctx.download_with(h, r.clone(), |_, _| called = true);
+        let down = ctx
+            .transfers()
+            .download_with(h, r.clone(), |_, _| called = true);
         assert!(
             matches!(down, Err(Error::InvalidRange { .. })),
             "{r:?}: download_with gave {down:?}"
@@ -125,7 +131,8 @@ fn bad_ranges_are_typed_errors<B: Backend>(mk: Mk<B>) {
     }
     assert!(!called, "a closure ran for a bad range");
     // An empty range at the end is fine and calls nothing.
-    ctx.upload_with(h, 100..100, |_, _| called = true)
+    ctx.transfers()
+        .upload_with(h, 100..100, |_, _| called = true)
         .expect("empty");
     assert!(!called);
     ctx.release(h).expect("release");
@@ -135,12 +142,16 @@ fn stale_handles_are_refused<B: Backend>(mk: Mk<B>) {
     let ctx = mk(desc());
     let h = ctx.alloc(AllocDesc::new("gone", 64)).expect("alloc");
     ctx.release(h).expect("release");
-    let up = ctx.upload_with(h, 0..64, |_, _| panic!("closure on a stale handle"));
+    let up = ctx
+        .transfers()
+        .upload_with(h, 0..64, |_, _| panic!("closure on a stale handle"));
     assert!(
         matches!(up, Err(Error::StaleHandle { .. })),
         "upload_with gave {up:?}"
     );
-    let down = ctx.download_with(h, 0..64, |_, _| panic!("closure on a stale handle"));
+    let down = ctx
+        .transfers()
+        .download_with(h, 0..64, |_, _| panic!("closure on a stale handle"));
     assert!(
         matches!(down, Err(Error::StaleHandle { .. })),
         "download_with gave {down:?}"
@@ -160,12 +171,13 @@ fn a_panicking_closure_leaves_the_context_usable<B: Backend>(mk: Mk<B>) {
     let staging = ctx.stats().staging;
     let src = random_bytes(len, 8);
     let r = catch_unwind(AssertUnwindSafe(|| {
-        ctx.upload_with(h, 0..len as u64, |off, mut chunk| {
-            if off == 2 * CHUNK {
-                panic!("the producer failed");
-            }
-            chunk.copy_from_slice(&src[off as usize..off as usize + chunk.len()]);
-        })
+        ctx.transfers()
+            .upload_with(h, 0..len as u64, |off, mut chunk| {
+                if off == 2 * CHUNK {
+                    panic!("the producer failed");
+                }
+                chunk.copy_from_slice(&src[off as usize..off as usize + chunk.len()]);
+            })
     }));
     assert!(r.is_err(), "the panic propagates");
     let got = ctx.download(h).expect("download after the panic");
@@ -180,7 +192,7 @@ fn a_panicking_closure_leaves_the_context_usable<B: Backend>(mk: Mk<B>) {
     );
 
     let r = catch_unwind(AssertUnwindSafe(|| {
-        ctx.download_with(h, 0..len as u64, |off, _| {
+        ctx.transfers().download_with(h, 0..len as u64, |off, _| {
             assert!(off < 3 * CHUNK, "the reader failed");
         })
     }));
@@ -190,7 +202,7 @@ fn a_panicking_closure_leaves_the_context_usable<B: Backend>(mk: Mk<B>) {
     upload_with(&ctx, h, 0, &src);
     assert!(download_with(&ctx, h, 0, len as u64) == src);
     assert!(ctx.download(h).expect("download") == src);
-    assert!(ctx.stats().staging <= staging.max(ctx.staging_capacity()));
+    assert!(ctx.stats().staging <= staging.max(ctx.transfers().staging_capacity()));
     ctx.observe().audit().check().expect("audit after panics");
     ctx.release(h).expect("release");
     ctx.trim().expect("trim");
@@ -210,7 +222,7 @@ fn staging_stays_in_the_budget<B: Backend>(mk: Mk<B>) {
     let s = ctx.stats();
     assert!(s.staging > 0, "staging is counted");
     assert!(
-        s.staging <= ctx.staging_capacity(),
+        s.staging <= ctx.transfers().staging_capacity(),
         "{} > the rings' capacity",
         s.staging
     );
@@ -234,29 +246,30 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
     let mut inner = None;
     let mut others = None;
     let mut over = None;
-    ctx.upload_with(h, 0..64, |_, mut chunk| {
-        inner = Some(ctx.upload(h, &[1; 4]));
-        // What needs the ring is refused; the rest works (no deadlock), and a request over
-        // the budget is refused as over the budget.
-        let scratch = ctx
-            .alloc(AllocDesc::new("scratch", 16))
-            .expect("alloc inside");
-        ctx.release(scratch).expect("release inside");
-        others = Some((
-            ctx.staging_chunk(),
-            ctx.staging_capacity(),
-            ctx.max_batch(1000).is_ok(),
-            ctx.trim().is_ok(),
-            matches!(ctx.download(h), Err(Error::Unsupported { .. })),
-        ));
-        ctx.set_budget(Some(ctx.stats().reserved + 4096))
-            .expect("budget");
-        let big = ctx.stats().reserved + (1 << 20);
-        over = Some(ctx.alloc(AllocDesc::new("over", big)).map(|_| ()));
-        ctx.set_budget(None).expect("budget");
-        chunk.fill(9);
-    })
-    .expect("outer upload");
+    ctx.transfers()
+        .upload_with(h, 0..64, |_, mut chunk| {
+            inner = Some(ctx.upload(h, &[1; 4]));
+            // What needs the ring is refused; the rest works (no deadlock), and a request over
+            // the budget is refused as over the budget.
+            let scratch = ctx
+                .alloc(AllocDesc::new("scratch", 16))
+                .expect("alloc inside");
+            ctx.release(scratch).expect("release inside");
+            others = Some((
+                ctx.transfers().staging_chunk(),
+                ctx.transfers().staging_capacity(),
+                ctx.max_batch(1000).is_ok(),
+                ctx.trim().is_ok(),
+                matches!(ctx.download(h), Err(Error::Unsupported { .. })),
+            ));
+            ctx.set_budget(Some(ctx.stats().reserved + 4096))
+                .expect("budget");
+            let big = ctx.stats().reserved + (1 << 20);
+            over = Some(ctx.alloc(AllocDesc::new("over", big)).map(|_| ()));
+            ctx.set_budget(None).expect("budget");
+            chunk.fill(9);
+        })
+        .expect("outer upload");
     assert!(
         matches!(inner, Some(Err(Error::Unsupported { .. }))),
         "a nested transfer gave {inner:?}"
@@ -281,15 +294,17 @@ fn a_transfer_back_through_another_context_is_refused<B: Backend>(mk: Mk<B>) {
         b.alloc(AllocDesc::new("b", 64)).expect("alloc"),
     );
     let mut back = None;
-    a.upload_with(ha, 0..64, |_, mut chunk| {
-        b.upload_with(hb, 0..64, |_, mut inner| {
-            back = Some(a.download(ha));
-            inner.fill(5);
+    a.transfers()
+        .upload_with(ha, 0..64, |_, mut chunk| {
+            b.transfers()
+                .upload_with(hb, 0..64, |_, mut inner| {
+                    back = Some(a.download(ha));
+                    inner.fill(5);
+                })
+                .expect("b's transfer inside a's closure");
+            chunk.fill(7);
         })
-        .expect("b's transfer inside a's closure");
-        chunk.fill(7);
-    })
-    .expect("a's transfer");
+        .expect("a's transfer");
     assert!(
         matches!(back, Some(Err(Error::Unsupported { .. }))),
         "a transfer back to A gave {back:?}"

@@ -151,7 +151,8 @@ fn offsets<B: Backend, T: Pod + PartialEq + std::fmt::Debug>(
     let mut model = data;
     // Odd element offsets (odd byte offsets for u8, 2 mod 4 for u16), the end, the start.
     for first in [0, 1, 7, n / 3, n - patch.len()] {
-        ctx.upload_slice_at(h, first as u64, patch)
+        ctx.transfers()
+            .upload_slice_at(h, first as u64, patch)
             .expect("upload_slice_at");
         model[first..first + patch.len()].copy_from_slice(patch);
         assert!(
@@ -168,7 +169,8 @@ fn offsets<B: Backend, T: Pod + PartialEq + std::fmt::Debug>(
         (3, 0),
     ] {
         let mut out = vec![T::zeroed(); len];
-        ctx.download_into_slice(h, first as u64, &mut out)
+        ctx.transfers()
+            .download_into_slice(h, first as u64, &mut out)
             .expect("download_into_slice");
         assert!(
             out == model[first..first + len],
@@ -222,12 +224,14 @@ fn bad_typed_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
     assert_eq!(ctx.download_vec::<u16>(h).expect("five u16s").len(), 5);
     // The whole f32s are there.
     let mut two = [0f32; 2];
-    ctx.download_into_slice(h, 0, &mut two).expect("two f32s");
+    ctx.transfers()
+        .download_into_slice(h, 0, &mut two)
+        .expect("two f32s");
     assert_eq!(bytemuck::cast_slice::<f32, u8>(&two), &bytes[..8]);
     // Ranges past the end: elements 2..3 are bytes 8..12 of 10.
     let mut one = [0f32; 1];
     let e = expect_kind(
-        ctx.download_into_slice(h, 2, &mut one),
+        ctx.transfers().download_into_slice(h, 2, &mut one),
         ErrorKind::InvalidRange,
         "download past the end",
     );
@@ -244,7 +248,7 @@ fn bad_typed_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
         "{e:?}"
     );
     expect_kind(
-        ctx.upload_slice_at(h, 2, &[1f32]),
+        ctx.transfers().upload_slice_at(h, 2, &[1f32]),
         ErrorKind::InvalidRange,
         "upload past the end",
     );
@@ -256,12 +260,12 @@ fn bad_typed_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
     // An element offset whose byte offset passes 2^64.
     for first in [u64::MAX, u64::MAX / 4 + 1] {
         expect_kind(
-            ctx.upload_slice_at(h, first, &[1f32]),
+            ctx.transfers().upload_slice_at(h, first, &[1f32]),
             ErrorKind::InvalidRange,
             "upload at an overflowing offset",
         );
         expect_kind(
-            ctx.download_into_slice(h, first, &mut one),
+            ctx.transfers().download_into_slice(h, first, &mut one),
             ErrorKind::InvalidRange,
             "download at an overflowing offset",
         );
@@ -278,7 +282,8 @@ fn bad_typed_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
         "download_vec of ()",
     );
     expect_kind(
-        ctx.download_into_slice(h, 0, &mut [[0u8; 0]; 2]),
+        ctx.transfers()
+            .download_into_slice(h, 0, &mut [[0u8; 0]; 2]),
         ErrorKind::InvalidParameter,
         "download of [u8; 0]",
     );
@@ -286,7 +291,8 @@ fn bad_typed_input_is_a_typed_error<B: Backend>(mk: Mk<B>) {
     assert_eq!(ctx.download(h).expect("download"), bytes);
     // Empty slices are no-ops, as empty byte transfers are.
     ctx.upload_slice::<f32>(h, &[]).expect("empty upload");
-    ctx.download_into_slice::<u16>(h, 5, &mut [])
+    ctx.transfers()
+        .download_into_slice::<u16>(h, 5, &mut [])
         .expect("empty download at the end");
     ctx.release(h).expect("release");
     expect_kind(
@@ -331,7 +337,7 @@ fn error_kinds_of_real_errors<B: Backend>(mk: Mk<B>) {
     );
     let h = ctx.alloc(AllocDesc::new("h", 16)).expect("alloc");
     expect_kind(
-        ctx.upload_at(h, 8, &[0; 16]),
+        ctx.transfers().upload_at(h, 8, &[0; 16]),
         ErrorKind::InvalidRange,
         "range",
     );

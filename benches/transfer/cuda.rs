@@ -118,15 +118,17 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
         });
     }
     let up_with = |ctx: &Ctx, h: BufferHandle, fill: bool| {
-        ctx.upload_with(h, range.clone(), |at, mut chunk| {
-            if fill {
-                chunk.fill(at as u8);
-            } else {
-                let at = at as usize;
-                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
-            }
-        })
-        .expect("upload_with");
+        ctx.transfers()
+            .upload_with(h, range.clone(), |at, mut chunk| {
+                if fill {
+                    chunk.fill(at as u8);
+                } else {
+                    let at = at as usize;
+                    vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk)
+                        .expect("copy");
+                }
+            })
+            .expect("upload_with");
         ctx.wait().expect("wait");
     };
     g.bench_function("vramkit_upload_with_copy", |b| {
@@ -140,22 +142,28 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
         b.iter(|| up_with(wide, hw, true))
     });
     // Staging the caller owns, filled once: the device's copy alone.
-    let mut owned = ctx.alloc_staging(size as u64).expect("alloc_staging");
-    ctx.fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
+    let mut owned = ctx
+        .transfers()
+        .alloc_staging(size as u64)
+        .expect("alloc_staging");
+    ctx.transfers()
+        .fill_staging(&mut owned, |mut v| v.copy_from_slice(&data))
         .expect("fill_staging");
     g.bench_function("vramkit_upload_staging_buffer", |b| {
         b.iter(|| {
-            ctx.upload_staging(&mut owned, h, 0)
+            ctx.transfers()
+                .upload_staging(&mut owned, h, 0)
                 .expect("upload_staging");
             ctx.wait().expect("wait");
         })
     });
     // Checked after one call of its own, so that the check holds whatever the filter ran.
     ctx.upload(h, &vec![0u8; data.len()]).expect("clear");
-    ctx.upload_staging(&mut owned, h, 0)
+    ctx.transfers()
+        .upload_staging(&mut owned, h, 0)
         .expect("upload_staging");
     upload_check(ctx, h, &data, "upload_staging");
-    ctx.free_staging(owned).expect("free_staging");
+    ctx.transfers().free_staging(owned).expect("free_staging");
     g.bench_function("cuMemcpyHtoD_pinned", |b| {
         // SAFETY: `raw` holds `size` bytes; the pinned buffer outlives the synchronous copy.
         b.iter(|| {
@@ -210,23 +218,30 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
         ctx.upload(h, &data).expect("upload");
         out.fill(0);
         g.bench_function(name, |b| {
-            b.iter(|| ctx.download_into(h, 0, &mut out).expect("download"))
+            b.iter(|| {
+                ctx.transfers()
+                    .download_into(h, 0, &mut out)
+                    .expect("download")
+            })
         });
-        ctx.download_into(h, 0, &mut out).expect("download");
+        ctx.transfers()
+            .download_into(h, 0, &mut out)
+            .expect("download");
         assert!(out == data, "vramkit readback differs");
     }
     out.fill(0);
     let mut down_with = |ctx: &Ctx, h: BufferHandle, copy: bool| {
         let mut sum = 0u64;
-        ctx.download_with(h, range.clone(), |at, chunk| {
-            if copy {
-                out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk);
-            } else {
-                // A consumer that reads one byte a page.
-                sum += chunk.iter().step_by(4096).map(|&b| b as u64).sum::<u64>();
-            }
-        })
-        .expect("download_with");
+        ctx.transfers()
+            .download_with(h, range.clone(), |at, chunk| {
+                if copy {
+                    out[at as usize..at as usize + chunk.len()].copy_from_slice(chunk);
+                } else {
+                    // A consumer that reads one byte a page.
+                    sum += chunk.iter().step_by(4096).map(|&b| b as u64).sum::<u64>();
+                }
+            })
+            .expect("download_with");
         sum
     };
     g.bench_function("vramkit_download_with_copy", |b| {

@@ -144,7 +144,10 @@ fn resources<B: Backend>(
         (frame_out, host_frame(ow, oh)),
         ("run buffers (host, peak)", b(d.report.host_bytes)),
         ("tile working set (device, plan)", b(d.report.planned_bytes)),
-        ("staging (device, at most)", b(ctx.staging_capacity())),
+        (
+            "staging (device, at most)",
+            b(ctx.transfers().staging_capacity()),
+        ),
         (
             "textures (device, peak)",
             b(stats.kind(MemoryKind::Texture).peak_reserved),

@@ -109,7 +109,7 @@ pub fn run(data: &[u8]) {
                     let n = b.u32() % (len + 8);
                     let byte = b.u8();
                     let data = vec![byte; n as usize];
-                    match ctx.upload_at(h, offset, &data) {
+                    match ctx.transfers().upload_at(h, offset, &data) {
                         Ok(()) => {
                             assert!(offset + n <= len, "an upload past the end succeeded");
                             bytes[offset as usize..(offset + n) as usize].fill(byte);
@@ -127,7 +127,7 @@ pub fn run(data: &[u8]) {
                     let offset = b.u32() % (len + 4);
                     let n = b.u32() % (len + 4);
                     let mut out = vec![0; n as usize];
-                    match ctx.download_into(h, offset, &mut out) {
+                    match ctx.transfers().download_into(h, offset, &mut out) {
                         Ok(()) => assert!(
                             out[..] == bytes[offset as usize..(offset + n) as usize],
                             "step {step}: bytes {offset}+{n} differ"

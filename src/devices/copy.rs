@@ -99,13 +99,19 @@ impl<B: Backend> DeviceSet<B> {
         if super::direct::copy(from, s, to, d, len)? {
             return Ok(CopyPath::Device);
         }
-        let chunk = from.staging_chunk().min(to.staging_chunk()).min(len);
+        let chunk = from
+            .transfers()
+            .staging_chunk()
+            .min(to.transfers().staging_chunk())
+            .min(len);
         let mut bounce = crate::types::host_bytes::host_buffer(chunk, "a copy's bounce buffer")?;
         let mut done = 0;
         while done < len {
             let n = (len - done).min(chunk) as usize;
-            from.download_into(src.handle, src_offset + done, &mut bounce[..n])?;
-            to.upload_at(dst.handle, dst_offset + done, &bounce[..n])?;
+            from.transfers()
+                .download_into(src.handle, src_offset + done, &mut bounce[..n])?;
+            to.transfers()
+                .upload_at(dst.handle, dst_offset + done, &bounce[..n])?;
             done += n as u64;
         }
         Ok(CopyPath::Host)

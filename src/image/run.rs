@@ -134,7 +134,7 @@ impl Pipeline {
                 s,
                 limit
                     .saturating_sub(held)
-                    .saturating_sub(ctx.staging_capacity()),
+                    .saturating_sub(ctx.transfers().staging_capacity()),
             )
         };
         let (limit, mut stats, mut available) = room();
@@ -154,7 +154,7 @@ impl Pipeline {
                 .plan_within(available, max_buffer)
                 .map_err(|e| match e {
                     Error::OverBudget { requested, .. } => Error::OverBudget {
-                        requested: requested.saturating_add(ctx.staging_capacity()),
+                        requested: requested.saturating_add(ctx.transfers().staging_capacity()),
                         limit,
                         in_use: stats.in_use,
                         reserved: stats.reserved,
@@ -342,7 +342,7 @@ impl Pipeline {
         // The output region: straight into the caller's frame when the tile is all of it.
         let [ow, oh] = self.output_size();
         if rn == Rect::full(ow, oh) {
-            ctx.download_into(last.handle, 0, out)?;
+            ctx.transfers().download_into(last.handle, 0, out)?;
             return Ok(host);
         }
         let tile = ctx.download(last.handle)?;

@@ -223,7 +223,7 @@ pub enum Error {
     #[error(
         "the {direction} needs a staging buffer of {slot} bytes and none fits ({source}); \
          lower `ContextDesc::staging_chunk` (now {slot} bytes), leave {slot} bytes of the \
-         budget free for transfers (see `Context::staging_capacity`), or raise the budget"
+         budget free for transfers (see `Transfers::staging_capacity`), or raise the budget"
     )]
     Staging {
         /// `"upload"` or `"download"`.

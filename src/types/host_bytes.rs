@@ -25,7 +25,7 @@ fn piece(len: usize) -> Option<usize> {
 
 /// Copies `src` into staging (or any write-only view), split over the rayon pool, with
 /// streaming stores on x86-64: what [`Context::upload`](crate::Context::upload) does with the
-/// caller's bytes, for [`upload_with`](crate::Context::upload_with) closures that copy from
+/// caller's bytes, for [`transfers().upload_with`](crate::transfers::Transfers::upload_with) closures that copy from
 /// memory of their own.
 ///
 /// ```
@@ -33,7 +33,7 @@ fn piece(len: usize) -> Option<usize> {
 /// let frame = vec![9u8; 3 << 20];
 /// let h = ctx.alloc(vramkit::AllocDesc::new("frame", frame.len() as u64))?;
 /// let mut copied = Ok(());
-/// ctx.upload_with(h, 0..frame.len() as u64, |at, chunk| {
+/// ctx.transfers().upload_with(h, 0..frame.len() as u64, |at, chunk| {
 ///     let at = at as usize;
 ///     if copied.is_ok() {
 ///         copied = vramkit::memory::copy_to_staging(&frame[at..at + chunk.len()], chunk);

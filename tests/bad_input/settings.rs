@@ -57,11 +57,11 @@ pub const CASES: &[Case] = &[
 fn round_trip<B: vramkit::backend::Backend>(ctx: &vramkit::Context<B>, what: &str) {
     let data: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
     let h = alloc(ctx, "round trip", 3003);
-    if let Err(e) = ctx.upload_at(h, 3, &data) {
+    if let Err(e) = ctx.transfers().upload_at(h, 3, &data) {
         panic!("{what} was accepted, but uploading 3000 bytes fails: {e}");
     }
     let mut back = vec![0u8; 3000];
-    if let Err(e) = ctx.download_into(h, 3, &mut back) {
+    if let Err(e) = ctx.transfers().download_into(h, 3, &mut back) {
         panic!("{what} was accepted, but downloading 3000 bytes fails: {e}");
     }
     assert!(
@@ -103,7 +103,7 @@ fn staging_slots_zero() {
 
 fn staging_slots_max() {
     let ctx = host_with(staging(4 * MIB, usize::MAX));
-    let cap = ctx.staging_capacity();
+    let cap = ctx.transfers().staging_capacity();
     assert!(
         cap >= 8 * MIB,
         "WRONG ANSWER: staging_capacity() = {cap} with 4 MiB slots, usize::MAX of them"
@@ -114,7 +114,7 @@ fn staging_slots_max() {
 /// 2⁶² slots of 4 MiB: their bytes pass 2⁶⁴ (a product that wraps to 0).
 fn staging_slots_huge() {
     let ctx = host_with(staging(4 * MIB, 1 << 62));
-    let cap = ctx.staging_capacity();
+    let cap = ctx.transfers().staging_capacity();
     assert!(
         cap >= 8 * MIB,
         "WRONG ANSWER: staging_capacity() = {cap} with 4 MiB slots, 2^62 of them"

@@ -68,7 +68,7 @@ fn staging_download() {
 fn staging_reader() {
     let (ctx, h) = full();
     let e = expect_err!(
-        ctx.upload_from_reader(h, &[1u8; 1024][..]),
+        ctx.transfers().upload_from_reader(h, &[1u8; 1024][..]),
         Error::Staging { .. },
         ["staging", "`ContextDesc::staging_chunk`"],
         ["lower", "raise the budget"]
@@ -153,7 +153,7 @@ fn gpu_upload_u64_max() {
     };
     let h = alloc(&ctx, "sixteen", 16);
     expect_err!(
-        ctx.upload_at(h, u64::MAX, &[1; 3]),
+        ctx.transfers().upload_at(h, u64::MAX, &[1; 3]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551615"],
         [PAST]
@@ -169,7 +169,7 @@ fn gpu_unified_past_end() {
         return crate::harness::skip("the adapter offers no unified memory");
     };
     expect_err!(
-        ctx.download_into(h, 9, &mut [0; 8]),
+        ctx.transfers().download_into(h, 9, &mut [0; 8]),
         Error::InvalidRange { .. },
         ["`shared`", "9", "16 bytes"],
         [PAST]

@@ -83,7 +83,7 @@ fn upload_longer() {
 fn upload_at_past_end() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.upload_at(h, 17, &[1]),
+        ctx.transfers().upload_at(h, 17, &[1]),
         Error::InvalidRange { .. },
         ["`sixteen`", "17", "16 bytes"],
         [PAST]
@@ -93,7 +93,7 @@ fn upload_at_past_end() {
 fn upload_at_end() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.upload_at(h, 16, &[1]),
+        ctx.transfers().upload_at(h, 16, &[1]),
         Error::InvalidRange { .. },
         ["`sixteen`", "16+1", "16 bytes"],
         [PAST]
@@ -103,7 +103,7 @@ fn upload_at_end() {
 fn upload_at_u64_max() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.upload_at(h, u64::MAX, &[1]),
+        ctx.transfers().upload_at(h, u64::MAX, &[1]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551615"],
         [PAST]
@@ -113,7 +113,7 @@ fn upload_at_u64_max() {
 fn upload_at_u64_max_empty() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.upload_at(h, u64::MAX, &[]),
+        ctx.transfers().upload_at(h, u64::MAX, &[]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551615"],
         [PAST]
@@ -123,7 +123,7 @@ fn upload_at_u64_max_empty() {
 fn upload_at_overflow() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.upload_at(h, u64::MAX - 1, &[1; 4]),
+        ctx.transfers().upload_at(h, u64::MAX - 1, &[1; 4]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551614"],
         [PAST]
@@ -139,7 +139,7 @@ fn unified_upload_past_end() {
     let ctx = host();
     let h = unified(&ctx);
     expect_err!(
-        ctx.upload_at(h, 12, &[1; 8]),
+        ctx.transfers().upload_at(h, 12, &[1; 8]),
         Error::InvalidRange { .. },
         ["`shared`", "12", "16 bytes"],
         [PAST]
@@ -149,7 +149,7 @@ fn unified_upload_past_end() {
 fn download_longer() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.download_into(h, 0, &mut [0; 17]),
+        ctx.transfers().download_into(h, 0, &mut [0; 17]),
         Error::InvalidRange { .. },
         ["`sixteen`", "17", "16 bytes"],
         [PAST]
@@ -159,7 +159,7 @@ fn download_longer() {
 fn download_past_end() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.download_into(h, 20, &mut [0; 1]),
+        ctx.transfers().download_into(h, 20, &mut [0; 1]),
         Error::InvalidRange { .. },
         ["`sixteen`", "20", "16 bytes"],
         [PAST]
@@ -169,7 +169,7 @@ fn download_past_end() {
 fn download_u64_max() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.download_into(h, u64::MAX, &mut [0; 1]),
+        ctx.transfers().download_into(h, u64::MAX, &mut [0; 1]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551615"],
         [PAST]
@@ -179,7 +179,7 @@ fn download_u64_max() {
 fn download_overflow() {
     let (ctx, h) = sixteen();
     expect_err!(
-        ctx.download_into(h, u64::MAX - 2, &mut [0; 8]),
+        ctx.transfers().download_into(h, u64::MAX - 2, &mut [0; 8]),
         Error::InvalidRange { .. },
         ["`sixteen`", "18446744073709551613"],
         [PAST]
@@ -190,7 +190,7 @@ fn unified_download_past_end() {
     let ctx = host();
     let h = unified(&ctx);
     expect_err!(
-        ctx.download_into(h, 9, &mut [0; 8]),
+        ctx.transfers().download_into(h, 9, &mut [0; 8]),
         Error::InvalidRange { .. },
         ["`shared`", "9", "16 bytes"],
         [PAST]
@@ -201,7 +201,7 @@ fn partial_words_kept() {
     let ctx = host();
     let h = alloc(&ctx, "five", 5);
     ctx.upload(h, &[1, 2, 3, 4, 5]).expect("upload");
-    ctx.upload_at(h, 3, &[9, 9]).expect("upload_at");
+    ctx.transfers().upload_at(h, 3, &[9, 9]).expect("upload_at");
     let back = ctx.download(h).expect("download");
     assert!(
         back == [1, 2, 3, 9, 9],
@@ -214,7 +214,9 @@ fn partial_words_read() {
     let h = alloc(&ctx, "five", 5);
     ctx.upload(h, &[1, 2, 3, 4, 5]).expect("upload");
     let mut out = [0; 3];
-    ctx.download_into(h, 1, &mut out).expect("download_into");
+    ctx.transfers()
+        .download_into(h, 1, &mut out)
+        .expect("download_into");
     assert!(
         out == [2, 3, 4],
         "WRONG ANSWER: read {out:?} at 1..4 of [1, 2, 3, 4, 5]"
@@ -226,7 +228,7 @@ fn reader_longer() {
     let h = alloc(&ctx, "ten", 10);
     let input: Vec<u8> = (1..=15).collect();
     expect_err!(
-        ctx.upload_from_reader(h, &input[..]),
+        ctx.transfers().upload_from_reader(h, &input[..]),
         Error::InvalidRange { .. },
         ["`ten`", "10 bytes"],
         ["allocate"]
@@ -247,7 +249,7 @@ fn reader_longer_chunks() {
     let h = alloc(&ctx, "three-hundred", 300);
     let input: Vec<u8> = (0..600u32).map(|i| (i % 250 + 1) as u8).collect();
     let e = expect_err!(
-        ctx.upload_from_reader(h, &input[..]),
+        ctx.transfers().upload_from_reader(h, &input[..]),
         Error::InvalidRange { .. },
         ["`three-hundred`", "300 bytes"],
         ["allocate"]
@@ -281,7 +283,7 @@ fn reader_fails() {
     let ctx = host();
     let h = alloc(&ctx, "target", 64);
     expect_err!(
-        ctx.upload_from_reader(h, Failing { good: 0 }),
+        ctx.transfers().upload_from_reader(h, Failing { good: 0 }),
         Error::Io { .. },
         ["reading the upload source", "disk on fire"],
         []
@@ -295,7 +297,8 @@ fn reader_fails_midway() {
     });
     let h = alloc(&ctx, "target", 4 * KIB);
     expect_err!(
-        ctx.upload_from_reader(h, Failing { good: 1000 }),
+        ctx.transfers()
+            .upload_from_reader(h, Failing { good: 1000 }),
         Error::Io { .. },
         ["reading the upload source", "disk on fire"],
         []
@@ -332,6 +335,7 @@ fn reader_interrupted() {
         interrupt: false,
     };
     let n = ctx
+        .transfers()
         .upload_from_reader(h, reader)
         .expect("upload_from_reader");
     assert!(n == 100, "WRONG ANSWER: {n} bytes uploaded of 100");
@@ -346,7 +350,7 @@ fn reader_endless() {
     let ctx = host();
     let h = alloc(&ctx, "finite", 4 * KIB);
     expect_err!(
-        ctx.upload_from_reader(h, io::repeat(7)),
+        ctx.transfers().upload_from_reader(h, io::repeat(7)),
         Error::InvalidRange { .. },
         ["`finite`", "4096 bytes"],
         ["allocate"]
@@ -370,7 +374,7 @@ fn reader_overclaims() {
     });
     let h = alloc(&ctx, "target", 4 * KIB);
     expect_err!(
-        ctx.upload_from_reader(h, Overclaiming),
+        ctx.transfers().upload_from_reader(h, Overclaiming),
         Error::Io { .. },
         ["reading the upload source"],
         []
