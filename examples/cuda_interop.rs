@@ -40,7 +40,9 @@ fn main() -> anyhow::Result<()> {
     // alive until the end of `main`, after vramkit forgot it.
     let mine = unsafe { ForeignStream::from_raw(stream.cu_stream() as u64) };
 
-    let (out, ptr) = vk.alloc_on(AllocDesc::new("squares", u64::from(n) * 4).uninit(), mine)?;
+    let (out, ptr) = vk
+        .interop()
+        .alloc_on(AllocDesc::new("squares", u64::from(n) * 4).uninit(), mine)?;
     let module = cu.load_module(cudarc::nvrtc::compile_ptx(SQUARES)?)?;
     let squares = module.load_function("squares")?;
     let mut launch = stream.launch_builder(&squares);
@@ -57,7 +59,7 @@ fn main() -> anyhow::Result<()> {
         .count();
     anyhow::ensure!(wrong == 0, "{wrong} of {n} values differ from i*i");
     vk.release(out)?;
-    vk.forget_stream(mine)?;
+    vk.interop().forget_stream(mine)?;
     println!(
         "{n} squares written by a cudarc kernel into vramkit memory at {:#x} on stream {:#x}: all \
          match",

@@ -2,15 +2,15 @@
 //! streams vramkit does not own (a program's CUDA streams), reused in their order.
 //!
 //! The rules (see [`memory::streams`](crate::memory) for how the manager keeps them):
-//! 1. [`Context::alloc_on`] allocates for work on a caller's stream and returns the handle and
+//! 1. [`Interop::alloc_on`](crate::interop::Interop::alloc_on) allocates for work on a caller's stream and returns the handle and
 //!    its [`DevicePtr`]. The memory is not cleared unless the description asks for zeros, and it
 //!    never moves. Released with [`Context::release`], it is reused at once by later requests
 //!    on the same stream, and by other streams (vramkit's own queue included) only after the
 //!    stream has passed the release (a CUDA event shows it).
-//! 2. [`Context::record_stream`] declares that another stream uses the allocation too (as
+//! 2. [`Interop::record_stream`](crate::interop::Interop::record_stream) declares that another stream uses the allocation too (as
 //!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
 //!    release as well.
-//! 3. [`Context::device_ptr`] gives the pointer of any allocation (made with
+//! 3. [`Interop::device_ptr`](crate::interop::Interop::device_ptr) gives the pointer of any allocation (made with
 //!    [`Context::alloc`] too) as a [`DeviceLease`]: the allocation stays where it is for its
 //!    life, and its range is not handed out again while a clone of the lease lives, even once
 //!    the allocation is released (the release then completes when the last lease is
@@ -20,17 +20,18 @@
 //!    memory allocated (and logs a warning), so the pointers stay valid.
 //! 4. Stay inside `address .. address + size`; a pointer from `alloc_on` is valid until the
 //!    allocation is released, one from a lease while the lease lives.
-//! 5. A stream you allocated or recorded on stays alive until [`Context::forget_stream`]
+//! 5. A stream you allocated or recorded on stays alive until [`Interop::forget_stream`](crate::interop::Interop::forget_stream)
 //!    returned for it (vramkit records events on it after a release, when another stream
 //!    needs the memory): see [`ForeignStream::from_raw`].
 
 use crate::backend::{Backend, ForeignStream, StreamRef};
+use crate::interop::Interop;
 use crate::lock;
 use crate::memory::lease::Lease;
 use crate::memory::AllocDesc;
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
-use crate::{BufferHandle, Context};
+use crate::BufferHandle;
 
 /// The device memory behind an allocation, for code outside vramkit (a CUDA kernel, cuBLAS,
 /// cudarc, PyTorch): see the [rules](self).
@@ -44,7 +45,7 @@ pub struct DevicePtr {
     pub stream: StreamRef,
 }
 
-/// A device pointer lent to code outside vramkit ([`Context::device_ptr`]): while it (or a
+/// A device pointer lent to code outside vramkit ([`Interop::device_ptr`](crate::interop::Interop::device_ptr)): while it (or a
 /// clone) lives, the allocation's range is not handed out again, even once the allocation is
 /// released. Dereferences to its [`DevicePtr`].
 #[derive(Clone)]
@@ -73,7 +74,7 @@ impl std::fmt::Debug for DeviceLease {
     }
 }
 
-impl<B: Backend> Context<B> {
+impl<B: Backend> Interop<'_, B> {
     /// Allocates for work on `stream`, a stream vramkit does not own (a `CUstream` as an
     /// integer; [`ForeignStream::DEFAULT`] is CUDA's legacy default stream), and returns the
     /// handle and the allocation's [`DevicePtr`]. The allocation never moves. See the
@@ -88,11 +89,11 @@ impl<B: Backend> Context<B> {
     /// let ctx = Context::with_backend(host, ContextDesc::default());
     /// // SAFETY: the host backend's streams are numbers of its model.
     /// let s = unsafe { ForeignStream::from_raw(1) };
-    /// let (a, ptr) = ctx.alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
+    /// let (a, ptr) = ctx.interop().alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
     /// assert_eq!(ptr.size, 4096);
     /// ctx.release(a)?;
     /// // Reused at once on the same stream.
-    /// let (b, again) = ctx.alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
+    /// let (b, again) = ctx.interop().alloc_on(AllocDesc::new("activations", 4096).uninit(), s)?;
     /// assert_eq!(again.address, ptr.address);
     /// ctx.release(b)?;
     /// # Ok::<(), vramkit::Error>(())
@@ -114,20 +115,20 @@ impl<B: Backend> Context<B> {
         }
         let zeroed = desc.zeroed;
         let on = StreamRef::Foreign(stream);
-        let mut m = lock(&self.mem);
-        let h = m.alloc_on(&self.backend, desc.immovable(), on)?;
-        let (address, size, _) = match m.device_address(&self.backend, h) {
+        let mut m = lock(&self.ctx.mem);
+        let h = m.alloc_on(&self.ctx.backend, desc.immovable(), on)?;
+        let (address, size, _) = match m.device_address(&self.ctx.backend, h) {
             Ok(a) => a,
             Err(e) => {
-                let _ = m.release(&self.backend, h);
+                let _ = m.release(&self.ctx.backend, h);
                 return Err(e);
             }
         };
         drop(m);
         if zeroed {
             // The clear ran on vramkit's queue: it finishes before the caller's stream starts.
-            let index = self.backend.submit()?;
-            self.backend.wait(index)?;
+            let index = self.ctx.backend.submit()?;
+            self.ctx.backend.wait(index)?;
         }
         Ok((
             h,
@@ -146,7 +147,7 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] for an allocation made for vramkit's
     /// own queue in a context that never allocated on a foreign stream.
     pub fn record_stream(&self, handle: BufferHandle, stream: ForeignStream) -> Result<()> {
-        lock(&self.mem).record_stream(handle, StreamRef::Foreign(stream))
+        lock(&self.ctx.mem).record_stream(handle, StreamRef::Foreign(stream))
     }
 
     /// Waits until the memory released on `stream` (and on vramkit's other streams) has been
@@ -157,7 +158,7 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// The driver's error while waiting (a lost device).
     pub fn forget_stream(&self, stream: ForeignStream) -> Result<()> {
-        lock(&self.mem).forget_stream(&self.backend, StreamRef::Foreign(stream))
+        lock(&self.ctx.mem).forget_stream(&self.ctx.backend, StreamRef::Foreign(stream))
     }
 
     /// The device pointer of an allocation, lent as a [`DeviceLease`]: the allocation never
@@ -168,8 +169,8 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] where the backend's memory has no
     /// address outside code can use (wgpu: use `wgpu_binding`).
     pub fn device_ptr(&self, handle: BufferHandle) -> Result<DeviceLease> {
-        let mut m = lock(&self.mem);
-        let (address, size, stream) = m.device_address(&self.backend, handle)?;
+        let mut m = lock(&self.ctx.mem);
+        let (address, size, stream) = m.device_address(&self.ctx.backend, handle)?;
         // Taken under the lock that a release takes too: no release slips in between.
         let lease = Lease::take(&m.leases, handle.key);
         m.distrust(handle)?;
@@ -182,7 +183,7 @@ impl<B: Backend> Context<B> {
             },
             _lease: lease,
         };
-        self.backend.submit()?;
+        self.ctx.backend.submit()?;
         Ok(lease)
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! The rules (one queue orders everything; work runs in the order it reaches the queue), and
 //! what happens when one is broken:
-//! 1. **Bind** an allocation with [`Context::wgpu_binding`]: the buffer, offset and size of
+//! 1. **Bind** an allocation with [`Interop::wgpu_binding`](crate::interop::Interop::wgpu_binding): the buffer, offset and size of
 //!    its range, as a lease. From then on the allocation never moves (compaction works around
 //!    it), its block is never again trusted to read as zeros (new zeroed allocations in it are
 //!    cleared), and whatever vramkit recorded before is submitted. While the binding (or a
@@ -13,11 +13,11 @@
 //!    when its last binding is dropped) and logs a warning. *Broken* — a bind group kept after
 //!    its binding was dropped and the allocation released: its passes reach whatever owns the
 //!    range next.
-//! 2. **Submit with [`Context::submit_with`]**: vramkit's recorded work, then your command
+//! 2. **Submit with [`Interop::submit_with`](crate::interop::Interop::submit_with)**: vramkit's recorded work, then your command
 //!    buffers right after it (a submission of their own: a buffer the device refuses takes
 //!    none of vramkit's work with it), recorded as using the handles you list (rules 2 and 4
 //!    in one call). Or by hand: call [`Context::submit`] before `Queue::submit`, then
-//!    [`Context::track_external`] after it. *Broken* — your work submitted before vramkit's
+//!    [`Interop::track_external`](crate::interop::Interop::track_external) after it. *Broken* — your work submitted before vramkit's
 //!    runs first, whatever it reads or writes; `Queue::write_buffer` into a bound range lands
 //!    before the next submission of *any* command buffers, so before vramkit's work recorded
 //!    earlier but not yet submitted: call [`Context::submit`] first, or upload with vramkit.
@@ -28,11 +28,11 @@
 //!    any allocation in it: the refused call returns [`Error::Backend`] naming the launches it
 //!    held, and downloads of the allocations that work used fail until they are written again
 //!    (never stale data).
-//! 4. **Tell vramkit** which submissions used the allocation ([`Context::submit_with`] does),
+//! 4. **Tell vramkit** which submissions used the allocation ([`Interop::submit_with`](crate::interop::Interop::submit_with) does),
 //!    and release it only after submitting them: its release then waits for them, and
 //!    [`Context::wait`] covers them. *Broken* — untracked, the block may go back to the device
 //!    while your work runs (wgpu keeps the memory alive, but vramkit's budget counts it free).
-//! 5. Textures alike: [`Context::wgpu_texture`] and [`Context::track_external_texture`]
+//! 5. Textures alike: [`Interop::wgpu_texture`](crate::interop::Interop::wgpu_texture) and [`Interop::track_external_texture`](crate::interop::Interop::track_external_texture)
 //!    (textures never move; a released texture is freed once tracked work completed).
 //!
 //! vramkit's calls run inside wgpu error scopes: on a device you own, your uncaptured-error
@@ -42,7 +42,7 @@
 use std::num::NonZeroU64;
 
 use crate::backend::wgpu::WgpuBackend;
-use crate::backend::Storage;
+use crate::backend::{Backend, Storage};
 use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
 use crate::types::error::{Error, Result};
@@ -50,7 +50,7 @@ use crate::types::MemoryKind;
 use crate::{lock, BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// The range of a wgpu buffer behind an allocation, for binding it in the application's own
-/// passes ([`Context::wgpu_binding`]). The buffer has usages `STORAGE | COPY_SRC | COPY_DST`.
+/// passes ([`Interop::wgpu_binding`](crate::interop::Interop::wgpu_binding)). The buffer has usages `STORAGE | COPY_SRC | COPY_DST`.
 ///
 /// A lease: while it (or a clone) lives, the range is not handed out again, even once the
 /// allocation is released; keep it for as long as bind groups made from it are used.
@@ -64,6 +64,20 @@ pub struct WgpuBinding {
     /// Bytes of the binding: the allocation's size rounded up to whole 4-byte words.
     pub size: u64,
     _lease: Lease,
+}
+
+/// Other code on the context's memory: wgpu bindings and textures for an app's own passes
+/// (wgpu), device pointers and foreign streams (CUDA), and work submitted together. From
+/// [`Context::interop`].
+pub struct Interop<'a, B: Backend> {
+    pub(crate) ctx: &'a Context<B>,
+}
+
+impl<B: Backend> Context<B> {
+    /// Other code on the context's memory: wgpu bindings, device pointers, foreign streams.
+    pub fn interop(&self) -> Interop<'_, B> {
+        Interop { ctx: self }
+    }
 }
 
 impl std::fmt::Debug for WgpuBinding {
@@ -87,7 +101,7 @@ impl WgpuBinding {
     }
 }
 
-impl Context<WgpuBackend> {
+impl Interop<'_, WgpuBackend> {
     /// The wgpu buffer range behind an allocation of [`MemoryKind::Device`], to bind in passes
     /// the application records; see the [rules](crate::interop). The allocation becomes
     /// immovable, and the work vramkit recorded so far is submitted.
@@ -97,8 +111,8 @@ impl Context<WgpuBackend> {
     /// unified memory, and a mapped buffer cannot be used in a submission); [`Error::TooLarge`]
     /// for an allocation larger than the device's largest storage binding.
     pub fn wgpu_binding(&self, handle: BufferHandle) -> Result<WgpuBinding> {
-        let mut m = lock(&self.mem);
-        let r = m.resolve(handle, 0, None, Access::Bind, self.backend.limits())?;
+        let mut m = lock(&self.ctx.mem);
+        let r = m.resolve(handle, 0, None, Access::Bind, self.ctx.backend.limits())?;
         if r.kind != MemoryKind::Device {
             return Err(Error::Unsupported {
                 what: format!("a wgpu binding of {:?} memory", r.kind),
@@ -120,7 +134,7 @@ impl Context<WgpuBackend> {
             size,
             _lease: lease,
         };
-        self.backend.submit()?;
+        self.ctx.backend.submit()?;
         Ok(binding)
     }
 
@@ -132,8 +146,8 @@ impl Context<WgpuBackend> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn wgpu_texture(&self, handle: TextureHandle) -> Result<wgpu::Texture> {
-        let texture = lock(&self.mem).texture(handle)?.raw.texture.clone();
-        self.backend.submit()?;
+        let texture = lock(&self.ctx.mem).texture(handle)?.raw.texture.clone();
+        self.ctx.backend.submit()?;
         Ok(texture)
     }
 
@@ -147,9 +161,9 @@ impl Context<WgpuBackend> {
     /// # fn demo(ctx: &vramkit::Context<vramkit::backend::wgpu::WgpuBackend>,
     /// #         h: vramkit::BufferHandle, mut encoder: vramkit::wgpu::CommandEncoder)
     /// #         -> vramkit::Result<()> {
-    /// let binding = ctx.wgpu_binding(h)?;
+    /// let binding = ctx.interop().wgpu_binding(h)?;
     /// // ... record the application's pass over `binding.as_binding()` into `encoder` ...
-    /// ctx.submit_with([encoder.finish()], &[h])?;
+    /// ctx.interop().submit_with([encoder.finish()], &[h])?;
     /// ctx.release(h)?; // the range is reused once the pass completed and `binding` is dropped
     /// # Ok(()) }
     /// ```
@@ -166,13 +180,13 @@ impl Context<WgpuBackend> {
         uses: &[BufferHandle],
     ) -> Result<SubmissionIndex> {
         {
-            let m = lock(&self.mem);
+            let m = lock(&self.ctx.mem);
             for &h in uses {
                 m.get(h)?;
             }
         }
-        let submitted = self.backend.submit_with(buffers.into_iter().collect());
-        let mut m = lock(&self.mem);
+        let submitted = self.ctx.backend.submit_with(buffers.into_iter().collect());
+        let mut m = lock(&self.ctx.mem);
         let index = match submitted {
             Ok(index) => index,
             Err(e) => {
@@ -193,7 +207,7 @@ impl Context<WgpuBackend> {
                 Err(e) => stale = stale.and(Err(e)),
             }
         }
-        stale.map(|()| self.submission(index))
+        stale.map(|()| self.ctx.submission(index))
     }
 
     /// Records that `submission`, made by the application on this context's queue, uses the
@@ -210,11 +224,11 @@ impl Context<WgpuBackend> {
         handle: BufferHandle,
         submission: &wgpu::SubmissionIndex,
     ) -> Result<()> {
-        lock(&self.mem).get(handle)?;
-        let after = self.backend.after_external(submission)?;
+        lock(&self.ctx.mem).get(handle)?;
+        let after = self.ctx.backend.after_external(submission)?;
         // Checked again under the lock that records it: a release in between is an error,
         // not a silent no-op.
-        let mut m = lock(&self.mem);
+        let mut m = lock(&self.ctx.mem);
         m.get(handle)?;
         m.touch(handle, after);
         Ok(())
@@ -230,9 +244,9 @@ impl Context<WgpuBackend> {
         handle: TextureHandle,
         submission: &wgpu::SubmissionIndex,
     ) -> Result<()> {
-        lock(&self.mem).texture(handle)?;
-        let after = self.backend.after_external(submission)?;
-        let mut m = lock(&self.mem);
+        lock(&self.ctx.mem).texture(handle)?;
+        let after = self.ctx.backend.after_external(submission)?;
+        let mut m = lock(&self.ctx.mem);
         m.texture(handle)?;
         m.touch_texture(handle, after);
         Ok(())

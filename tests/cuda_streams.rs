@@ -44,7 +44,9 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
     let bytes = u64::from(n) * 4;
     let cfg = LaunchConfig::for_num_elems(n);
     for round in 0..5 {
-        let (h, p) = vk.alloc_on(AllocDesc::new("sentinel", bytes).uninit(), sa)?;
+        let (h, p) = vk
+            .interop()
+            .alloc_on(AllocDesc::new("sentinel", bytes).uninit(), sa)?;
         // About 50 ms of spinning at 2 GHz, then the sentinel.
         let (sentinel, cycles) = (0xdead_0000u32 + round, 100_000_000i64);
         let mut launch = a.launch_builder(&f);
@@ -53,7 +55,9 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
         // is released only after the launch is issued (on A, in A's order).
         unsafe { launch.launch(cfg) }?;
         vk.release(h)?;
-        let (h2, p2) = vk.alloc_on(AllocDesc::new("other", bytes).uninit(), sb)?;
+        let (h2, p2) = vk
+            .interop()
+            .alloc_on(AllocDesc::new("other", bytes).uninit(), sb)?;
         if p2.address == p.address {
             // SAFETY: querying a live stream.
             let a_done = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };
@@ -76,8 +80,8 @@ fn memory_freed_on_a_busy_stream_reaches_another_only_after_it_passed() -> anyho
         vk.release(h2)?;
     }
     vk.observe().audit().check()?;
-    vk.forget_stream(sa)?;
-    vk.forget_stream(sb)?;
+    vk.interop().forget_stream(sa)?;
+    vk.interop().forget_stream(sb)?;
     Ok(())
 }
 
@@ -94,7 +98,9 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
     let f = module.load_function("spin_then_fill")?;
     let n: u32 = 1 << 20;
-    let (h, p) = vk.alloc_on(AllocDesc::new("x", u64::from(n) * 4).uninit(), sa)?;
+    let (h, p) = vk
+        .interop()
+        .alloc_on(AllocDesc::new("x", u64::from(n) * 4).uninit(), sa)?;
     let mut launch = a.launch_builder(&f);
     launch
         .arg(&p.address)
@@ -104,7 +110,9 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     // SAFETY: `n` u32 at a pointer of 4n bytes, released after the launch in A's order.
     unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
     vk.release(h)?;
-    let (h2, p2) = vk.alloc_on(AllocDesc::new("y", u64::from(n) * 4).uninit(), sa)?;
+    let (h2, p2) = vk
+        .interop()
+        .alloc_on(AllocDesc::new("y", u64::from(n) * 4).uninit(), sa)?;
     assert_eq!(p2.address, p.address, "same stream: reused at once");
     // SAFETY: querying a live stream.
     let busy = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };
@@ -115,6 +123,6 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     );
     a.synchronize()?;
     vk.release(h2)?;
-    vk.forget_stream(sa)?;
+    vk.interop().forget_stream(sa)?;
     Ok(())
 }

@@ -37,7 +37,7 @@ fn an_app_binds_a_vramkit_allocation_in_its_own_pipeline() {
     let h = ctx.alloc(AllocDesc::new("data", 4 * n as u64)).unwrap();
     ctx.upload(h, &bytes_of(&data)).unwrap();
 
-    let binding = ctx.wgpu_binding(h).unwrap();
+    let binding = ctx.interop().wgpu_binding(h).unwrap();
     assert_eq!(binding.size, 4 * n as u64);
     assert!(binding.offset > 0, "the allocation shares its block");
     assert_eq!(
@@ -66,7 +66,7 @@ fn an_app_binds_a_vramkit_allocation_in_its_own_pipeline() {
         pass.dispatch_workgroups((n as u32).div_ceil(64), 1, 1);
     }
     let submission = queue.submit([encoder.finish()]);
-    ctx.track_external(h, &submission).unwrap();
+    ctx.interop().track_external(h, &submission).unwrap();
 
     let doubled = floats_of(&ctx.download(h).unwrap());
     let expected: Vec<f32> = data.iter().map(|x| x * 2.0).collect();
@@ -99,7 +99,7 @@ fn vramkit_kernels_and_the_apps_passes_take_turns_on_one_queue() {
     ctx.upload(junk, &bytes_of(&vec![f32::NAN; n])).unwrap();
     ctx.release(junk).unwrap();
     let h = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).unwrap();
-    let b = ctx.wgpu_binding(h).unwrap();
+    let b = ctx.interop().wgpu_binding(h).unwrap();
     let pipeline = app_pipeline(&device, "data[id.x] * 2.0 + 1.0");
     let run_app = || {
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -120,7 +120,7 @@ fn vramkit_kernels_and_the_apps_passes_take_turns_on_one_queue() {
         queue.submit([encoder.finish()])
     };
     let s = run_app();
-    ctx.track_external(h, &s).unwrap();
+    ctx.interop().track_external(h, &s).unwrap();
     assert!(floats_of(&ctx.download(h).unwrap())
         .iter()
         .all(|&x| x == 1.0));
@@ -130,13 +130,13 @@ fn vramkit_kernels_and_the_apps_passes_take_turns_on_one_queue() {
     let data = floats(n, 3.0);
     ctx.upload(h, &bytes_of(&data)).unwrap();
     let s = run_app();
-    ctx.track_external(h, &s).unwrap();
+    ctx.interop().track_external(h, &s).unwrap();
     let one = ctx.alloc(AllocDesc::new("ones", 4 * n as u64)).unwrap();
     ctx.upload(one, &bytes_of(&vec![1.0; n])).unwrap();
     vramkit::kernels::axpy(&ctx, 1.0, one, h).unwrap();
     ctx.submit().unwrap();
     let s = run_app();
-    ctx.track_external(h, &s).unwrap();
+    ctx.interop().track_external(h, &s).unwrap();
     let got = floats_of(&ctx.download(h).unwrap());
     let want: Vec<f32> = data.iter().map(|x| (x * 2.0 + 2.0) * 2.0 + 1.0).collect();
     assert_eq!(got, want);
@@ -159,7 +159,7 @@ fn a_bound_allocation_is_not_moved_by_compaction() {
         let data = floats(1 << 18, 9.0);
         ctx.upload(b, &bytes_of(&data)).unwrap();
         let before = ctx.observe().allocation_info(b).unwrap();
-        let binding = bind.then(|| ctx.wgpu_binding(b).unwrap());
+        let binding = bind.then(|| ctx.interop().wgpu_binding(b).unwrap());
         ctx.release(a).unwrap();
         ctx.wait().unwrap();
         ctx.compact(u64::MAX).unwrap();
@@ -200,7 +200,7 @@ fn an_app_writes_a_vramkit_texture_and_vramkit_reads_it() {
             TextureFormat::Rgba8Unorm,
         ))
         .unwrap();
-    let texture = ctx.wgpu_texture(t).unwrap();
+    let texture = ctx.interop().wgpu_texture(t).unwrap();
     assert_eq!((texture.width(), texture.height()), (w, h));
     let texels: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 251) as u8).collect();
     queue.write_texture(
@@ -218,7 +218,7 @@ fn an_app_writes_a_vramkit_texture_and_vramkit_reads_it() {
         },
     );
     let s = queue.submit([]);
-    ctx.track_external_texture(t, &s).unwrap();
+    ctx.interop().track_external_texture(t, &s).unwrap();
     assert_eq!(ctx.textures().download(t).unwrap(), texels);
     ctx.textures().release(t).unwrap();
     ctx.wait().unwrap();
@@ -242,16 +242,16 @@ fn bad_interop_calls_are_typed_errors() {
         far = other_queue.submit([]);
     }
     assert!(matches!(
-        ctx.track_external(h, &far),
+        ctx.interop().track_external(h, &far),
         Err(Error::InvalidParameter { .. })
     ));
     ctx.release(h).unwrap();
     assert!(matches!(
-        ctx.wgpu_binding(h),
+        ctx.interop().wgpu_binding(h),
         Err(Error::StaleHandle { .. })
     ));
     assert!(matches!(
-        ctx.track_external(h, &other_queue.submit([])),
+        ctx.interop().track_external(h, &other_queue.submit([])),
         Err(Error::StaleHandle { .. })
     ));
 }

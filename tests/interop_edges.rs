@@ -94,12 +94,15 @@ fn a_released_allocation_stays_out_of_reuse_while_its_binding_lives() {
     let n = 1024;
     let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let h = upload_floats(&ctx, "bound", &data);
-    let binding = ctx.wgpu_binding(h).expect("binding");
+    let binding = ctx.interop().wgpu_binding(h).expect("binding");
     ctx.release(h).expect("release");
     ctx.wait().expect("wait");
     let next: Vec<f32> = (0..n).map(|i| -(i as f32)).collect();
     let other = upload_floats(&ctx, "next owner", &next);
-    let o = ctx.wgpu_binding(other).expect("binding of the next owner");
+    let o = ctx
+        .interop()
+        .wgpu_binding(other)
+        .expect("binding of the next owner");
     assert!(
         o.buffer != binding.buffer
             || o.offset + o.size <= binding.offset
@@ -123,7 +126,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_binding_lives() {
     ctx.wait().expect("wait");
     let reused = (0..8).any(|i| {
         let h = upload_floats(&ctx, &format!("after {i}"), &next);
-        let b = ctx.wgpu_binding(h).expect("binding");
+        let b = ctx.interop().wgpu_binding(h).expect("binding");
         b.buffer == buffer && b.offset == offset
     });
     assert!(
@@ -143,7 +146,7 @@ fn a_binding_outlives_its_context() {
     let n = 512;
     let data: Vec<f32> = (0..n).map(|i| 1.0 + i as f32).collect();
     let h = upload_floats(&ctx, "kept", &data);
-    let binding = ctx.wgpu_binding(h).expect("binding");
+    let binding = ctx.interop().wgpu_binding(h).expect("binding");
     drop(ctx);
     queue.submit([app_pass(
         &device,
@@ -163,7 +166,7 @@ fn a_block_ever_bound_is_never_trusted_clean() {
         return;
     };
     let h = upload_floats(&ctx, "bound", &[1.0; 64]);
-    let binding = ctx.wgpu_binding(h).expect("binding");
+    let binding = ctx.interop().wgpu_binding(h).expect("binding");
     let whole = binding.buffer.size() / 4;
     // Sets every value of the whole buffer to 7.
     queue.submit([app_pass(
@@ -205,11 +208,12 @@ fn submit_with_orders_vramkit_work_before_the_apps() {
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let x = upload_floats(&ctx, "x", &xs);
     let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
-    let binding = ctx.wgpu_binding(y).expect("binding");
+    let binding = ctx.interop().wgpu_binding(y).expect("binding");
     let times3 = KernelSource::owned("times3", TIMES3, "times3");
     ctx.dispatch(&times3, &[x, y], &[], [(n as u32).div_ceil(64), 1, 1])
         .expect("times3");
     let index = ctx
+        .interop()
         .submit_with(
             [app_pass(
                 &device,
@@ -239,7 +243,7 @@ fn submit_with_orders_vramkit_work_before_the_apps() {
     let mut encoder = device.create_command_encoder(&Default::default());
     encoder.copy_buffer_to_buffer(&gone, 0, &binding.buffer, binding.offset, 256);
     gone.destroy();
-    let refused = ctx.submit_with([encoder.finish()], &[y]);
+    let refused = ctx.interop().submit_with([encoder.finish()], &[y]);
     assert!(
         refused.is_err(),
         "a buffer using a destroyed buffer: {refused:?}"
@@ -326,7 +330,7 @@ fn a_refused_submission_is_reported_and_no_stale_data_is_returned() {
         block(x),
         "the test needs the victim in a block of its own"
     );
-    let binding = ctx.wgpu_binding(victim).expect("binding");
+    let binding = ctx.interop().wgpu_binding(victim).expect("binding");
     let times3 = KernelSource::owned("times3", TIMES3, "times3");
     let double = KernelSource::owned("double", DOUBLE, "main");
     let groups = [(n as u32).div_ceil(64), 1, 1];

@@ -1,4 +1,4 @@
-//! Device pointers are leases (`Context::device_ptr`): while a lease (or a clone) lives, the
+//! Device pointers are leases (`Interop::device_ptr`): while a lease (or a clone) lives, the
 //! allocation's range is not handed out again, even once it is released; the release
 //! completes when the last lease is dropped; a context dropped under live leases leaves their
 //! memory allocated. On the host backend, whose addresses are real memory.
@@ -19,7 +19,7 @@ fn ctx() -> Context<HostBackend> {
 fn a_released_allocation_stays_out_of_reuse_while_its_lease_lives() -> anyhow::Result<()> {
     let c = ctx();
     let h = c.alloc(AllocDesc::new("lent", 1 << 20).uninit())?;
-    let lease = c.device_ptr(h)?;
+    let lease = c.interop().device_ptr(h)?;
     let copy = lease.clone();
     let (start, end) = (lease.address, lease.address + lease.size);
     drop(lease);
@@ -29,7 +29,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_lease_lives() -> anyhow::R
     let mut others = Vec::new();
     for i in 0..64u64 {
         let o = c.alloc(AllocDesc::new("other", 4096 + i * 65536).uninit())?;
-        let p = c.device_ptr(o)?;
+        let p = c.interop().device_ptr(o)?;
         assert!(
             p.address + p.size <= start || end <= p.address,
             "request {i} got memory a live lease points at"
@@ -54,7 +54,7 @@ fn a_released_allocation_stays_out_of_reuse_while_its_lease_lives() -> anyhow::R
 fn a_lease_outlives_a_release_and_the_bytes_stay() -> anyhow::Result<()> {
     let c = ctx();
     let h = c.alloc(AllocDesc::new("lent", 4096).uninit())?;
-    let lease = c.device_ptr(h)?;
+    let lease = c.interop().device_ptr(h)?;
     // SAFETY: the host backend's address of 4096 bytes the lease keeps.
     unsafe { std::ptr::write_bytes(lease.address as *mut u8, 0x5a, 4096) };
     c.release(h)?;
@@ -75,7 +75,7 @@ fn a_lease_outlives_a_release_and_the_bytes_stay() -> anyhow::Result<()> {
 fn a_context_dropped_under_a_live_lease_leaves_its_memory() -> anyhow::Result<()> {
     let c = ctx();
     let h = c.alloc(AllocDesc::new("lent", 4096).uninit())?;
-    let lease = c.device_ptr(h)?;
+    let lease = c.interop().device_ptr(h)?;
     // SAFETY: the host backend's address of 4096 bytes the lease keeps.
     unsafe { std::ptr::write_bytes(lease.address as *mut u8, 0x7e, 4096) };
     drop(c);
@@ -92,13 +92,13 @@ fn a_context_dropped_under_a_live_lease_leaves_its_memory() -> anyhow::Result<()
 fn an_earlier_lease_that_ended_does_not_free_a_range_leased_again() -> anyhow::Result<()> {
     let c = ctx();
     let h = c.alloc(AllocDesc::new("lent twice", 1 << 20).uninit())?;
-    drop(c.device_ptr(h)?);
-    let lease = c.device_ptr(h)?;
+    drop(c.interop().device_ptr(h)?);
+    let lease = c.interop().device_ptr(h)?;
     let (start, end) = (lease.address, lease.address + lease.size);
     c.release(h)?;
     for i in 0..16u64 {
         let o = c.alloc(AllocDesc::new("other", 4096 + i * 65536).uninit())?;
-        let p = c.device_ptr(o)?;
+        let p = c.interop().device_ptr(o)?;
         assert!(
             p.address + p.size <= start || end <= p.address,
             "request {i} got memory a live lease points at"

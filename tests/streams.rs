@@ -32,10 +32,10 @@ const C: ForeignStream = unsafe { ForeignStream::from_raw(0xc) };
 fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
     let ctx = ctx(ContextDesc::default());
     ctx.backend().hold_stream(A);
-    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
+    let (h, p) = ctx.interop().alloc_on(desc(1 << 20), A)?;
     assert_eq!(p.stream, StreamRef::Foreign(A));
     ctx.release(h)?;
-    let (h2, p2) = ctx.alloc_on(desc(1 << 20), A)?;
+    let (h2, p2) = ctx.interop().alloc_on(desc(1 << 20), A)?;
     assert_eq!(p2.address, p.address, "same stream: reused at once");
     assert!(ctx.backend().is_held(A), "nothing waited for the stream");
     ctx.release(h2)?;
@@ -47,9 +47,9 @@ fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
 fn another_stream_takes_memory_only_after_the_releasing_stream_passed() -> anyhow::Result<()> {
     let ctx = ctx(ContextDesc::default());
     ctx.backend().hold_stream(A);
-    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
+    let (h, p) = ctx.interop().alloc_on(desc(1 << 20), A)?;
     ctx.release(h)?;
-    let (h2, p2) = ctx.alloc_on(desc(1 << 20), B)?;
+    let (h2, p2) = ctx.interop().alloc_on(desc(1 << 20), B)?;
     if p2.address == p.address {
         assert!(
             !ctx.backend().is_held(A),
@@ -59,7 +59,7 @@ fn another_stream_takes_memory_only_after_the_releasing_stream_passed() -> anyho
     ctx.release(h2)?;
     // vramkit's own allocations obey the same rule.
     ctx.backend().hold_stream(B);
-    let (h3, _) = ctx.alloc_on(desc(1 << 20), B)?;
+    let (h3, _) = ctx.interop().alloc_on(desc(1 << 20), B)?;
     ctx.release(h3)?;
     let own = ctx.alloc(AllocDesc::new("own", 1 << 20))?;
     assert!(!ctx.backend().is_held(B), "vramkit's queue took B's memory");
@@ -71,18 +71,18 @@ fn another_stream_takes_memory_only_after_the_releasing_stream_passed() -> anyho
 #[test]
 fn record_stream_holds_a_release_until_that_stream_passed() -> anyhow::Result<()> {
     let ctx = ctx(ContextDesc::default());
-    let (h, p) = ctx.alloc_on(desc(1 << 20), A)?;
-    ctx.record_stream(h, B)?;
+    let (h, p) = ctx.interop().alloc_on(desc(1 << 20), A)?;
+    ctx.interop().record_stream(h, B)?;
     ctx.backend().hold_stream(B);
     ctx.release(h)?;
     assert_eq!(ctx.stats().pending_release, 1 << 20);
     // Stream A itself may not take it either: B still reads it.
-    let (h2, p2) = ctx.alloc_on(desc(1 << 20), A)?;
+    let (h2, p2) = ctx.interop().alloc_on(desc(1 << 20), A)?;
     assert_ne!(p2.address, p.address, "reused while B still uses it");
     assert!(ctx.backend().is_held(B), "A's request need not wait for B");
     ctx.backend().resume_stream(B);
     ctx.release(h2)?;
-    let (h3, p3) = ctx.alloc_on(desc(1 << 20), A)?;
+    let (h3, p3) = ctx.interop().alloc_on(desc(1 << 20), A)?;
     assert!(
         p3.address == p.address || p3.address == p2.address,
         "the range came back"
@@ -97,7 +97,7 @@ fn record_stream_holds_a_release_until_that_stream_passed() -> anyhow::Result<()
 fn blocks_go_back_only_after_every_stream_passed() -> anyhow::Result<()> {
     let ctx = ctx(ContextDesc::default());
     ctx.backend().hold_stream(A);
-    let (h, _) = ctx.alloc_on(desc(8 << 20), A)?;
+    let (h, _) = ctx.interop().alloc_on(desc(8 << 20), A)?;
     ctx.release(h)?;
     assert!(ctx.backend().is_held(A));
     let freed = ctx.trim()?;
@@ -115,8 +115,8 @@ fn a_budget_refusal_on_a_stream_says_what_was_asked() -> anyhow::Result<()> {
         budget: Some(16 << 20),
         ..Default::default()
     });
-    let (h, _) = ctx.alloc_on(desc(10 << 20), A)?;
-    let e = ctx.alloc_on(desc(10 << 20), A).unwrap_err();
+    let (h, _) = ctx.interop().alloc_on(desc(10 << 20), A)?;
+    let e = ctx.interop().alloc_on(desc(10 << 20), A).unwrap_err();
     let msg = e.to_string();
     assert!(
         matches!(e, vramkit::Error::OverBudget { requested, .. } if requested == 10 << 20),
@@ -131,7 +131,7 @@ fn a_budget_refusal_on_a_stream_says_what_was_asked() -> anyhow::Result<()> {
 fn wgpu_free_backends_refuse_foreign_streams_without_an_address() {
     // A host backend with resizable blocks has no stable addresses.
     let ctx = Context::with_backend(HostBackend::default(), ContextDesc::default());
-    let e = ctx.alloc_on(desc(4096), A).unwrap_err();
+    let e = ctx.interop().alloc_on(desc(4096), A).unwrap_err();
     assert!(matches!(e, vramkit::Error::Unsupported { .. }), "{e}");
     assert_eq!(ctx.stats().live, 0, "the refused allocation was released");
 }
@@ -141,7 +141,7 @@ fn device_ptr_pins_and_points_inside_the_block() -> anyhow::Result<()> {
     let ctx = ctx(ContextDesc::default());
     let h = ctx.alloc(AllocDesc::new("x", 1000))?;
     ctx.upload(h, &[7u8; 1000])?;
-    let p = ctx.device_ptr(h)?;
+    let p = ctx.interop().device_ptr(h)?;
     assert_eq!(p.size, 1000);
     assert_eq!(p.stream, StreamRef::Own);
     // SAFETY: on the host backend the address is host memory of 1000 bytes the allocation
@@ -150,7 +150,7 @@ fn device_ptr_pins_and_points_inside_the_block() -> anyhow::Result<()> {
     assert!(bytes.iter().all(|&b| b == 7));
     // Compaction leaves it where it is.
     ctx.compact(u64::MAX)?;
-    assert_eq!(ctx.device_ptr(h)?.address, p.address);
+    assert_eq!(ctx.interop().device_ptr(h)?.address, p.address);
     ctx.release(h)?;
     Ok(())
 }
@@ -201,7 +201,7 @@ fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::R
                 2..=5 => {
                     let i = rng.random_range(0..3);
                     let size = rng.random_range(1..(3 << 20));
-                    let (h, p) = ctx.alloc_on(desc(size), streams[i])?;
+                    let (h, p) = ctx.interop().alloc_on(desc(size), streams[i])?;
                     for (j, s) in streams.iter().enumerate() {
                         if resumes[j] % 2 == 1 && !ctx.backend().is_held(*s) {
                             resumes[j] += 1;
@@ -221,7 +221,7 @@ fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::R
                     if rng.random_range(0..4) == 0 {
                         let u = rng.random_range(0..3);
                         if u != i {
-                            ctx.record_stream(h, streams[u])?;
+                            ctx.interop().record_stream(h, streams[u])?;
                             uses.push(u);
                         }
                     }
@@ -279,13 +279,13 @@ fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Resu
         ..Default::default()
     });
     c.backend().hold_stream(A);
-    let (h, _) = c.alloc_on(desc(8 << 20), A)?;
+    let (h, _) = c.interop().alloc_on(desc(8 << 20), A)?;
     let held = c.stats().reserved;
     c.release(h)?;
     assert!(c.backend().is_held(A));
     assert_eq!(c.stats().reserved, held, "a block went back under A's work");
     c.backend().resume_stream(A);
-    let (h, _) = c.alloc_on(desc(4096), B)?;
+    let (h, _) = c.interop().alloc_on(desc(4096), B)?;
     c.release(h)?;
     c.trim()?;
     assert_eq!(c.stats().reserved, 0);
@@ -296,8 +296,8 @@ fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Resu
         ..Default::default()
     });
     s.backend().hold_stream(A);
-    let (keep, _) = s.alloc_on(desc(4096), A)?;
-    let (h, p) = s.alloc_on(desc(1 << 20), A)?;
+    let (keep, _) = s.interop().alloc_on(desc(4096), A)?;
+    let (h, p) = s.interop().alloc_on(desc(1 << 20), A)?;
     // SAFETY: the host backend's address of 1 MiB the allocation owns.
     unsafe { std::ptr::write_bytes(p.address as *mut u8, 0x11, 1 << 20) };
     s.release(h)?;
@@ -318,11 +318,11 @@ fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Resu
 fn a_zeroed_allocation_on_a_busy_stream_is_cleared_after_the_stream_passed() -> anyhow::Result<()> {
     let s = segments(ContextDesc::default());
     s.backend().hold_stream(A);
-    let (h, p) = s.alloc_on(desc(1 << 20), A)?;
+    let (h, p) = s.interop().alloc_on(desc(1 << 20), A)?;
     // SAFETY: the host backend's address of 1 MiB the allocation owns.
     unsafe { std::ptr::write_bytes(p.address as *mut u8, 0x11, 1 << 20) };
     s.release(h)?;
-    let (z, q) = s.alloc_on(AllocDesc::new("zeroed", 1 << 20), A)?;
+    let (z, q) = s.interop().alloc_on(AllocDesc::new("zeroed", 1 << 20), A)?;
     if q.address == p.address {
         assert!(
             !s.backend().is_held(A),
@@ -340,17 +340,17 @@ fn a_zeroed_allocation_on_a_busy_stream_is_cleared_after_the_stream_passed() -> 
 fn forgetting_a_stream_confirms_its_releases() -> anyhow::Result<()> {
     let s = segments(ContextDesc::default());
     s.backend().hold_stream(A);
-    let (h, _) = s.alloc_on(desc(1 << 20), A)?;
+    let (h, _) = s.interop().alloc_on(desc(1 << 20), A)?;
     s.release(h)?;
     assert!(s.backend().is_held(A));
-    s.forget_stream(A)?;
+    s.interop().forget_stream(A)?;
     assert!(
         !s.backend().is_held(A),
         "forget_stream returned before A passed"
     );
     // Nothing marks A afterwards: holding it again and allocating elsewhere does not wait.
     s.backend().hold_stream(A);
-    let (h, _) = s.alloc_on(desc(1 << 20), B)?;
+    let (h, _) = s.interop().alloc_on(desc(1 << 20), B)?;
     assert!(s.backend().is_held(A));
     s.release(h)?;
     s.backend().resume_stream(A);

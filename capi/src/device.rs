@@ -112,7 +112,7 @@ impl Device {
         let start = Instant::now();
         // Size 0 still gets a unique pointer: PyTorch keys its records by pointer.
         let desc = AllocDesc::new("malloc", size.max(1)).uninit();
-        let r = with_ctx!(&self.ctx, c => c.alloc_on(desc, stream));
+        let r = with_ctx!(&self.ctx, c => c.interop().alloc_on(desc, stream));
         let out = r.map(|(handle, p)| {
             lock(&self.ptrs).insert(p.address, Live { handle, stream });
             p.address
@@ -133,7 +133,7 @@ impl Device {
             if stream == live.stream {
                 c.release(h)
             } else {
-                c.record_stream(h, stream).and_then(|()| c.release(h))
+                c.interop().record_stream(h, stream).and_then(|()| c.release(h))
             }
         });
         self.free.add(start);
@@ -142,7 +142,7 @@ impl Device {
 
     /// Confirms the releases on `stream` and forgets it.
     pub fn forget_stream(&self, stream: ForeignStream) -> Result<()> {
-        with_ctx!(&self.ctx, c => c.forget_stream(stream))
+        with_ctx!(&self.ctx, c => c.interop().forget_stream(stream))
     }
 
     /// Declares that `stream` uses the allocation at `ptr` too. `Ok(false)` for a pointer this
@@ -151,7 +151,7 @@ impl Device {
         let Some(live) = lock(&self.ptrs).get(&ptr).copied() else {
             return Ok(false);
         };
-        with_ctx!(&self.ctx, c => c.record_stream(live.handle, stream)).map(|()| true)
+        with_ctx!(&self.ctx, c => c.interop().record_stream(live.handle, stream)).map(|()| true)
     }
 
     /// The context's statistics.

@@ -134,7 +134,7 @@ pub fn run(data: &[u8]) {
                             fill
                         };
                         // Where the new range lies must be free of every live lease.
-                        if let Ok(lease) = ctx.device_ptr(h) {
+                        if let Ok(lease) = ctx.interop().device_ptr(h) {
                             let range = (lease.address, lease.size);
                             for l in &held {
                                 assert!(
@@ -179,6 +179,7 @@ pub fn run(data: &[u8]) {
                 if !live.is_empty() {
                     let i = b.u8() as usize % live.len();
                     let lease = ctx
+                        .interop()
                         .device_ptr(live[i].h)
                         .expect("device_ptr of a live handle");
                     assert_eq!(lease.size, live[i].bytes.len() as u64);

@@ -33,8 +33,8 @@ impl ForeignStream {
     ///    that device's primary context, or 0 / 2 for the default streams); on the host
     ///    backend, any number (its streams are a model).
     /// 2. The stream stays alive until no allocation made on it or recorded on it
-    ///    ([`Context::record_stream`](crate::Context::record_stream)) is live and the context
-    ///    confirmed its releases: after [`Context::forget_stream`](crate::Context::forget_stream)
+    ///    ([`Interop::record_stream`](crate::interop::Interop::record_stream)) is live and the context
+    ///    confirmed its releases: after [`Interop::forget_stream`](crate::interop::Interop::forget_stream)
     ///    returned for it, or the context dropped.
     pub const unsafe fn from_raw(raw: u64) -> Self {
         Self(raw)

@@ -1,11 +1,11 @@
 //! Leases: device pointers and wgpu bindings handed to code outside vramkit
-//! ([`Context::device_ptr`], `Context::wgpu_binding`) keep their range out of reuse while they
+//! ([`Interop::device_ptr`](crate::interop::Interop::device_ptr), `Interop::wgpu_binding`) keep their range out of reuse while they
 //! live. A lease counts itself in the context's book when
 //! made and cloned, and leaves it when dropped, without the manager's lock; the manager reads
 //! the book when an allocation is released (a leased one is held where it is) and collects
 //! the leases that ended on its next operation.
 //!
-//! [`Context::device_ptr`]: crate::Context::device_ptr
+//! [`Interop::device_ptr`](crate::interop::Interop::device_ptr): crate::Interop::device_ptr
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -77,7 +77,7 @@ pub(crate) struct Allocation {
     pub backtrace: Option<Arc<Backtrace>>,
     /// The stream its work runs on.
     pub stream: StreamRef,
-    /// Other streams that use it ([`Context::record_stream`](crate::Context::record_stream)).
+    /// Other streams that use it ([`Interop::record_stream`](crate::interop::Interop::record_stream)).
     pub uses: Vec<ForeignStream>,
     /// Why its contents are unknown: a submission that used it was refused (`lost.rs`).
     pub lost: Option<Arc<str>>,

@@ -1,5 +1,5 @@
 //! Memory used on several streams: vramkit's own queue and streams it does not own (a
-//! program's CUDA streams, through [`Context::alloc_on`](crate::Context::alloc_on) and the C
+//! program's CUDA streams, through [`Interop::alloc_on`](crate::interop::Interop::alloc_on) and the C
 //! ABI).
 //!
 //! The rules, PyTorch's caching allocator's with `record_stream`:
@@ -11,7 +11,7 @@
 //!   waits for the marks that are not done yet. A program on one stream never pays for this
 //!   (no stream other than its own ever releases), and neither does one that never uses
 //!   foreign streams (nothing here runs until the first allocation on one).
-//! - Memory **also used on other streams** ([`Context::record_stream`](crate::Context::record_stream))
+//! - Memory **also used on other streams** ([`Interop::record_stream`](crate::interop::Interop::record_stream))
 //!   is held when released, with a mark on each of those streams, and returns to its pool
 //!   (as a release on its own stream) once every mark is done.
 //! - Before memory goes back to the device (a block freed, a segment end unmapped) every

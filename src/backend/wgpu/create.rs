@@ -60,7 +60,7 @@ impl WgpuBackend {
     /// (`device.limits()`, `device.features()`). Use it with
     /// [`Context::with_backend`](crate::Context::with_backend); bind vramkit's allocations in
     /// the application's own passes with
-    /// [`Context::wgpu_binding`](crate::Context::wgpu_binding).
+    /// [`Interop::wgpu_binding`](crate::interop::Interop::wgpu_binding).
     ///
     /// `device` and `queue` must come from `adapter` (wgpu gives no way to check). Unified
     /// memory needs the device opened with `MAPPABLE_PRIMARY_BUFFERS`; the f16 matmul uses

@@ -1,5 +1,5 @@
 //! What the application's own wgpu work needs from the backend: a submission index of
-//! vramkit's that completes only after a submission of the application's (see [`Context::track_external`](crate::Context::track_external)).
+//! vramkit's that completes only after a submission of the application's (see [`Interop::track_external`](crate::interop::Interop::track_external)).
 
 use std::time::Duration;
 

@@ -23,7 +23,7 @@ impl<B: Storage> Manager<B> {
             return Err(Error::Unsupported {
                 what: "a device address of an allocation".into(),
                 reason: "this backend's memory has no address outside code can use (wgpu \
-                         buffers: use Context::wgpu_binding; a host backend with resizable \
+                         buffers: use Interop::wgpu_binding; a host backend with resizable \
                          blocks: set HostConfig::resizable to false)"
                     .into(),
             });

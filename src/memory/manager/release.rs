@@ -176,7 +176,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Confirms the releases on `stream` (waiting) and forgets it
-    /// ([`Context::forget_stream`](crate::Context::forget_stream)).
+    /// ([`Interop::forget_stream`](crate::interop::Interop::forget_stream)).
     pub fn forget_stream(&mut self, backend: &B, stream: StreamRef) -> Result<()> {
         self.collect(backend)?;
         self.streams.forget(backend, stream)
@@ -197,7 +197,7 @@ impl<B: Storage> Manager<B> {
             return Err(Error::Unsupported {
                 what: "recording a stream on an allocation made for vramkit's own queue".into(),
                 reason:
-                    "allocations used on foreign streams are made on one with Context::alloc_on"
+                    "allocations used on foreign streams are made on one with Interop::alloc_on"
                         .into(),
             });
         }
