@@ -1,4 +1,4 @@
-//! Compaction's pause: one explicit pass (`Context::compact(256 MiB)`) over a pool that half of
+//! Compaction's pause: one explicit pass (`Memory::compact(256 MiB)`) over a pool that half of
 //! its live allocations just left (512 allocations of 2 MiB, every other one released: 512 MiB
 //! live in 1 GiB), timed from the call until the device is idle, while kernels run before and
 //! after it on allocations that the pass moves. Every moved byte and every kernel's result is
@@ -70,7 +70,7 @@ fn pass<B: Backend>(ctx: &Context<B>, name: &str, scale: u64, reps: usize) -> Ru
         if kernels {
             vramkit::kernels::axpy(ctx, 1.0, x, y).expect("axpy before");
         }
-        let report = ctx.compact(max).expect("compact");
+        let report = ctx.memory().compact(max).expect("compact");
         if kernels {
             vramkit::kernels::axpy(ctx, 1.0, x, y).expect("axpy after");
         }
@@ -96,7 +96,7 @@ fn pass<B: Backend>(ctx: &Context<B>, name: &str, scale: u64, reps: usize) -> Ru
         for (_, h) in live {
             ctx.release(h).expect("release");
         }
-        ctx.trim().expect("trim");
+        ctx.memory().trim().expect("trim");
     }
     pauses.sort();
     let report = last.expect("at least one repetition");

@@ -113,7 +113,7 @@ fn unified(c: &mut Criterion, ctx: &Ctx) {
                 total += t.elapsed();
                 ctx.release(xs).expect("release");
                 ctx.release(ys).expect("release");
-                ctx.trim().expect("trim");
+                ctx.memory().trim().expect("trim");
             }
             total
         })

@@ -155,7 +155,7 @@ fn main() -> anyhow::Result<()> {
             s.spawn(move || -> anyhow::Result<(u64, u64)> {
                 let (mut passes, mut moved) = (0, 0);
                 while !stop.load(Ordering::Relaxed) {
-                    let report = ctx.compact(args.compact_bytes)?;
+                    let report = ctx.memory().compact(args.compact_bytes)?;
                     passes += 1;
                     moved += report.bytes_moved;
                     std::thread::sleep(Duration::from_millis(args.interval_ms));

@@ -7,15 +7,15 @@ use crate::backend::host::HostBackend;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
 use crate::backend::Backend;
 use crate::lock;
-use crate::memory::manager::{Access, Manager, Settings};
+use crate::memory::manager::{Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
 use crate::memory::transfer::Transfer;
 use crate::memory::{AllocDesc, BufferHandle, MemoryStats};
 use crate::memory::{CompactionDesc, Geometry};
 use crate::types::debug::DebugSettings;
-use crate::types::error::{Error, Result};
-use crate::types::{DeviceInfo, MemoryAdvice, MemoryKind};
+use crate::types::error::Result;
+use crate::types::DeviceInfo;
 use crate::SubmissionIndex;
 
 /// How a context manages memory.
@@ -44,7 +44,7 @@ pub struct ContextDesc {
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
     /// that empty go back to the device, and a segment's free end past it shrinks away, once
     /// the submitted work that used them has completed (a release never waits for the GPU).
-    /// [`Context::trim`] gives back everything free, and a request the budget refuses frees
+    /// [`Memory::trim`](crate::memory::Memory::trim) gives back everything free, and a request the budget refuses frees
     /// cached blocks first.
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).
@@ -237,7 +237,7 @@ impl<B: Backend> Context<B> {
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());
     /// let h = ctx.alloc(vramkit::AllocDesc::new("frame", 33_177_600))?;
-    /// assert_eq!(ctx.size_of(h)?, 33_177_600);
+    /// assert_eq!(ctx.observe().size_of(h)?, 33_177_600);
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn alloc(&self, desc: AllocDesc) -> Result<BufferHandle> {
@@ -252,27 +252,6 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`] for a released or foreign handle.
     pub fn release(&self, handle: BufferHandle) -> Result<()> {
         lock(&self.mem).release(&self.backend, handle)
-    }
-
-    /// The requested size of an allocation.
-    ///
-    /// # Errors
-    /// [`Error::StaleHandle`].
-    pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
-        Ok(lock(&self.mem).get(handle)?.requested)
-    }
-
-    /// Applies a [`MemoryAdvice`] to a [`MemoryKind::Unified`] allocation: on CUDA,
-    /// `cuMemAdvise` over its pages (advice is per page, so allocations that share a page share
-    /// it); elsewhere unified memory does not migrate and advice is accepted and ignored.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParameter`] for an allocation of another kind; [`Error::StaleHandle`].
-    pub fn advise(&self, handle: BufferHandle, advice: MemoryAdvice) -> Result<()> {
-        let m = lock(&self.mem);
-        let r = m.resolve(handle, 0, None, Access::Advise, self.backend.limits())?;
-        // SAFETY: `resolve` placed the range inside its block.
-        unsafe { self.backend.advise(r.block, r.offset, r.size, advice) }
     }
 
     pub(crate) fn transfer<R>(
@@ -306,7 +285,7 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`]; [`Error::DeviceLost`]; [`Error::HostOutOfMemory`] when the host
     /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
-        let size = self.size_of(handle)?;
+        let size = self.observe().size_of(handle)?;
         let mut out = crate::types::host_bytes::host_buffer(size, "the result of a download")?;
         self.transfers().download_into(handle, 0, &mut out)?;
         Ok(out)
@@ -349,7 +328,7 @@ impl<B: Backend> Context<B> {
 
     /// Budget bytes a first transfer will need for staging: one buffer per direction that has
     /// none yet.
-    fn staging_to_come(&self) -> Result<u64> {
+    pub(crate) fn staging_to_come(&self) -> Result<u64> {
         if crate::transfers::in_closure(self.id) {
             // The outer transfer holds the rings, and made the one it uses: an upload and a
             // download at most one slot apart.
@@ -361,53 +340,5 @@ impl<B: Backend> Context<B> {
             .filter(|r| r.slots.is_empty())
             .map(|r| r.slot_size)
             .sum())
-    }
-
-    /// How many more separate device allocations of `bytes_per_item` bytes fit now, within
-    /// the budget (leaving room for the staging buffers a first upload and download need) and
-    /// the free space of existing blocks. 0 when one item is larger than the largest block.
-    /// [`max_items_in_one`](Self::max_items_in_one) answers how many fit in one allocation.
-    ///
-    /// # Errors
-    /// [`Error::ZeroSize`] for 0.
-    ///
-    /// ```
-    /// let desc = vramkit::ContextDesc { budget: Some(110 << 20), ..Default::default() };
-    /// let ctx = vramkit::Context::host(desc);
-    /// // Three 4K RGBA8 frames, and the two 4 MiB staging buffers their transfers need.
-    /// assert_eq!(ctx.max_batch(33_177_600)?, 3);
-    /// # Ok::<(), vramkit::Error>(())
-    /// ```
-    pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
-        let keep = self.staging_to_come()?;
-        lock(&self.mem).max_batch(&self.backend, bytes_per_item, MemoryKind::Device, keep)
-    }
-
-    /// How many items of `bytes_per_item` bytes one device allocation can hold if made now:
-    /// the largest allocation that succeeds (within the budget, leaving room for first
-    /// staging buffers as [`max_batch`](Self::max_batch) does, the free space of existing
-    /// blocks and the largest block), divided by the item size.
-    ///
-    /// # Errors
-    /// [`Error::ZeroSize`] for 0.
-    ///
-    /// ```
-    /// let desc = vramkit::ContextDesc { budget: Some(100 << 20), ..Default::default() };
-    /// let ctx = vramkit::Context::host(desc);
-    /// let n = ctx.max_items_in_one(1000)?;
-    /// assert_eq!(n, (92 << 20) / 1000); // 8 MiB left for staging
-    /// let batch = ctx.alloc(vramkit::AllocDesc::new("batch", n * 1000))?;
-    /// ctx.upload(batch, &[1; 1000])?;
-    /// # Ok::<(), vramkit::Error>(())
-    /// ```
-    pub fn max_items_in_one(&self, bytes_per_item: u64) -> Result<u64> {
-        if bytes_per_item == 0 {
-            return Err(Error::ZeroSize {
-                label: "max_items_in_one".into(),
-            });
-        }
-        let keep = self.staging_to_come()?;
-        let largest = lock(&self.mem).largest_alloc(&self.backend, MemoryKind::Device, keep)?;
-        Ok(largest / bytes_per_item)
     }
 }

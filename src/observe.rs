@@ -23,6 +23,14 @@ impl<B: Backend> Context<B> {
 }
 
 impl<B: Backend> Observe<'_, B> {
+    /// The requested size of an allocation.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
+        Ok(lock(&self.ctx.mem).get(handle)?.requested)
+    }
+
     /// Where an allocation sits.
     ///
     /// # Errors

@@ -94,7 +94,7 @@ impl<B: Backend> Context<B> {
     /// [`Error::StaleHandle`]; as [`download`](Self::download).
     pub fn download_vec<T: Pod>(&self, handle: BufferHandle) -> Result<Vec<T>> {
         let element = element_size::<T>()?;
-        let size = self.size_of(handle)?;
+        let size = self.observe().size_of(handle)?;
         if size % element != 0 {
             let info = self.observe().allocation_info(handle)?;
             let name = std::any::type_name::<T>();

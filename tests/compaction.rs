@@ -186,7 +186,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
                 } else {
                     rng.random_range(MIB..16 * MIB)
                 };
-                let report = ctx.compact(max).expect("compact");
+                let report = ctx.memory().compact(max).expect("compact");
                 assert!(report.bytes_moved <= max, "a pass moved past its bound");
                 explicit += 1;
                 verify(&ctx, &live, &format!("step {step}, after compact({max})"));
@@ -232,7 +232,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
     for l in live {
         ctx.release(l.handle).expect("release");
     }
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
 }
 
@@ -243,7 +243,10 @@ fn edge_cases_of_compaction_and_geometry_do_not_panic() {
     let ctx = Context::host(ContextDesc::default());
     let h = ctx.alloc(AllocDesc::new("a", 1 << 20)).expect("alloc");
     ctx.release(h).expect("release");
-    let report = ctx.compact(u64::MAX).expect("compact of an empty segment");
+    let report = ctx
+        .memory()
+        .compact(u64::MAX)
+        .expect("compact of an empty segment");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
     assert!(report.bytes_freed > 0);
     ctx.observe().audit().check().expect("audit");
@@ -260,5 +263,5 @@ fn edge_cases_of_compaction_and_geometry_do_not_panic() {
     });
     let h = big.alloc(AllocDesc::new("b", 1 << 20)).expect("alloc");
     big.release(h).expect("release");
-    assert_eq!(big.max_batch(u64::MAX - 1).expect("max_batch"), 0);
+    assert_eq!(big.memory().max_batch(u64::MAX - 1).expect("max_batch"), 0);
 }

@@ -62,7 +62,7 @@ fn driver_out_of_memory_is_an_error_and_the_context_survives() {
     eprintln!("out of memory after {} GiB", held.len() * 4);
     ctx.release(held.pop().expect("at least one 4 GiB block fits"))
         .expect("release");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     let h = ctx
         .alloc(AllocDesc::new("after", 1 << 20))
         .expect("memory returns after a release and trim");
@@ -204,7 +204,7 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     for h in big {
         ctx.release(h).expect("release");
     }
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     let s = ctx.stats();
     assert!(
         s.reserved < GIB,

@@ -140,7 +140,7 @@ fn released_memory_is_reused_in_queue_order<B: Backend>(mk: Mk<B>) {
         ctx.release(h).expect("release");
     }
     ctx.release(ys).expect("release");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     assert_eq!(ctx.stats().reserved, ctx.stats().staging);
 }
 
@@ -249,20 +249,26 @@ fn unified_memory_is_host_and_kernel_visible<B: Backend>(mk: Mk<B>) {
     assert_eq!(y[1], -5.5);
     assert_eq!(ctx.stats().kind(MemoryKind::Unified).allocations, 2);
     // Advice is accepted on unified memory (and steers migration on CUDA); results stay right.
-    ctx.advise(xs, MemoryAdvice::ReadMostly).expect("advise");
-    ctx.advise(ys, MemoryAdvice::PreferDevice).expect("advise");
+    ctx.memory()
+        .advise(xs, MemoryAdvice::ReadMostly)
+        .expect("advise");
+    ctx.memory()
+        .advise(ys, MemoryAdvice::PreferDevice)
+        .expect("advise");
     kernels::scale(&ctx, xs, ys, 2.0, 0.0).expect("dispatch");
     let y = floats(&ctx.download(ys).expect("download"));
     assert_eq!(y[1], 4.0);
     assert_eq!(y[0], 2.0 * x[0]);
-    ctx.advise(ys, MemoryAdvice::PreferHost).expect("advise");
+    ctx.memory()
+        .advise(ys, MemoryAdvice::PreferHost)
+        .expect("advise");
     ctx.transfers()
         .upload_at(ys, 0, &7.0f32.to_le_bytes())
         .expect("upload");
     assert_eq!(floats(&ctx.download(ys).expect("download"))[0], 7.0);
     let dev = ctx.alloc(AllocDesc::new("dev", 64)).expect("alloc");
     assert!(matches!(
-        ctx.advise(dev, MemoryAdvice::ReadMostly),
+        ctx.memory().advise(dev, MemoryAdvice::ReadMostly),
         Err(Error::InvalidParameter { .. })
     ));
     ctx.release(dev).expect("release");

@@ -162,7 +162,7 @@ fn a_bound_allocation_is_not_moved_by_compaction() {
         let binding = bind.then(|| ctx.interop().wgpu_binding(b).unwrap());
         ctx.release(a).unwrap();
         ctx.wait().unwrap();
-        ctx.compact(u64::MAX).unwrap();
+        ctx.memory().compact(u64::MAX).unwrap();
         let after = ctx.observe().allocation_info(b).unwrap();
         if let Some(binding) = binding {
             assert_eq!((after.block, after.offset), (before.block, before.offset));
@@ -177,7 +177,7 @@ fn a_bound_allocation_is_not_moved_by_compaction() {
         assert_eq!(floats_of(&ctx.download(b).unwrap()), data);
         ctx.release(b).unwrap();
         ctx.wait().unwrap();
-        ctx.trim().unwrap();
+        ctx.memory().trim().unwrap();
     }
 }
 

@@ -190,7 +190,7 @@ fn stale_double_and_foreign_handles<B: Backend>(mk: Mk<B>) {
     stale(ctx.release(h), StaleReason::Released);
     stale(ctx.upload(h, &[1, 2, 3]), StaleReason::Released);
     stale(ctx.download(h).map(|_| ()), StaleReason::Released);
-    stale(ctx.size_of(h).map(|_| ()), StaleReason::Released);
+    stale(ctx.observe().size_of(h).map(|_| ()), StaleReason::Released);
     // A new allocation in the same slot does not revive the old handle.
     let again = ctx.alloc(AllocDesc::new("again", 64)).expect("alloc");
     stale(ctx.download(h).map(|_| ()), StaleReason::Released);
@@ -279,7 +279,10 @@ fn zero_and_oversized_requests<B: Backend>(mk: Mk<B>) {
         ctx.alloc(AllocDesc::new("staging", 64).kind(MemoryKind::Upload)),
         Err(Error::Unsupported { .. })
     ));
-    assert!(matches!(ctx.max_batch(0), Err(Error::ZeroSize { .. })));
+    assert!(matches!(
+        ctx.memory().max_batch(0),
+        Err(Error::ZeroSize { .. })
+    ));
     let h = ctx.alloc(AllocDesc::new("small", 10)).expect("alloc");
     assert!(matches!(
         ctx.upload(h, &[0; 11]),
@@ -389,7 +392,7 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
             budget: Some(budget),
             ..Default::default()
         });
-        let n = fresh.max_batch(item).expect("max_batch");
+        let n = fresh.memory().max_batch(item).expect("max_batch");
         let hs: Vec<_> = (0..n)
             .map(|_| {
                 fresh
@@ -408,7 +411,10 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
             staging_chunk: chunk,
             ..Default::default()
         });
-        let k = one.max_items_in_one(item).expect("max_items_in_one");
+        let k = one
+            .memory()
+            .max_items_in_one(item)
+            .expect("max_items_in_one");
         assert!(
             k >= n,
             "budget {budget}, item {item}: {k} in one, {n} apart"
@@ -420,7 +426,10 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
         assert_eq!(one.download(batch).expect("download")[..64], [6; 64]);
         // The answer is exact but for the room it leaves for first staging buffers.
         one.release(batch).expect("release");
-        let k = one.max_items_in_one(item).expect("max_items_in_one");
+        let k = one
+            .memory()
+            .max_items_in_one(item)
+            .expect("max_items_in_one");
         let batch = one
             .alloc(AllocDesc::new("batch", k * item).uninit())
             .unwrap_or_else(|e| panic!("budget {budget}, item {item}: {k} promised: {e}"));
@@ -436,7 +445,7 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
         let first = ctx.alloc(AllocDesc::new("first", item)).expect("alloc");
         ctx.upload(first, &[1; 4]).expect("upload");
         ctx.download(first).expect("download");
-        let predicted = ctx.max_batch(item).expect("max_batch");
+        let predicted = ctx.memory().max_batch(item).expect("max_batch");
         let mut held = vec![first];
         loop {
             match ctx.alloc(AllocDesc::new("item", item).uninit()) {
@@ -450,7 +459,7 @@ fn max_batch_matches_what_fits<B: Backend>(mk: Mk<B>) {
             held.len() as u64 - 1,
             "budget {budget}, item {item}"
         );
-        assert_eq!(ctx.max_batch(item).expect("max_batch"), 0);
+        assert_eq!(ctx.memory().max_batch(item).expect("max_batch"), 0);
         for h in held {
             ctx.release(h).expect("release");
         }
@@ -513,7 +522,7 @@ fn trim_returns_everything<B: Backend>(mk: Mk<B>) {
     }
     let before = ctx.stats().reserved;
     assert!(before > 0);
-    assert_eq!(ctx.trim().expect("trim"), before);
+    assert_eq!(ctx.memory().trim().expect("trim"), before);
     let s = ctx.stats();
     assert_eq!((s.reserved, s.staging), (0, 0));
     assert!(s.kinds.iter().all(|k| k.blocks == 0));

@@ -149,7 +149,7 @@ proptest! {
                     }
                 }
                 Op::Trim => {
-                    ctx.trim().expect("trim");
+                    ctx.memory().trim().expect("trim");
                 }
                 _ => {}
             }
@@ -287,10 +287,11 @@ fn million_operations(resizable: bool, ops: usize) {
             assert!(matches!(ctx.release(h), Err(Error::StaleHandle { .. })));
             stale += 1;
         } else if roll < 998 {
-            ctx.compact(rng.random_range(1..1u64 << 30))
+            ctx.memory()
+                .compact(rng.random_range(1..1u64 << 30))
                 .expect("compact");
         } else {
-            ctx.trim().expect("trim");
+            ctx.memory().trim().expect("trim");
         }
         if released.len() > 4096 {
             released.drain(..2048);

@@ -140,7 +140,7 @@ fn statistics_are_summed<B: Backend>(mk: Mk<B>) {
     let sum: u64 = s
         .devices()
         .iter()
-        .map(|c| c.max_batch(per_item).unwrap())
+        .map(|c| c.memory().max_batch(per_item).unwrap())
         .sum();
     let room = (80 * MIB - stats.reserved) / per_item;
     assert_eq!(s.max_batch(per_item).unwrap(), sum.min(room));

@@ -127,7 +127,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
                 }
             }
             _ => {
-                ctx.trim().expect("trim");
+                ctx.memory().trim().expect("trim");
             }
         }
         check_against_model(&ctx, &model, &refused);
@@ -138,7 +138,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
     for h in model.keys() {
         ctx.release(*h).expect("release");
     }
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     check_against_model(&ctx, &Model::new(), &refused);
 }
 
@@ -326,7 +326,7 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
     ));
     ctx.release(a).expect("release");
     ctx.release(b).expect("release");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     let trace = ctx.observe().stop_trace().expect("trace");
     assert!(ctx.observe().trace().is_none(), "stopped");
     let whats: Vec<EventKind> = trace.events.iter().map(|e| e.what).collect();

@@ -33,7 +33,7 @@ fn dropped_owned_handles_release_once<B: Backend>(mk: Mk<B>) {
         ctx.upload_slice(*a, &[3u8; 1000]).expect("upload");
         ctx.upload_slice(b.handle(), &[1.5f64; 3]).expect("upload");
         assert_eq!(ctx.download_vec::<f64>(*b).expect("download"), [1.5; 3]);
-        assert_eq!(ctx.size_of(*a).expect("size"), 1000);
+        assert_eq!(ctx.observe().size_of(*a).expect("size"), 1000);
         assert_eq!(
             counts(&ctx.stats()),
             (before.0 + 2, before.1, before.2 + 1024)
@@ -68,7 +68,7 @@ fn explicit_release_and_into_handle<B: Backend>(mk: Mk<B>) {
     a.release().expect("explicit release");
     assert_eq!(counts(&ctx.stats()), (before.0, before.1 + 1, before.2));
     // The handle is released (once: the Owned's drop did not release again).
-    assert_eq!(ctx.size_of(h).unwrap_err().kind(), ErrorKind::StaleHandle);
+    assert_eq!(ctx.observe().size_of(h).unwrap_err().kind(), ErrorKind::StaleHandle);
     ctx.alloc(AllocDesc::new("probe", 16))
         .expect("no error was recorded");
     let before = counts(&ctx.stats());
@@ -128,7 +128,7 @@ fn a_handle_released_behind_its_back_is_no_later_error<B: Backend>(mk: Mk<B>) {
     let before = counts(&ctx.stats());
     drop(a); // finds a stale handle: logged, and nothing else released
     assert_eq!(counts(&ctx.stats()), before);
-    assert!(ctx.size_of(b).is_ok(), "the other allocation lives");
+    assert!(ctx.observe().size_of(b).is_ok(), "the other allocation lives");
     // The next allocation (another caller's business) does not get the drop's error.
     ctx.alloc(AllocDesc::new("next", 16)).expect("alloc");
 }

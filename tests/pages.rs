@@ -192,7 +192,7 @@ fn a_release_threshold_gives_free_pages_back_and_trim_gives_all() -> anyhow::Res
     for h in hs.iter().skip(1).step_by(2) {
         ctx.release(*h)?;
     }
-    ctx.trim()?;
+    ctx.memory().trim()?;
     assert_eq!(ctx.stats().reserved, 0);
     ctx.observe().audit().check()?;
     Ok(())
@@ -211,7 +211,7 @@ fn a_request_takes_mapped_free_memory_before_pages_are_mapped_again() -> anyhow:
     let (a, s1, b, s2) = (imm(4)?, imm(1)?, imm(5)?, imm(1)?);
     // `a`'s four pages go back; `b`'s five stay mapped, free.
     ctx.release(a)?;
-    ctx.trim()?;
+    ctx.memory().trim()?;
     ctx.release(b)?;
     let before = ctx.stats().pages;
     assert!(before.unmaps > 0, "trim gave nothing back: {before:?}");

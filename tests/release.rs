@@ -33,7 +33,7 @@ fn release_threshold_caps_cached_memory<B: Backend>(mk: Mk<B>) {
     let s = keep.stats();
     assert_eq!(s.reserved, peak, "the default keeps what it cached");
     assert_eq!(s.cached_free, s.reserved - s.staging);
-    keep.trim().expect("trim");
+    keep.memory().trim().expect("trim");
     assert_eq!(keep.stats().reserved, keep.stats().staging);
     // A threshold of 0: nothing stays cached once no work uses it.
     let none = mk(ContextDesc {
@@ -78,7 +78,7 @@ fn a_budget_below_one_granule_still_serves_staging_and_frames<B: Backend>(mk: Mk
             assert!(ctx.download(h).expect("download") == data);
             ctx.release(h).expect("release");
         }
-        ctx.trim().expect("trim");
+        ctx.memory().trim().expect("trim");
         assert!(ctx.stats().reserved <= 600_000);
     }
 }

@@ -100,7 +100,7 @@ fn blocks_go_back_only_after_every_stream_passed() -> anyhow::Result<()> {
     let (h, _) = ctx.interop().alloc_on(desc(8 << 20), A)?;
     ctx.release(h)?;
     assert!(ctx.backend().is_held(A));
-    let freed = ctx.trim()?;
+    let freed = ctx.memory().trim()?;
     assert!(freed > 0);
     assert!(
         !ctx.backend().is_held(A),
@@ -149,7 +149,7 @@ fn device_ptr_pins_and_points_inside_the_block() -> anyhow::Result<()> {
     let bytes = unsafe { std::slice::from_raw_parts(p.address as *const u8, 1000) };
     assert!(bytes.iter().all(|&b| b == 7));
     // Compaction leaves it where it is.
-    ctx.compact(u64::MAX)?;
+    ctx.memory().compact(u64::MAX)?;
     assert_eq!(ctx.interop().device_ptr(h)?.address, p.address);
     ctx.release(h)?;
     Ok(())
@@ -287,7 +287,7 @@ fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Resu
     c.backend().resume_stream(A);
     let (h, _) = c.interop().alloc_on(desc(4096), B)?;
     c.release(h)?;
-    c.trim()?;
+    c.memory().trim()?;
     assert_eq!(c.stats().reserved, 0);
     // Segments: pages and the segment's end go back only once A passed; until then the
     // released bytes are A's as they were.

@@ -162,7 +162,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
     }
     ctx.textures().release(t).expect("release");
     ctx.wait().expect("wait");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     let s = ctx.stats();
     assert_eq!(
         (

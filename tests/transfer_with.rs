@@ -205,7 +205,7 @@ fn a_panicking_closure_leaves_the_context_usable<B: Backend>(mk: Mk<B>) {
     assert!(ctx.stats().staging <= staging.max(ctx.transfers().staging_capacity()));
     ctx.observe().audit().check().expect("audit after panics");
     ctx.release(h).expect("release");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     assert_eq!(ctx.stats().staging, 0, "no staging leaked");
 }
 
@@ -236,7 +236,7 @@ fn staging_stays_in_the_budget<B: Backend>(mk: Mk<B>) {
         .check()
         .expect("audit after transfers");
     ctx.release(h).expect("release");
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     assert_eq!(ctx.stats().staging, 0);
 }
 
@@ -258,15 +258,16 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
             others = Some((
                 ctx.transfers().staging_chunk(),
                 ctx.transfers().staging_capacity(),
-                ctx.max_batch(1000).is_ok(),
-                ctx.trim().is_ok(),
+                ctx.memory().max_batch(1000).is_ok(),
+                ctx.memory().trim().is_ok(),
                 matches!(ctx.download(h), Err(Error::Unsupported { .. })),
             ));
-            ctx.set_budget(Some(ctx.stats().reserved + 4096))
+            ctx.memory()
+                .set_budget(Some(ctx.stats().reserved + 4096))
                 .expect("budget");
             let big = ctx.stats().reserved + (1 << 20);
             over = Some(ctx.alloc(AllocDesc::new("over", big)).map(|_| ()));
-            ctx.set_budget(None).expect("budget");
+            ctx.memory().set_budget(None).expect("budget");
             chunk.fill(9);
         })
         .expect("outer upload");
@@ -280,7 +281,7 @@ fn a_transfer_inside_the_closure_is_refused<B: Backend>(mk: Mk<B>) {
         "a request over the budget inside the closure gave {over:?}"
     );
     // After the closure, all of it works again.
-    assert!(ctx.max_batch(1000).is_ok());
+    assert!(ctx.memory().max_batch(1000).is_ok());
     assert_eq!(ctx.download(h).expect("download"), vec![9; 64]);
     ctx.release(h).expect("release");
 }

@@ -171,15 +171,15 @@ impl Device {
 
     /// Gives back every cached free byte.
     pub fn trim(&self) -> Result<u64> {
-        with_ctx!(&self.ctx, c => c.trim())
+        with_ctx!(&self.ctx, c => c.memory().trim())
     }
 
     pub fn set_budget(&self, budget: Option<u64>) -> Result<()> {
-        with_ctx!(&self.ctx, c => c.set_budget(budget))
+        with_ctx!(&self.ctx, c => c.memory().set_budget(budget))
     }
 
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        with_ctx!(&self.ctx, c => c.set_release_threshold(bytes))
+        with_ctx!(&self.ctx, c => c.memory().set_release_threshold(bytes))
     }
 
     pub fn start_trace(&self, capacity: usize) {

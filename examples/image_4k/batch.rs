@@ -226,7 +226,7 @@ fn at_once<B: Backend>(
         Ok(p) => {
             let p = p.with_working_format(args.format.into());
             let [fw, fh] = p.output_size();
-            (ctx.max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
+            (ctx.memory().max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
                 .clamp(1, 4)
                 .min(left)
         }

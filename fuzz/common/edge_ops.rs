@@ -193,7 +193,9 @@ pub fn run(data: &[u8]) {
                 }
             }
             5 => {
-                ctx.compact(b.u32() << (b.u8() % 12)).expect("compact");
+                ctx.memory()
+                    .compact(b.u32() << (b.u8() % 12))
+                    .expect("compact");
             }
             6 => {
                 let budget = match b.u8() % 3 {
@@ -201,7 +203,7 @@ pub fn run(data: &[u8]) {
                     1 => Some(ctx.stats().reserved + b.u32() % (4 << 20)),
                     _ => Some(b.u32() % (16 << 20)),
                 };
-                match ctx.set_budget(budget) {
+                match ctx.memory().set_budget(budget) {
                     Ok(()) => {}
                     Err(e) => assert!(
                         matches!(
@@ -261,7 +263,7 @@ pub fn run(data: &[u8]) {
             panic!("step {step}: {e}");
         }
     }
-    ctx.set_budget(None).expect("budget");
+    ctx.memory().set_budget(None).expect("budget");
     // Largest first, each released once read: the staging a download needs fits sooner.
     live.sort_by_key(|l| std::cmp::Reverse(l.bytes.len()));
     let mut unread = Vec::new();
@@ -282,6 +284,6 @@ pub fn run(data: &[u8]) {
         live = std::mem::take(&mut unread);
     }
     drop(held);
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     assert_eq!(ctx.stats().in_use, 0);
 }

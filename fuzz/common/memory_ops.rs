@@ -139,14 +139,19 @@ pub fn run(data: &[u8]) {
                 }
             }
             6 => {
-                ctx.trim().expect("trim");
+                ctx.memory().trim().expect("trim");
             }
             7 => {
-                ctx.compact(b.u32() << (b.u8() % 16)).expect("compact");
+                ctx.memory()
+                    .compact(b.u32() << (b.u8() % 16))
+                    .expect("compact");
             }
             8 => {
                 let item = b.u32() << (b.u8() % 48);
-                match (ctx.max_batch(item), ctx.max_items_in_one(item)) {
+                match (
+                    ctx.memory().max_batch(item),
+                    ctx.memory().max_items_in_one(item),
+                ) {
                     (Ok(_), Ok(_)) => assert!(item > 0),
                     (Err(Error::ZeroSize { .. }), Err(Error::ZeroSize { .. })) => {
                         assert_eq!(item, 0)
@@ -188,7 +193,7 @@ pub fn run(data: &[u8]) {
         }
         model = std::mem::take(&mut unread);
     }
-    ctx.trim().expect("trim");
+    ctx.memory().trim().expect("trim");
     let s = ctx.stats();
     assert_eq!(s.reserved, 0, "trim left {} bytes", s.reserved);
 }

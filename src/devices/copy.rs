@@ -36,8 +36,8 @@ impl<B: Backend> DeviceSet<B> {
     /// [`Error::ShapeMismatch`] when `dst` is smaller than `src`; as
     /// [`copy_range`](Self::copy_range).
     pub fn copy(&self, src: DeviceHandle, dst: DeviceHandle) -> Result<CopyPath> {
-        let len = self.device(src.device)?.size_of(src.handle)?;
-        let room = self.device(dst.device)?.size_of(dst.handle)?;
+        let len = self.device(src.device)?.observe().size_of(src.handle)?;
+        let room = self.device(dst.device)?.observe().size_of(dst.handle)?;
         if room < len {
             return Err(Error::ShapeMismatch {
                 expected: format!("a destination of at least {len} bytes (the source's size)"),
@@ -68,7 +68,7 @@ impl<B: Backend> DeviceSet<B> {
     ) -> Result<CopyPath> {
         let (from, to) = (self.device(src.device)?, self.device(dst.device)?);
         for (ctx, h, at) in [(from, src, src_offset), (to, dst, dst_offset)] {
-            let size = ctx.size_of(h.handle)?;
+            let size = ctx.observe().size_of(h.handle)?;
             if at.checked_add(len).is_none_or(|end| end > size) {
                 return Err(Error::InvalidRange {
                     label: ctx.observe().allocation_info(h.handle)?.label.to_string(),
@@ -88,7 +88,7 @@ impl<B: Backend> DeviceSet<B> {
                     .to_string(),
                 offset: dst_offset,
                 len,
-                size: from.size_of(src.handle)?,
+                size: from.observe().size_of(src.handle)?,
                 reason: "the source and destination ranges overlap; copy through a temporary",
             });
         }

@@ -168,7 +168,7 @@ impl<B: Backend> DeviceSet<B> {
         // back what it could).
         for (i, other) in self.devices.iter().enumerate() {
             if i != index {
-                if let Err(e) = other.trim() {
+                if let Err(e) = other.memory().trim() {
                     ctx.release(handle)?;
                     return Err(e);
                 }
@@ -178,13 +178,13 @@ impl<B: Backend> DeviceSet<B> {
             Some(handle)
         } else {
             ctx.release(handle)?;
-            ctx.trim()?;
+            ctx.memory().trim()?;
             let again = ctx.alloc(desc)?;
             if self.stats().reserved <= total {
                 Some(again)
             } else {
                 ctx.release(again)?;
-                ctx.trim()?;
+                ctx.memory().trim()?;
                 None
             }
         };
@@ -262,14 +262,14 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// How many items of `bytes_per_item` fit now across the set: the sum of each device's
-    /// [`Context::max_batch`], and within the total budget's room.
+    /// [`Memory::max_batch`](crate::memory::Memory::max_batch), and within the total budget's room.
     ///
     /// # Errors
-    /// As [`Context::max_batch`].
+    /// As [`Memory::max_batch`](crate::memory::Memory::max_batch).
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
         let mut sum = 0u64;
         for ctx in &self.devices {
-            sum = sum.saturating_add(ctx.max_batch(bytes_per_item)?);
+            sum = sum.saturating_add(ctx.memory().max_batch(bytes_per_item)?);
         }
         Ok(match self.total {
             Some(total) => sum.min(total.saturating_sub(self.stats().reserved) / bytes_per_item),

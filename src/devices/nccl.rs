@@ -324,7 +324,7 @@ impl NcclRank {
 fn f32_count(contexts: &[Arc<Context<CudaBackend>>], handles: &[BufferHandle]) -> Result<usize> {
     let mut size = None;
     for (ctx, &h) in contexts.iter().zip(handles) {
-        let s = ctx.size_of(h)?;
+        let s = ctx.observe().size_of(h)?;
         match size {
             None => size = Some(s),
             Some(first) if first != s => {

@@ -146,7 +146,7 @@ impl Pipeline {
         loop {
             let whole = self.plan_within(available, max_buffer).ok() == Some(self.output_size());
             if !whole && !trimmed {
-                ctx.trim()?;
+                ctx.memory().trim()?;
                 trimmed = true;
                 (_, stats, available) = room();
             }
@@ -187,7 +187,7 @@ impl Pipeline {
                 // give the same pixels at any size).
                 Err(Error::OverBudget { .. }) if self.worst_tile_bytes(tile) > 1 << 16 => {
                     ctx.wait()?;
-                    ctx.trim()?;
+                    ctx.memory().trim()?;
                     available = self.worst_tile_bytes(tile) / 4 * 3;
                 }
                 Err(e) => return Err(e),

@@ -31,7 +31,7 @@ pub fn add_cpu(x: &[f32], y: &[f32]) -> Vec<f32> {
 fn same_length<B: Backend>(ctx: &Context<B>, buffers: &[BufferHandle]) -> Result<u32> {
     let mut first = None;
     for (i, &h) in buffers.iter().enumerate() {
-        let size = ctx.size_of(h)?;
+        let size = ctx.observe().size_of(h)?;
         if !size.is_multiple_of(4) {
             return Err(Error::ShapeMismatch {
                 expected: format!("operand {i} as a whole number of f32 values (4 bytes each)"),

@@ -84,7 +84,7 @@ impl MatmulDtype {
     }
 
     /// Bytes of a `rows × cols` matrix of this type (the size to allocate for A or B), `None`
-    /// past 2⁶⁴. With [`Context::max_batch`] it answers how many matrices of f16 fit:
+    /// past 2⁶⁴. With [`Memory::max_batch`](crate::memory::Memory::max_batch) it answers how many matrices of f16 fit:
     ///
     /// ```
     /// use vramkit::kernels::MatmulDtype;
@@ -93,8 +93,8 @@ impl MatmulDtype {
     /// let f16 = MatmulDtype::F16.bytes(4096, 4096).unwrap(); // 32 MiB
     /// let f32 = MatmulDtype::F32.bytes(4096, 4096).unwrap(); // 64 MiB
     /// // 256 MiB after the two 4 MiB staging buffers of a first transfer:
-    /// assert_eq!(ctx.max_batch(f16)?, 8);
-    /// assert_eq!(ctx.max_batch(f32)?, 4);
+    /// assert_eq!(ctx.memory().max_batch(f16)?, 8);
+    /// assert_eq!(ctx.memory().max_batch(f32)?, 4);
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn bytes(self, rows: u64, cols: u64) -> Option<u64> {

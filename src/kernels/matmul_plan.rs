@@ -53,7 +53,7 @@ fn check_size<B: Backend>(
     what: &str,
     [rows, cols, size]: [u64; 3],
 ) -> Result<()> {
-    let have = ctx.size_of(h)?;
+    let have = ctx.observe().size_of(h)?;
     // Both are below 2³², so the product is below 2⁶⁴; its bytes may not be.
     let elems = rows * cols;
     let ty = if size == 2 { "f16" } else { "f32" };

@@ -121,7 +121,7 @@ pub fn split_matmul_rows<B: Backend>(
         (b, bytes(k, n)?, "B"),
         (c, bytes(m, n)?, "C"),
     ] {
-        let size = set.device(h.device)?.size_of(h.handle)?;
+        let size = set.device(h.device)?.observe().size_of(h.handle)?;
         if size < need {
             return Err(Error::ShapeMismatch {
                 expected: format!("{what} of at least {need} bytes for {d:?}"),

@@ -33,6 +33,7 @@ mod trace_export;
 pub(crate) mod transfer;
 mod transfer_with;
 
+pub use crate::memory_view::Memory;
 pub use crate::types::host_bytes::copy_to_staging;
 pub use audit::{AuditReport, CounterMismatch};
 pub use compact::{CompactReport, CompactionDesc};

@@ -252,7 +252,7 @@ fn capacity_small() {
 
 fn max_batch_zero() {
     expect_err!(
-        host().max_batch(0),
+        host().memory().max_batch(0),
         Error::ZeroSize { .. },
         ["max_batch", "0 bytes"],
         ["at least 1 byte"]
@@ -267,7 +267,7 @@ fn max_batch_never_fits(size: u64) {
         Err(Error::TooLarge { .. })
     );
     assert!(never, "SETUP: alloc({size}) was expected to be TooLarge");
-    match ctx.max_batch(size) {
+    match ctx.memory().max_batch(size) {
         Ok(0) => {}
         Ok(n) => panic!(
             "WRONG ANSWER: max_batch({size}) = {n}, but alloc({size}) is TooLarge (never fits)"
@@ -289,7 +289,7 @@ fn max_batch_past_max_block() {
 }
 
 fn max_batch_budget_zero() {
-    match host_budget(0).max_batch(1) {
+    match host_budget(0).memory().max_batch(1) {
         Ok(0) => {}
         other => panic!("WRONG ANSWER: max_batch(1) under a budget of 0 is {other:?}, not 0"),
     }
@@ -298,7 +298,7 @@ fn max_batch_budget_zero() {
 fn max_batch_promise() {
     let ctx = host_budget(16 * MIB);
     let _a = alloc(&ctx, "resident", 3 * MIB + 5);
-    let n = ctx.max_batch(MIB).expect("max_batch");
+    let n = ctx.memory().max_batch(MIB).expect("max_batch");
     for i in 0..n {
         if let Err(e) = ctx.alloc(AllocDesc::new("batch item", MIB)) {
             panic!("WRONG ANSWER: max_batch(1 MiB) promised {n}, allocation {i} failed: {e}");

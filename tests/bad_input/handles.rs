@@ -70,14 +70,14 @@ macro_rules! handle_cases {
 
 handle_cases! {
     release_stale, release_foreign: |c: &Ctx, h| c.release(h);
-    size_of_stale, size_of_foreign: |c: &Ctx, h| c.size_of(h);
+    size_of_stale, size_of_foreign: |c: &Ctx, h| c.observe().size_of(h);
     upload_stale, upload_foreign: |c: &Ctx, h| c.upload(h, &[1; 8]);
     upload_at_stale, upload_at_foreign: |c: &Ctx, h| c.transfers().upload_at(h, 8, &[1; 8]);
     reader_stale, reader_foreign: |c: &Ctx, h| c.transfers().upload_from_reader(h, &[1u8; 8][..]);
     download_stale, download_foreign: |c: &Ctx, h| c.download(h).map(|v| v.len());
     download_into_stale, download_into_foreign: |c: &Ctx, h| c.transfers().download_into(h, 0, &mut [0; 8]);
     info_stale, info_foreign: |c: &Ctx, h| c.observe().allocation_info(h);
-    advise_stale, advise_foreign: |c: &Ctx, h| c.advise(h, MemoryAdvice::ReadMostly);
+    advise_stale, advise_foreign: |c: &Ctx, h| c.memory().advise(h, MemoryAdvice::ReadMostly);
     scale_stale, scale_foreign: |c: &Ctx, h| {
         let y = alloc(c, "y", 64);
         kernels::scale(c, h, y, 2.0, 1.0)

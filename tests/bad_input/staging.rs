@@ -124,7 +124,7 @@ fn advise_device() {
     let ctx = host();
     let h = alloc(&ctx, "on-device", 4 * KIB);
     expect_err!(
-        ctx.advise(h, MemoryAdvice::PreferHost),
+        ctx.memory().advise(h, MemoryAdvice::PreferHost),
         Error::InvalidParameter { .. },
         ["`on-device`", "Device"],
         ["Unified"]
@@ -141,7 +141,7 @@ fn advise_unified() {
         MemoryAdvice::PreferHost,
         MemoryAdvice::UnsetPreferredLocation,
     ] {
-        if let Err(e) = ctx.advise(h, a) {
+        if let Err(e) = ctx.memory().advise(h, a) {
             panic!("advice {a:?} on unified memory is documented as accepted, but: {e}");
         }
     }
@@ -183,7 +183,7 @@ fn gpu_advise_device() {
     };
     let h = alloc(&ctx, "on-device", 4 * KIB);
     expect_err!(
-        ctx.advise(h, MemoryAdvice::ReadMostly),
+        ctx.memory().advise(h, MemoryAdvice::ReadMostly),
         Error::InvalidParameter { .. },
         ["`on-device`", "Device"],
         ["Unified"]

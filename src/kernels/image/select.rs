@@ -69,7 +69,7 @@ fn check<B: Backend>(ctx: &Context<B>, img: &ImageView, what: &str) -> Result<()
             actual: format!("{}×{}, stride {}", img.width, img.height, img.stride),
         });
     }
-    let have = ctx.size_of(img.handle)?;
+    let have = ctx.observe().size_of(img.handle)?;
     if have < img.bytes() {
         return Err(Error::ShapeMismatch {
             expected: format!("{what} buffer of at least {} bytes", img.bytes()),
