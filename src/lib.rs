@@ -2,7 +2,7 @@
 //!
 //! GPU memory as a budgeted, observable, portable resource, with real compute on top.
 //!
-//! A [`Context`] owns one [`Backend`](backend::Backend) (wgpu, or plain host memory for tests)
+//! A [`Context`] owns one [`Backend`](backend::Backend) (wgpu, CUDA, or plain host memory)
 //! and one memory manager written once over it: large blocks sub-allocated behind generational
 //! handles, a hard budget with errors that say what would fit, uploads and readbacks through a
 //! reusable staging ring, deferred release after the GPU is done, and counters.
@@ -22,7 +22,11 @@
 //! # Ok::<(), vramkit::Error>(())
 //! ```
 //!
-//! See `DESIGN.md` beside the repository for the architecture.
+//! The rest of the context is grouped in views: [`Context::transfers`] (offsets, closures,
+//! staging buffers), [`Context::textures`], [`Context::memory`] (budget, trim, compact, what
+//! fits), [`Context::observe`] (summary, leaks, timeline, audit) and [`Context::interop`] (wgpu
+//! bindings, CUDA device pointers and streams). `ARCHITECTURE.md` in the repository describes
+//! the layers, the backend seam and where each concern lives.
 
 #![deny(clippy::unwrap_used)]
 #![deny(unsafe_op_in_unsafe_fn)]
