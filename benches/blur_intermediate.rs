@@ -19,9 +19,8 @@ use vramkit::kernels::image::{
 use vramkit::shaders::{
     BLUR_HORIZONTAL, BLUR_HORIZONTAL_TO_TEXTURE, BLUR_VERTICAL, BLUR_VERTICAL_FROM_TEXTURE,
 };
-use vramkit::{
-    AllocDesc, Context, ContextDesc, KernelArg, TextureDesc, TextureFormat, TextureUsage,
-};
+use vramkit::texture::{KernelArg, TextureDesc, TextureFormat, TextureUsage};
+use vramkit::{AllocDesc, Context, ContextDesc};
 
 /// Median seconds of one call of `f` over `rounds` rounds of `iters` calls, the device idle at
 /// each round's end.

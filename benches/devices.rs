@@ -98,7 +98,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         ctx0.wait().expect("wait");
     });
     let split = median(|| {
-        kernels::split_matmul(&set, ma, mb, mc, d, MatmulKernel::Auto).expect("split");
+        kernels::split_matmul(set, ma, mb, mc, d, MatmulKernel::Auto).expect("split");
         ctx0.wait().expect("wait");
     });
     let tflops = |s: f64| 2.0 * (n * n * n) as f64 / s / 1e12;
@@ -112,7 +112,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         one / split
     );
     if let Some(link) = link {
-        let rows = kernels::balanced_rows(&set, d, 0, one / f64::from(size), link).expect("rows");
+        let rows = kernels::balanced_rows(set, d, 0, one / f64::from(size), link).expect("rows");
         // The plan, and the plan with a twentieth of M moved to device 0 (which holds the
         // inputs) from the last device with rows, which the model says is slower: compare.
         let mut tilted = rows.clone();
@@ -129,7 +129,7 @@ fn split<B: Backend>(set: &DeviceSet<B>, size: u32, link: Option<f64>) {
         .take(if last.is_some() { 2 } else { 1 })
         {
             let t = median(|| {
-                kernels::split_matmul_rows(&set, ma, mb, mc, d, MatmulKernel::Auto, &rows)
+                kernels::split_matmul_rows(set, ma, mb, mc, d, MatmulKernel::Auto, &rows)
                     .expect("split");
                 ctx0.wait().expect("wait");
             });

@@ -40,7 +40,8 @@ fn upload_with(ctx: &Ctx, h: BufferHandle, data: &[u8], memset: bool) {
                 chunk.fill(at as u8);
             } else {
                 let at = at as usize;
-                vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk).expect("copy");
+                vramkit::transfers::copy_to_staging(&data[at..at + chunk.len()], chunk)
+                    .expect("copy");
             }
         })
         .expect("upload_with");

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use rand::{Rng, SeedableRng};
-use vramkit::{AllocDesc, Context, ContextDesc, MemoryStats};
+use vramkit::observe::MemoryStats;
+use vramkit::{AllocDesc, Context, ContextDesc};
 
 #[derive(Parser)]
 struct Args {

@@ -132,7 +132,7 @@ impl Context<WgpuBackend> {
     /// ([`WgpuBackend::with_config`]).
     ///
     /// # Errors
-    /// [`Error::NoAdapter`] when there is no GPU or driver (or none matches the environment).
+    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when there is no GPU or driver (or none matches the environment).
     pub fn new(desc: ContextDesc) -> Result<Self> {
         let config = WgpuConfig {
             cooperative_matrix: !desc.debug.no_cooperative_matrix,
@@ -147,7 +147,7 @@ impl Context<crate::backend::cuda::CudaBackend> {
     /// [`DebugSettings::no_vendor_blas`].
     ///
     /// # Errors
-    /// [`Error::NoAdapter`] when the NVIDIA driver is missing or too old, or the device does
+    /// [`Error::NoAdapter`](crate::Error::NoAdapter) when the NVIDIA driver is missing or too old, or the device does
     /// not exist.
     pub fn cuda(ordinal: usize, desc: ContextDesc) -> Result<Self> {
         use crate::backend::cuda::{CudaBackend, CudaConfig};
@@ -230,8 +230,8 @@ impl<B: Backend> Context<B> {
     /// Allocates memory. Reused memory is cleared first unless `desc` opts out.
     ///
     /// # Errors
-    /// [`Error::ZeroSize`], [`Error::TooLarge`] (never fits), [`Error::OverBudget`] (past the
-    /// budget), [`Error::OutOfMemory`] (the driver refused), [`Error::Unsupported`] (a kind the
+    /// [`Error::ZeroSize`](crate::Error::ZeroSize), [`Error::TooLarge`](crate::Error::TooLarge) (never fits), [`Error::OverBudget`](crate::Error::OverBudget) (past the
+    /// budget), [`Error::OutOfMemory`](crate::Error::OutOfMemory) (the driver refused), [`Error::Unsupported`](crate::Error::Unsupported) (a kind the
     /// backend lacks).
     ///
     /// ```
@@ -249,7 +249,7 @@ impl<B: Backend> Context<B> {
     /// that submitted work still uses returns to the pool when that work completes.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`] for a released or foreign handle.
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle) for a released or foreign handle.
     pub fn release(&self, handle: BufferHandle) -> Result<()> {
         lock(&self.mem).release(&self.backend, handle)
     }
@@ -269,7 +269,7 @@ impl<B: Backend> Context<B> {
     /// Writes `data` at the start of an allocation, through the staging ring.
     ///
     /// # Errors
-    /// [`Error::InvalidRange`] if `data` is longer than the allocation; [`Error::StaleHandle`].
+    /// [`Error::InvalidRange`](crate::Error::InvalidRange) if `data` is longer than the allocation; [`Error::StaleHandle`](crate::Error::StaleHandle).
     pub fn upload(&self, handle: BufferHandle, data: &[u8]) -> Result<()> {
         self.transfers().upload_at(handle, 0, data)
     }
@@ -282,7 +282,7 @@ impl<B: Backend> Context<B> {
     /// Reads a whole allocation back. Waits for the device.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`]; [`Error::DeviceLost`]; [`Error::HostOutOfMemory`] when the host
+    /// [`Error::StaleHandle`](crate::Error::StaleHandle); [`Error::DeviceLost`](crate::Error::DeviceLost); [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) when the host
     /// cannot hold the result.
     pub fn download(&self, handle: BufferHandle) -> Result<Vec<u8>> {
         let size = self.observe().size_of(handle)?;
@@ -294,7 +294,7 @@ impl<B: Backend> Context<B> {
     /// Submits recorded work. Returns its index.
     ///
     /// # Errors
-    /// [`Error::DeviceLost`]; [`Error::Backend`] if the API rejected recorded work.
+    /// [`Error::DeviceLost`](crate::Error::DeviceLost); [`Error::Backend`](crate::Error::Backend) if the API rejected recorded work.
     pub fn submit(&self) -> Result<SubmissionIndex> {
         Ok(self.submission(self.backend.submit()?))
     }

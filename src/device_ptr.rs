@@ -1,28 +1,4 @@
-//! Memory for code outside vramkit: device pointers of allocations, and allocations made for
-//! streams vramkit does not own (a program's CUDA streams), reused in their order.
-//!
-//! The rules (see [`memory::streams`](crate::memory) for how the manager keeps them):
-//! 1. [`Interop::alloc_on`](crate::interop::Interop::alloc_on) allocates for work on a caller's stream and returns the handle and
-//!    its [`DevicePtr`]. The memory is not cleared unless the description asks for zeros, and it
-//!    never moves. Released with [`Context::release`], it is reused at once by later requests
-//!    on the same stream, and by other streams (vramkit's own queue included) only after the
-//!    stream has passed the release (a CUDA event shows it).
-//! 2. [`Interop::record_stream`](crate::interop::Interop::record_stream) declares that another stream uses the allocation too (as
-//!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
-//!    release as well.
-//! 3. [`Interop::device_ptr`](crate::interop::Interop::device_ptr) gives the pointer of any allocation (made with
-//!    [`Context::alloc`] too) as a [`DeviceLease`]: the allocation stays where it is for its
-//!    life, and its range is not handed out again while a clone of the lease lives, even once
-//!    the allocation is released (the release then completes when the last lease is
-//!    dropped, and waits for the allocation's streams as usual). Work vramkit recorded on it
-//!    so far is submitted; order your own work after it yourself (`CudaBackend::stream` is
-//!    vramkit's stream), or allocate on your stream. A context dropped while leases live leaves their device
-//!    memory allocated (and logs a warning), so the pointers stay valid.
-//! 4. Stay inside `address .. address + size`; a pointer from `alloc_on` is valid until the
-//!    allocation is released, one from a lease while the lease lives.
-//! 5. A stream you allocated or recorded on stays alive until [`Interop::forget_stream`](crate::interop::Interop::forget_stream)
-//!    returned for it (vramkit records events on it after a release, when another stream
-//!    needs the memory): see [`ForeignStream::from_raw`].
+//! Device pointers for code outside vramkit; the rules are in [`crate::interop`].
 
 use crate::backend::{Backend, ForeignStream, StreamRef};
 use crate::interop::Interop;
@@ -34,7 +10,7 @@ use crate::types::MemoryKind;
 use crate::BufferHandle;
 
 /// The device memory behind an allocation, for code outside vramkit (a CUDA kernel, cuBLAS,
-/// cudarc, PyTorch): see the [rules](self).
+/// cudarc, PyTorch): see the [rules](crate::interop#device-pointers-cuda).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DevicePtr {
     /// The address: a `CUdeviceptr` on CUDA, a host address on the host backend.
@@ -78,7 +54,7 @@ impl<B: Backend> Interop<'_, B> {
     /// Allocates for work on `stream`, a stream vramkit does not own (a `CUstream` as an
     /// integer; [`ForeignStream::DEFAULT`] is CUDA's legacy default stream), and returns the
     /// handle and the allocation's [`DevicePtr`]. The allocation never moves. See the
-    /// [rules](crate::device_ptr).
+    /// [rules](crate::interop#device-pointers-cuda).
     ///
     /// ```
     /// use vramkit::backend::host::{HostBackend, HostConfig};
@@ -100,7 +76,7 @@ impl<B: Backend> Interop<'_, B> {
     /// ```
     ///
     /// # Errors
-    /// As [`alloc`](Context::alloc); [`Error::Unsupported`] where the backend has no foreign
+    /// As [`alloc`](crate::Context::alloc); [`Error::Unsupported`] where the backend has no foreign
     /// streams or no device addresses (wgpu).
     pub fn alloc_on(
         &self,
@@ -163,7 +139,7 @@ impl<B: Backend> Interop<'_, B> {
 
     /// The device pointer of an allocation, lent as a [`DeviceLease`]: the allocation never
     /// moves again, and its range is not handed out again while the lease lives; work vramkit
-    /// recorded so far is submitted. See the [rules](crate::device_ptr).
+    /// recorded so far is submitted. See the [rules](crate::interop#device-pointers-cuda).
     ///
     /// # Errors
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] where the backend's memory has no

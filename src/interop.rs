@@ -38,8 +38,38 @@
 //! vramkit's calls run inside wgpu error scopes: on a device you own, your uncaptured-error
 //! handler keeps getting your errors and only those (see
 //! [`WgpuBackend::from_device`](crate::backend::wgpu::WgpuBackend::from_device)).
+//!
+//! # Device pointers (CUDA)
+//!
+//! Memory for code outside vramkit: device pointers of allocations, and allocations made for
+//! streams vramkit does not own (a program's CUDA streams), reused in their order.
+//!
+//! The rules (see [`memory::streams`](crate::memory) for how the manager keeps them):
+//! 1. [`Interop::alloc_on`](crate::interop::Interop::alloc_on) allocates for work on a caller's stream and returns the handle and
+//!    its [`DevicePtr`]. The memory is not cleared unless the description asks for zeros, and it
+//!    never moves. Released with [`Context::release`], it is reused at once by later requests
+//!    on the same stream, and by other streams (vramkit's own queue included) only after the
+//!    stream has passed the release (a CUDA event shows it).
+//! 2. [`Interop::record_stream`](crate::interop::Interop::record_stream) declares that another stream uses the allocation too (as
+//!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
+//!    release as well.
+//! 3. [`Interop::device_ptr`](crate::interop::Interop::device_ptr) gives the pointer of any allocation (made with
+//!    [`Context::alloc`](crate::Context::alloc) too) as a [`DeviceLease`]: the allocation stays where it is for its
+//!    life, and its range is not handed out again while a clone of the lease lives, even once
+//!    the allocation is released (the release then completes when the last lease is
+//!    dropped, and waits for the allocation's streams as usual). Work vramkit recorded on it
+//!    so far is submitted; order your own work after it yourself (`CudaBackend::stream` is
+//!    vramkit's stream), or allocate on your stream. A context dropped while leases live leaves their device
+//!    memory allocated (and logs a warning), so the pointers stay valid.
+//! 4. Stay inside `address .. address + size`; a pointer from `alloc_on` is valid until the
+//!    allocation is released, one from a lease while the lease lives.
+//! 5. A stream you allocated or recorded on stays alive until [`Interop::forget_stream`](crate::interop::Interop::forget_stream)
+//!    returned for it (vramkit records events on it after a release, when another stream
+//!    needs the memory): see [`ForeignStream::from_raw`](crate::backend::ForeignStream::from_raw).
 
 use std::num::NonZeroU64;
+
+pub use crate::device_ptr::{DeviceLease, DevicePtr};
 
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, Storage};
@@ -140,7 +170,7 @@ impl Interop<'_, WgpuBackend> {
 
     /// The wgpu texture behind a texture handle, to bind in passes the application records
     /// (its usages: `COPY_SRC | COPY_DST`, plus `TEXTURE_BINDING` / `STORAGE_BINDING` as its
-    /// [`TextureUsage`](crate::TextureUsage) says). The work vramkit recorded so far is
+    /// [`TextureUsage`](crate::texture::TextureUsage) says). The work vramkit recorded so far is
     /// submitted; see the [rules](crate::interop).
     ///
     /// # Errors

@@ -35,7 +35,7 @@
 pub mod backend;
 mod context;
 mod debug;
-pub mod device_ptr;
+mod device_ptr;
 pub mod devices;
 mod dispatch;
 pub mod image;
@@ -59,18 +59,11 @@ mod types;
 /// [`Context::download_vec`]) take, for `Pod` types and casts without a dependency of your own.
 pub use bytemuck;
 pub use context::{Context, ContextDesc};
-pub use device_ptr::{DeviceLease, DevicePtr};
 pub use dispatch::Binding;
-pub use interop::WgpuBinding;
-pub use memory::{
-    AllocDesc, AllocationInfo, AuditReport, BufferHandle, Checkpoint, CompactReport,
-    CompactionDesc, CompactionStats, CounterMismatch, Event, EventKind, Growth, KindStats,
-    MemoryStats, PageStats, TagStats, TextureHandle, Trace,
-};
+pub use memory::desc::AllocDesc;
+pub use memory::handle::{BufferHandle, TextureHandle};
 pub use owned::Owned;
 pub use queue::SubmissionIndex;
-pub use staging_buffer::StagingBuffer;
-pub use texture::{KernelArg, TextureDesc, TextureFormat, TextureInfo, TextureUsage};
 pub use types::debug::DebugSettings;
 pub use types::error::{Error, Result, StaleReason};
 pub use types::error_kind::ErrorKind;

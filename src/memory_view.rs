@@ -4,10 +4,11 @@
 
 use crate::backend::Backend;
 use crate::memory::manager::Access;
+use crate::memory::CompactReport;
 use crate::types::error::Error;
 use crate::types::error::Result;
 use crate::types::{MemoryAdvice, MemoryKind};
-use crate::{lock, BufferHandle, CompactReport, Context};
+use crate::{lock, BufferHandle, Context};
 
 /// The context's memory policy while it runs: the budget and release threshold, how many
 /// more items fit, memory given back on demand, advice for unified memory. From

@@ -1,9 +1,15 @@
 //! Seeing where memory goes: the summary table, checkpoints and growth, leak reports, and a
 //! self-check of the counters.
 
+pub use crate::memory::audit::{AuditReport, CounterMismatch};
+pub use crate::memory::desc::AllocationInfo;
+pub use crate::memory::report::{Checkpoint, Growth, LabelTotal};
+pub use crate::memory::stats::{CompactionStats, KindStats, MemoryStats, PageStats, TagStats};
+pub use crate::memory::trace::{Event, EventKind, Trace};
+
 use crate::backend::Backend;
+use crate::memory::report;
 use crate::memory::trace::Recorder;
-use crate::memory::{report, AllocationInfo, AuditReport, Checkpoint, Growth, Trace};
 use crate::types::debug::DebugSettings;
 use crate::types::error::{Error, Result};
 use crate::{lock, BufferHandle, Context};
@@ -26,7 +32,7 @@ impl<B: Backend> Observe<'_, B> {
     /// The requested size of an allocation.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    /// [`Error::StaleHandle`].
     pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
         Ok(lock(&self.ctx.mem).get(handle)?.requested)
     }
@@ -34,7 +40,7 @@ impl<B: Backend> Observe<'_, B> {
     /// Where an allocation sits.
     ///
     /// # Errors
-    /// [`Error::StaleHandle`](crate::Error::StaleHandle).
+    /// [`Error::StaleHandle`].
     pub fn allocation_info(&self, handle: BufferHandle) -> Result<AllocationInfo> {
         lock(&self.ctx.mem).info(handle)
     }
@@ -89,7 +95,7 @@ impl<B: Backend> Observe<'_, B> {
     /// let h = ctx.alloc(vramkit::AllocDesc::new("x", 4096)).unwrap();
     /// ctx.release(h).unwrap();
     /// let trace = ctx.observe().stop_trace().unwrap();
-    /// assert!(trace.events.iter().any(|e| e.what == vramkit::EventKind::Alloc));
+    /// assert!(trace.events.iter().any(|e| e.what == vramkit::observe::EventKind::Alloc));
     /// #[cfg(feature = "trace-export")]
     /// assert!(trace.to_chrome_json().contains("\"alloc\""));
     /// ```

@@ -7,6 +7,9 @@ use std::ops::Range;
 
 use bytemuck::Pod;
 
+pub use crate::staging_buffer::StagingBuffer;
+pub use crate::types::host_bytes::copy_to_staging;
+
 use crate::backend::Backend;
 use crate::memory::{BufferHandle, EventKind};
 use crate::types::error::{Error, Result};
@@ -86,7 +89,7 @@ impl<B: Backend> Transfers<'_, B> {
     ///
     /// # Errors
     /// [`Error::InvalidRange`] if the range passes the allocation's end (also when its byte
-    /// offset overflows); as [`upload_slice`](Self::upload_slice).
+    /// offset overflows); as [`upload_slice`](Context::upload_slice).
     pub fn upload_slice_at<T: Pod>(
         &self,
         handle: BufferHandle,
@@ -127,7 +130,7 @@ impl<B: Backend> Transfers<'_, B> {
     /// Writes `data` at byte `offset` of an allocation. Bytes outside the range are kept.
     ///
     /// # Errors
-    /// As [`upload`](Self::upload).
+    /// As [`upload`](Context::upload).
     pub fn upload_at(&self, handle: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
         self.ctx.transfer(|t| t.upload(handle, offset, data))?;
         self.ctx
@@ -187,8 +190,8 @@ impl<B: Backend> Transfers<'_, B> {
     /// If `fill` panics, the panic propagates: earlier chunks were written, later bytes keep
     /// their old values, and the context stays usable (no staging leaks). Inside `fill`, this
     /// context's transfers return [`Error::Unsupported`] (the outer transfer holds the staging
-    /// ring); everything else works: [`trim`](Self::trim) leaves the staging ring alone, and
-    /// [`max_batch`](Self::max_batch) counts one staging slot as already taken.
+    /// ring); everything else works: [`trim`](crate::memory::Memory::trim) leaves the staging ring alone, and
+    /// [`max_batch`](crate::memory::Memory::max_batch) counts one staging slot as already taken.
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());

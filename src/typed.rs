@@ -88,7 +88,7 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::ShapeMismatch`] when the allocation's size is not a multiple of
     /// `size_of::<T>()` (it holds no whole number of `T`s: read the whole ones with
-    /// [`download_into_slice`](Self::download_into_slice), or bytes with
+    /// [`download_into_slice`](crate::transfers::Transfers::download_into_slice), or bytes with
     /// [`download`](Self::download)); [`Error::InvalidParameter`] for a zero-sized `T`;
     /// [`Error::HostOutOfMemory`] when the host cannot hold the result;
     /// [`Error::StaleHandle`]; as [`download`](Self::download).

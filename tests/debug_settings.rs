@@ -18,9 +18,8 @@ use vramkit::backend::{
 };
 use vramkit::kernels::{matmul_f16_kernel, matmul_with, MatmulDims, MatmulKernel};
 use vramkit::texture::TextureCopy;
-use vramkit::{
-    AllocDesc, Context, ContextDesc, DebugSettings, Error, MemoryKind, TextureDesc, TextureFormat,
-};
+use vramkit::texture::{TextureDesc, TextureFormat};
+use vramkit::{AllocDesc, Context, ContextDesc, DebugSettings, Error, MemoryKind};
 
 backend_tests!(allocations_are_logged_at_info_only_when_asked);
 

@@ -8,7 +8,8 @@
 //! `VRAMKIT_REQUIRE_GPU=1`.
 
 use vramkit::backend::wgpu::WgpuBackend;
-use vramkit::{wgpu, AllocDesc, Context, ContextDesc, Error, TextureDesc, TextureFormat};
+use vramkit::texture::{TextureDesc, TextureFormat};
+use vramkit::{wgpu, AllocDesc, Context, ContextDesc, Error};
 
 mod app;
 

@@ -6,7 +6,8 @@
 
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::backend::KernelSource;
-use vramkit::{wgpu, AllocDesc, BufferHandle, Context, ContextDesc, WgpuBinding};
+use vramkit::interop::WgpuBinding;
+use vramkit::{wgpu, AllocDesc, BufferHandle, Context, ContextDesc};
 
 mod app;
 

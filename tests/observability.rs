@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use common::Mk;
 use rand::{Rng, SeedableRng};
 use vramkit::backend::Backend;
-use vramkit::{AllocDesc, BufferHandle, ContextDesc, DebugSettings, Error, EventKind, MemoryKind};
+use vramkit::observe::EventKind;
+use vramkit::{AllocDesc, BufferHandle, ContextDesc, DebugSettings, Error, MemoryKind};
 
 backend_tests!(
     counters_match_a_model_after_random_operations,
@@ -379,7 +380,7 @@ fn the_trace_exports_chrome_json_and_an_svg_plot<B: Backend>(mk: Mk<B>) {
 /// The trace of [`the_trace_exports_chrome_json_and_an_svg_plot`] as Chrome trace JSON and as
 /// an SVG plot (feature `trace-export`).
 #[cfg(feature = "trace-export")]
-fn check_export(trace: &vramkit::Trace) {
+fn check_export(trace: &vramkit::observe::Trace) {
     let json: serde_json::Value =
         serde_json::from_str(&trace.to_chrome_json()).expect("valid JSON");
     let events = json["traceEvents"].as_array().expect("traceEvents");

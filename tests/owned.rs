@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use common::Mk;
 use vramkit::backend::Backend;
-use vramkit::{AllocDesc, Context, ContextDesc, ErrorKind, MemoryStats, Owned};
+use vramkit::observe::MemoryStats;
+use vramkit::{AllocDesc, Context, ContextDesc, ErrorKind, Owned};
 
 backend_tests!(
     dropped_owned_handles_release_once,
@@ -68,7 +69,10 @@ fn explicit_release_and_into_handle<B: Backend>(mk: Mk<B>) {
     a.release().expect("explicit release");
     assert_eq!(counts(&ctx.stats()), (before.0, before.1 + 1, before.2));
     // The handle is released (once: the Owned's drop did not release again).
-    assert_eq!(ctx.observe().size_of(h).unwrap_err().kind(), ErrorKind::StaleHandle);
+    assert_eq!(
+        ctx.observe().size_of(h).unwrap_err().kind(),
+        ErrorKind::StaleHandle
+    );
     ctx.alloc(AllocDesc::new("probe", 16))
         .expect("no error was recorded");
     let before = counts(&ctx.stats());
@@ -128,7 +132,10 @@ fn a_handle_released_behind_its_back_is_no_later_error<B: Backend>(mk: Mk<B>) {
     let before = counts(&ctx.stats());
     drop(a); // finds a stale handle: logged, and nothing else released
     assert_eq!(counts(&ctx.stats()), before);
-    assert!(ctx.observe().size_of(b).is_ok(), "the other allocation lives");
+    assert!(
+        ctx.observe().size_of(b).is_ok(),
+        "the other allocation lives"
+    );
     // The next allocation (another caller's business) does not get the drop's error.
     ctx.alloc(AllocDesc::new("next", 16)).expect("alloc");
 }

@@ -7,10 +7,9 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::{
-    AllocDesc, ContextDesc, Error, EventKind, MemoryKind, StaleReason, TextureDesc, TextureFormat,
-    TextureUsage,
-};
+use vramkit::observe::EventKind;
+use vramkit::texture::{TextureDesc, TextureFormat, TextureUsage};
+use vramkit::{AllocDesc, ContextDesc, Error, MemoryKind, StaleReason};
 
 backend_tests!(
     every_format_and_level_round_trips,
@@ -218,7 +217,7 @@ fn textures_are_budgeted_counted_and_traced_like_buffers<B: Backend>(mk: Mk<B>) 
 }
 
 /// Textures allocated in a trace: its allocation events of kind Texture.
-fn held_total(trace: &vramkit::Trace) -> usize {
+fn held_total(trace: &vramkit::observe::Trace) -> usize {
     trace
         .events
         .iter()

@@ -10,9 +10,8 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::{Backend, KernelSource};
-use vramkit::{
-    AllocDesc, ContextDesc, Error, KernelArg, StaleReason, TextureDesc, TextureFormat, TextureUsage,
-};
+use vramkit::texture::{KernelArg, TextureDesc, TextureFormat, TextureUsage};
+use vramkit::{AllocDesc, ContextDesc, Error, StaleReason};
 
 gpu_tests!(
     texture_load_reads_every_texel,

@@ -6,7 +6,7 @@
 //! the one copy (`cuMemHostRegister` + copy + unregister: does registering pay?), and host-only probes of the copy
 //! into pinned memory (`memcpy` on one and on eight threads, `copy_to_staging`: rayon and
 //! streaming stores) and into pageable memory, which tell where the slice API's time goes.
-//! `upload_with_copy` closures copy with `vramkit::memory::copy_to_staging`; `memset` ones
+//! `upload_with_copy` closures copy with `vramkit::transfers::copy_to_staging`; `memset` ones
 //! cost next to nothing (the ring's own ceiling).
 
 use std::time::Duration;
@@ -124,7 +124,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
                     chunk.fill(at as u8);
                 } else {
                     let at = at as usize;
-                    vramkit::memory::copy_to_staging(&data[at..at + chunk.len()], chunk)
+                    vramkit::transfers::copy_to_staging(&data[at..at + chunk.len()], chunk)
                         .expect("copy");
                 }
             })
@@ -198,7 +198,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     g.bench_function("host_copy_to_pinned_copy_to_staging", |b| {
         b.iter(|| {
             let view = vramkit::wgpu::WriteOnly::from_mut(pinned.slice());
-            vramkit::memory::copy_to_staging(&data, view).expect("copy")
+            vramkit::transfers::copy_to_staging(&data, view).expect("copy")
         })
     });
     g.bench_function("host_copy_pageable_8_threads", |b| {

@@ -9,9 +9,9 @@ use std::time::Instant;
 use vramkit::backend::cuda::CudaBackend;
 use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{ForeignStream, Storage};
-use vramkit::{
-    AllocDesc, BufferHandle, CompactionDesc, Context, ContextDesc, Error, MemoryStats, Result,
-};
+use vramkit::memory::CompactionDesc;
+use vramkit::observe::MemoryStats;
+use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, Error, Result};
 
 use crate::config::{BackendChoice, Config};
 

@@ -3,7 +3,7 @@
 //!
 //! One vramkit context per device, on the device's primary context, made on first use with
 //! the settings of the moment (environment variables, then [`vramkit_configure`]). Pointers are
-//! allocations made with [`Interop::alloc_on`](vramkit::Interop::alloc_on) for the caller's
+//! allocations made with [`Interop::alloc_on`](vramkit::interop::Interop::alloc_on) for the caller's
 //! stream: they never move, are reused at once on their stream once freed, and by other
 //! streams only after their stream passed the free. Every function is thread-safe, and none
 //! unwinds into C: a failure returns `-1` or null and leaves its message for

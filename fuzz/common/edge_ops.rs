@@ -13,7 +13,8 @@
 
 use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{KernelSource, Storage};
-use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, DeviceLease, Error, ErrorKind};
+use vramkit::interop::DeviceLease;
+use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, Error, ErrorKind};
 
 #[path = "reader.rs"]
 mod reader;

@@ -18,10 +18,11 @@
 
 use super::image::ImageParams;
 use crate::backend::{Backend, KernelSource};
+use crate::texture::KernelArg;
 use crate::texture::{TextureDesc, TextureFormat, TextureUsage, ROW_ALIGNMENT};
 use crate::types::error::Result;
 use crate::SubmissionIndex;
-use crate::{AllocDesc, BufferHandle, Context, KernelArg, TextureHandle};
+use crate::{AllocDesc, BufferHandle, Context, TextureHandle};
 
 /// A blur's intermediate.
 #[derive(Clone, Copy, Debug)]

@@ -50,14 +50,14 @@ impl<B: Backend> Textures<'_, B> {
     /// `textureLoad` or `textureSampleLevel`, `texture_storage_2d` written with
     /// `textureStore`) and samplers besides storage buffers: `args[i]` is binding `i` of group
     /// 0, `params` (if not empty) the uniform at binding `args.len()`. Compiled with bounds
-    /// checks, as [`Context::dispatch`]. Textures are bound on the wgpu backend; CUDA
+    /// checks, as [`Context::dispatch`](crate::Context::dispatch). Textures are bound on the wgpu backend; CUDA
     /// and the host refuse with [`Error::Unsupported`] (their textures are linear memory).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] when `args` do not match the kernel's bindings one for one (a
     /// stored texture's format included); [`Error::InvalidParameter`] for a mip level the
     /// texture lacks, a texture without the usage its binding needs, or a stored texture bound
-    /// twice; [`Error::StaleHandle`]; as [`Context::dispatch`] otherwise.
+    /// twice; [`Error::StaleHandle`]; as [`Context::dispatch`](crate::Context::dispatch) otherwise.
     pub fn dispatch(
         &self,
         kernel: &KernelSource,

@@ -17,7 +17,7 @@ pub struct BackendLimits {
     pub max_params_size: u64,
     /// Most texels per side of a 2D texture.
     pub max_texture_side: u32,
-    /// Whether kernels can bind textures ([`Compute::dispatch_textures`]); where they cannot,
+    /// Whether kernels can bind textures ([`Compute::dispatch_textures`](crate::backend::Compute::dispatch_textures)); where they cannot,
     /// textures are linear memory that only transfers reach.
     pub texture_kernels: bool,
     /// Most bytes of workgroup (shared) memory one kernel may declare; kernels that need more

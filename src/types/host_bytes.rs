@@ -36,7 +36,7 @@ fn piece(len: usize) -> Option<usize> {
 /// ctx.transfers().upload_with(h, 0..frame.len() as u64, |at, chunk| {
 ///     let at = at as usize;
 ///     if copied.is_ok() {
-///         copied = vramkit::memory::copy_to_staging(&frame[at..at + chunk.len()], chunk);
+///         copied = vramkit::transfers::copy_to_staging(&frame[at..at + chunk.len()], chunk);
 ///     }
 /// })?;
 /// copied?;

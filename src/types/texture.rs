@@ -56,7 +56,7 @@ impl TextureFormat {
 /// How a texture is used, beyond copies (always allowed): flags combined with `|`.
 ///
 /// ```
-/// use vramkit::TextureUsage;
+/// use vramkit::texture::TextureUsage;
 /// let u = TextureUsage::SAMPLED | TextureUsage::STORAGE;
 /// assert!(u.contains(TextureUsage::STORAGE));
 /// ```
@@ -87,7 +87,7 @@ impl std::ops::BitOr for TextureUsage {
 /// What texture to allocate. See [`Textures::alloc`](crate::texture::Textures::alloc).
 ///
 /// ```
-/// use vramkit::{TextureDesc, TextureFormat};
+/// use vramkit::texture::{TextureDesc, TextureFormat};
 /// let d = TextureDesc::new("frame", 3840, 2160, TextureFormat::Rgba8Unorm);
 /// // Rows of 15,360 bytes are already a multiple of 256.
 /// assert_eq!(d.estimated_bytes(), 3840 * 2160 * 4);

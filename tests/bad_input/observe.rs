@@ -98,7 +98,7 @@ fn check_foreign() {
 }
 
 #[cfg(feature = "trace-export")]
-fn trace() -> vramkit::Trace {
+fn trace() -> vramkit::observe::Trace {
     let ctx = host();
     ctx.observe().start_trace(100);
     let h = alloc(&ctx, "traced", KIB);

@@ -3,7 +3,8 @@
 
 use vramkit::backend::host::HostConfig;
 use vramkit::backend::BackendLimits;
-use vramkit::{AllocDesc, CompactionDesc, ContextDesc, Error, MemoryKind};
+use vramkit::memory::CompactionDesc;
+use vramkit::{AllocDesc, ContextDesc, Error, MemoryKind};
 
 use crate::check::{alloc, gpu_with, host_config, host_with, KIB, MIB};
 use crate::harness::Case;

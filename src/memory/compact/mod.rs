@@ -41,7 +41,7 @@ mod window;
 /// When the memory manager compacts on its own. See [`ContextDesc`](crate::ContextDesc).
 ///
 /// ```
-/// let c = vramkit::CompactionDesc { before_growth: false, ..Default::default() };
+/// let c = vramkit::memory::CompactionDesc { before_growth: false, ..Default::default() };
 /// assert_eq!(c.max_pass_bytes, 4 << 30);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
