@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
 use crate::backend::Backend;
-use crate::lock;
 use crate::memory::manager::{Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
@@ -15,6 +14,7 @@ use crate::memory::{AllocDesc, BufferHandle, MemoryStats};
 use crate::memory::{CompactionDesc, Geometry};
 use crate::types::debug::DebugSettings;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::DeviceInfo;
 use crate::SubmissionIndex;
 
@@ -44,7 +44,7 @@ pub struct ContextDesc {
     /// PyTorch's caching allocator; CUDA's pool attribute of the same name). Past it, blocks
     /// that empty go back to the device, and a segment's free end past it shrinks away, once
     /// the submitted work that used them has completed (a release never waits for the GPU).
-    /// [`Memory::trim`](crate::memory::Memory::trim) gives back everything free, and a request the budget refuses frees
+    /// [`Memory::trim`](crate::Memory::trim) gives back everything free, and a request the budget refuses frees
     /// cached blocks first.
     pub release_threshold: u64,
     /// When the memory manager compacts on its own (see [`CompactionDesc`]).

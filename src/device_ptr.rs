@@ -2,10 +2,10 @@
 
 use crate::backend::{Backend, ForeignStream, StreamRef};
 use crate::interop::Interop;
-use crate::lock;
 use crate::memory::lease::Lease;
 use crate::memory::AllocDesc;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::MemoryKind;
 use crate::BufferHandle;
 

@@ -13,9 +13,10 @@ use crate::backend::{Backend, BlockRange, Constants, KernelSource};
 use crate::memory::manager::Access;
 use crate::signature::Signature;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::QueueIndex;
 use crate::SubmissionIndex;
-use crate::{lock, BufferHandle, Context};
+use crate::{BufferHandle, Context};
 
 /// A storage binding: a whole allocation, or a range of one.
 ///

@@ -76,8 +76,9 @@ use crate::backend::{Backend, Storage};
 use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::MemoryKind;
-use crate::{lock, BufferHandle, Context, SubmissionIndex, TextureHandle};
+use crate::{BufferHandle, Context, SubmissionIndex, TextureHandle};
 
 /// The range of a wgpu buffer behind an allocation, for binding it in the application's own
 /// passes ([`Interop::wgpu_binding`](crate::interop::Interop::wgpu_binding)). The buffer has usages `STORAGE | COPY_SRC | COPY_DST`.

@@ -62,6 +62,7 @@ pub use context::{Context, ContextDesc};
 pub use dispatch::Binding;
 pub use memory::desc::AllocDesc;
 pub use memory::handle::{BufferHandle, TextureHandle};
+pub use memory_view::Memory;
 pub use owned::Owned;
 pub use queue::SubmissionIndex;
 pub use types::debug::DebugSettings;
@@ -75,9 +76,3 @@ pub use wgpu;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-/// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid
-/// between statements, so a panic elsewhere does not make it unusable.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}

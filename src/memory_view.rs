@@ -7,8 +7,9 @@ use crate::memory::manager::Access;
 use crate::memory::CompactReport;
 use crate::types::error::Error;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::{MemoryAdvice, MemoryKind};
-use crate::{lock, BufferHandle, Context};
+use crate::{BufferHandle, Context};
 
 /// The context's memory policy while it runs: the budget and release threshold, how many
 /// more items fit, memory given back on demand, advice for unified memory. From

@@ -12,7 +12,8 @@ use crate::memory::report;
 use crate::memory::trace::Recorder;
 use crate::types::debug::DebugSettings;
 use crate::types::error::{Error, Result};
-use crate::{lock, BufferHandle, Context};
+use crate::types::lock;
+use crate::{BufferHandle, Context};
 
 /// What a context holds and has done: the summary table, allocations, checkpoints and growth,
 /// leak reports, the timeline and a self-check of the counters. From [`Context::observe`].

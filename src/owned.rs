@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::Backend;
-use crate::lock;
 use crate::memory::{AllocDesc, BufferHandle};
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::Context;
 
 /// An allocation that releases itself when dropped, exactly once. It holds an

@@ -2,8 +2,8 @@
 //! and [`Context::limits`] without the backend traits.
 
 use crate::backend::Backend;
-use crate::lock;
 use crate::types::error::{Error, Result, StaleReason};
+use crate::types::lock;
 use crate::types::{BackendLimits, QueueIndex};
 use crate::Context;
 

@@ -4,7 +4,8 @@
 //! an error to, so errors are logged.
 
 use crate::backend::Backend;
-use crate::{lock, Context};
+use crate::types::lock;
+use crate::Context;
 
 impl<B: Backend> Drop for Context<B> {
     fn drop(&mut self) {

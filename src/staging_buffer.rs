@@ -7,8 +7,9 @@ use crate::backend::{Backend, Storage};
 use crate::memory::manager::Access;
 use crate::transfers::Transfers;
 use crate::types::error::{Error, Result, StaleReason};
+use crate::types::lock;
 use crate::types::{MemoryKind, QueueIndex};
-use crate::{lock, BufferHandle};
+use crate::BufferHandle;
 
 const WORD: u64 = 4;
 

@@ -190,8 +190,8 @@ impl<B: Backend> Transfers<'_, B> {
     /// If `fill` panics, the panic propagates: earlier chunks were written, later bytes keep
     /// their old values, and the context stays usable (no staging leaks). Inside `fill`, this
     /// context's transfers return [`Error::Unsupported`] (the outer transfer holds the staging
-    /// ring); everything else works: [`trim`](crate::memory::Memory::trim) leaves the staging ring alone, and
-    /// [`max_batch`](crate::memory::Memory::max_batch) counts one staging slot as already taken.
+    /// ring); everything else works: [`trim`](crate::Memory::trim) leaves the staging ring alone, and
+    /// [`max_batch`](crate::Memory::max_batch) counts one staging slot as already taken.
     ///
     /// ```
     /// let ctx = vramkit::Context::host(Default::default());

@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 
 /// The first error recorded since the last [`take`](Self::take).
 #[derive(Debug, Default)]

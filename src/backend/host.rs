@@ -203,7 +203,7 @@ unsafe impl Storage for HostBackend {
     }
 
     fn check_device(&self) -> Result<()> {
-        match crate::lock(&self.fault).take() {
+        match crate::types::lock(&self.fault).take() {
             Some(message) => Err(Error::Internal { message }),
             None => Ok(()),
         }

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use super::host::{HostBackend, HostBlock};
-use crate::lock;
+use crate::types::lock;
 
 /// What unmapped bytes read as.
 pub(super) const POISON: u8 = 0xa5;
@@ -102,7 +102,7 @@ impl HostBackend {
     /// Records a fault for the next `check_device`.
     pub(super) fn fault(&self, what: String) {
         log::error!("vramkit host backend: {what}");
-        crate::lock(&self.fault).get_or_insert(format!(
+        crate::types::lock(&self.fault).get_or_insert(format!(
             "the host backend's model of pages: {what} (a vramkit bug)"
         ));
     }

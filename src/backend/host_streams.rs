@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use super::host::HostBackend;
 use super::{ForeignStream, StreamMark};
-use crate::lock;
+use crate::types::lock;
 
 #[derive(Default)]
 struct State {

@@ -25,8 +25,9 @@
 use crate::backend::Backend;
 use crate::memory::manager::Access;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::MemoryKind;
-use crate::{lock, BufferHandle, Context};
+use crate::{BufferHandle, Context};
 
 /// Copies `len` bytes at `src_offset` of `src` (of `from`) to `dst_offset` of `dst` (of `to`)
 /// device to device; `Ok(false)` when there is no direct path for them. The caller has checked

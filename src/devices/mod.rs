@@ -35,7 +35,8 @@ pub use stats::SetStats;
 use crate::backend::Backend;
 use crate::memory::MemoryStats;
 use crate::types::error::{Error, Result};
-use crate::{lock, AllocDesc, BufferHandle, Context};
+use crate::types::lock;
+use crate::{AllocDesc, BufferHandle, Context};
 
 /// An allocation of a [`DeviceSet`]: the device it lives on and its handle there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -262,10 +263,10 @@ impl<B: Backend> DeviceSet<B> {
     }
 
     /// How many items of `bytes_per_item` fit now across the set: the sum of each device's
-    /// [`Memory::max_batch`](crate::memory::Memory::max_batch), and within the total budget's room.
+    /// [`Memory::max_batch`](crate::Memory::max_batch), and within the total budget's room.
     ///
     /// # Errors
-    /// As [`Memory::max_batch`](crate::memory::Memory::max_batch).
+    /// As [`Memory::max_batch`](crate::Memory::max_batch).
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
         let mut sum = 0u64;
         for ctx in &self.devices {

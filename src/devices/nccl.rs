@@ -40,9 +40,10 @@ use crate::backend::cuda::CudaBackend;
 use crate::backend::Storage;
 use crate::memory::manager::{Access, Manager};
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::MemoryKind;
 pub use crate::types::ReduceOp;
-use crate::{lock, BufferHandle, Context};
+use crate::{BufferHandle, Context};
 
 /// The NCCL version loaded, as `(major, minor, patch)`; loads it on first use.
 ///

@@ -84,7 +84,7 @@ impl MatmulDtype {
     }
 
     /// Bytes of a `rows × cols` matrix of this type (the size to allocate for A or B), `None`
-    /// past 2⁶⁴. With [`Memory::max_batch`](crate::memory::Memory::max_batch) it answers how many matrices of f16 fit:
+    /// past 2⁶⁴. With [`Memory::max_batch`](crate::Memory::max_batch) it answers how many matrices of f16 fit:
     ///
     /// ```
     /// use vramkit::kernels::MatmulDtype;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::handle::BufferKey;
-use crate::lock;
+use crate::types::lock;
 
 /// Live leases by allocation, and allocations whose last lease ended.
 #[derive(Default)]

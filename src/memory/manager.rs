@@ -18,7 +18,7 @@
 //! or device out of memory) everything that avoids failing, cheapest first: waiting for pending
 //! releases and freeing cached blocks, the other class's free ranges, a compaction window in
 //! any block, and evacuating sparse blocks to give their bytes back before growing
-//! ([`compact`](super::compact)).
+//! ([`compact`](self::compact)).
 
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
@@ -27,7 +27,6 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::budget::Budget;
-use super::compact::CompactionDesc;
 use super::geometry::Geometry;
 use super::handle::{BufferHandle, BufferKey};
 use super::lease::LeaseBook;
@@ -41,9 +40,11 @@ use crate::backend::{ForeignStream, Storage, StreamRef};
 use crate::types::error::{Error, Result, StaleReason};
 use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
+use compact::CompactionDesc;
 
 mod address;
 mod collect;
+pub(crate) mod compact;
 mod inspect;
 mod limits;
 mod lost;

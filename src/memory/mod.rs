@@ -15,7 +15,6 @@
 
 pub(crate) mod audit;
 mod budget;
-mod compact;
 pub(crate) mod desc;
 mod geometry;
 pub(crate) mod handle;
@@ -34,8 +33,7 @@ mod trace_export;
 pub(crate) mod transfer;
 mod transfer_with;
 
-pub use crate::memory_view::Memory;
-pub use compact::{CompactReport, CompactionDesc};
+pub use manager::compact::{CompactReport, CompactionDesc};
 
 pub(crate) use desc::{AllocDesc, AllocationInfo};
 pub(crate) use geometry::Geometry;

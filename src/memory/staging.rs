@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use super::manager::Manager;
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::{MemoryKind, QueueIndex};
 
 pub(crate) struct Slot<Blk> {

@@ -10,8 +10,8 @@ use super::staging::Staging;
 use super::transfer::{pipelined_readback, Transfer};
 use super::TextureHandle;
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc, ROW_ALIGNMENT};
 
 /// The rectangles a level moves in, each fitting one slot: `(copy, bytes of one unpadded row

@@ -89,7 +89,7 @@ const TICK: Duration = Duration::from_millis(1);
 static CLOCK_THREAD: Mutex<(usize, Option<quanta::Handle>)> = Mutex::new((0, None));
 
 fn clock_thread(start: bool) {
-    let mut t = crate::lock(&CLOCK_THREAD);
+    let mut t = crate::types::lock(&CLOCK_THREAD);
     if start {
         if t.0 == 0 {
             // Err: another part of the process runs the upkeep thread already; use it.

@@ -11,8 +11,8 @@ use super::manager::{Access, Manager};
 use super::staging::{Ring, Staging};
 use super::BufferHandle;
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 pub(super) const WORD: u64 = 4;

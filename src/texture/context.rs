@@ -2,10 +2,10 @@
 //! download levels, and launches that bind them ([`Textures::dispatch`]).
 
 use crate::backend::Backend;
-use crate::lock;
 use crate::memory::{EventKind, TextureHandle};
 use crate::texture::{TextureDesc, TextureInfo};
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::Context;
 
 /// The context's textures, one driver allocation each, held by the context's memory manager

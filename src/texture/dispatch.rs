@@ -6,7 +6,8 @@ use crate::memory::manager::Access;
 use crate::signature::Slot;
 use crate::texture::TextureUsage;
 use crate::types::error::{Error, Result};
-use crate::{lock, Binding, BufferHandle, SubmissionIndex, TextureHandle};
+use crate::types::lock;
+use crate::{Binding, BufferHandle, SubmissionIndex, TextureHandle};
 
 /// One binding of a launch that binds textures, in binding order
 /// ([`Textures::dispatch`]).

@@ -17,3 +17,9 @@ pub(crate) mod units;
 pub use collective::ReduceOp;
 pub use device::{BackendLimits, DeviceInfo, MemoryInfo};
 pub use memory::{Label, MemoryAdvice, MemoryKind, QueueIndex};
+
+/// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid
+/// between statements, so a panic elsewhere does not make it unusable.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

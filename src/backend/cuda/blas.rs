@@ -6,8 +6,8 @@ use cudarc::cublas::{result as blas, sys};
 
 use super::{CudaBackend, CudaBlock};
 use crate::backend::BlockRange;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 /// A cuBLAS handle bound to the backend's stream, in its default (strict FP32) math mode.

@@ -9,8 +9,8 @@ use cudarc::driver::sys;
 
 use super::{driver, CudaBackend};
 use crate::backend::{LinearTexture, Storage};
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::{MemoryKind, QueueIndex};
 
 /// A block of CUDA memory: device, managed, or pinned host memory (whose host address is also

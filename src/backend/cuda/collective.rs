@@ -12,8 +12,8 @@ use cudarc::nccl::sys::{self, ncclResult_t as R};
 
 use super::{CudaBackend, CudaBlock};
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 /// The oldest NCCL whose entry points are used here (`ncclGetLastError` came in 2.13).

@@ -3,8 +3,8 @@
 
 use super::{blas, kernel, CudaBackend, CudaBlock, CudaKernel};
 use crate::backend::{BlockRange, Compute, Constants, KernelSource};
-use crate::lock;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 // SAFETY: see the promises of `Compute`.

@@ -8,8 +8,8 @@ use cudarc::driver::sys::{self, CUresult};
 
 use super::CudaBackend;
 use crate::backend::{ForeignStream, StreamMark};
-use crate::lock;
 use crate::types::error::Result;
+use crate::types::lock;
 
 /// Recorded events by mark, and spare ones.
 #[derive(Default)]

@@ -35,8 +35,8 @@ pub use kernel::CudaKernel;
 use super::{
     BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryInfo, Storage, StreamMark,
 };
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc};
 use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
 use driver::Device;

@@ -16,8 +16,8 @@ use cudarc::driver::sys::{self, CUresult};
 
 use super::{CudaBackend, CudaBlock};
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 /// An event recorded on a stream, destroyed when dropped (the driver keeps its resources until

@@ -23,8 +23,8 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 
 use super::{CudaBackend, CudaBlock};
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::MemoryKind;
 
 /// What virtual memory management needs, probed once per device.

@@ -4,7 +4,7 @@
 use cudarc::driver::result as cu;
 
 use super::{driver, CudaBackend};
-use crate::lock;
+use crate::types::lock;
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {

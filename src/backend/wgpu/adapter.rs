@@ -76,7 +76,7 @@ fn adapters(
 /// Vulkan, Metal, DX12), CPU adapters only where there is no other, a GPU that two backends list
 /// once: one device each.
 pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
-    let _one_at_a_time = crate::lock(&OPENING);
+    let _one_at_a_time = crate::types::lock(&OPENING);
     let (_instance, adapters, _) = adapters(wgpu::Backends::PRIMARY)?;
     let any_gpu = adapters
         .iter()
@@ -101,7 +101,7 @@ pub(super) fn open_all(cooperative: bool) -> Result<Vec<Opened>> {
 /// Opens the adapter and device named by the environment (or the default one), with
 /// cooperative matrices where the adapter has them and `cooperative` allows them.
 pub(super) fn open(cooperative: bool) -> Result<Opened> {
-    let _one_at_a_time = crate::lock(&OPENING);
+    let _one_at_a_time = crate::types::lock(&OPENING);
     let (instance, adapters, backends) = adapters(wgpu::Backends::all())?;
     let names = || {
         adapters

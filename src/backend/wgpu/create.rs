@@ -12,8 +12,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{adapter, Recorder, WgpuBackend, WgpuConfig};
-use crate::lock;
 use crate::types::error::Result;
+use crate::types::lock;
 use crate::types::{BackendLimits, DeviceInfo};
 
 impl WgpuBackend {

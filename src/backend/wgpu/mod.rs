@@ -33,8 +33,8 @@ use submit::Recorder;
 pub use texture::WgpuTexture;
 
 use super::{BackendLimits, DeviceInfo, MemoryInfo, Storage};
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc};
 use crate::types::{MemoryKind, QueueIndex};
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::{WgpuBackend, WgpuBlock, WgpuKernel};
 use crate::backend::Storage;
-use crate::lock;
 use crate::types::error::{Error, Result};
+use crate::types::lock;
 use crate::types::QueueIndex;
 
 /// The open (not yet submitted) work.

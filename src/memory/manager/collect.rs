@@ -4,7 +4,7 @@
 
 use super::Manager;
 use crate::backend::Storage;
-use crate::memory::compact::Goal;
+use crate::memory::manager::compact::Goal;
 use crate::memory::AllocationInfo;
 use crate::types::error::Result;
 use crate::types::MemoryKind;

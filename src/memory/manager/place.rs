@@ -1,10 +1,10 @@
 //! Placement: where a request goes when no free range of its class holds it, and how pools
 //! grow. See the [manager's docs](super) for the order.
 
-use super::super::compact::Goal;
 use super::super::geometry::Class;
 use super::super::pool::{Placement, NIL};
 use super::super::trace::EventKind;
+use super::compact::Goal;
 use super::{is_refusal, record, Manager};
 use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result};

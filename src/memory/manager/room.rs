@@ -1,8 +1,8 @@
 //! Room within the budget: staging buffers reserved and returned, and how many more items fit.
 
-use super::super::compact::Goal;
 use super::super::geometry::Class;
 use super::super::trace::EventKind;
+use super::compact::Goal;
 use super::{record, Manager};
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};

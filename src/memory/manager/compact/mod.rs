@@ -10,8 +10,8 @@
 //!   budget pressure.
 //! - **Evacuating blocks**, sparsest first: their allocations move into free ranges of other
 //!   blocks, and the emptied blocks go back to the device once the copies have run. Under
-//!   budget pressure this frees room for a new block; [`Memory::compact`](crate::memory::Memory::compact)
-//!   and [`Memory::trim`](crate::memory::Memory::trim) run it explicitly.
+//!   budget pressure this frees room for a new block; [`Memory::compact`](crate::Memory::compact)
+//!   and [`Memory::trim`](crate::Memory::trim) run it explicitly.
 //! - **Sliding** allocations down over the free range before them within their block, so that
 //!   a block's free space gathers at its end, where windows and evacuated allocations find
 //!   room. Under budget pressure, and explicitly, when the free ranges are too scattered for
@@ -28,7 +28,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::manager::Manager;
+use super::Manager;
 use crate::backend::Storage;
 use crate::types::error::Result;
 use crate::types::MemoryKind;
@@ -70,7 +70,7 @@ impl Default for CompactionDesc {
     }
 }
 
-/// What a compaction pass did. See [`Memory::compact`](crate::memory::Memory::compact).
+/// What a compaction pass did. See [`Memory::compact`](crate::Memory::compact).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompactReport {
     /// Bytes copied.

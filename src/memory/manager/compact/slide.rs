@@ -10,9 +10,9 @@
 
 use std::time::Instant;
 
-use super::super::manager::{is_refusal, Manager};
-use super::super::pool::{Pool, State, NIL};
 use crate::backend::{Storage, StreamRef};
+use crate::memory::manager::{is_refusal, Manager};
+use crate::memory::pool::{Pool, State, NIL};
 use crate::types::error::Result;
 use crate::types::{MemoryKind, QueueIndex};
 
@@ -157,7 +157,7 @@ impl<B: Storage> Manager<B> {
         if self.streams.active {
             self.streams.settle(backend, Some(StreamRef::Own), true)?;
         }
-        let below = super::super::pool::Placement {
+        let below = crate::memory::pool::Placement {
             block: b,
             offset: offset - shift,
             size: shift,
@@ -183,7 +183,7 @@ impl<B: Storage> Manager<B> {
             at += n;
         }
         pool.slide_down(id);
-        let p = super::super::pool::Placement {
+        let p = crate::memory::pool::Placement {
             block: b,
             offset: offset - shift,
             size,

@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use super::super::geometry::Class;
-use super::super::manager::Manager;
-use super::super::pool::{Placement, Pool, State};
 use crate::backend::Storage;
+use crate::memory::geometry::Class;
+use crate::memory::manager::Manager;
+use crate::memory::pool::{Placement, Pool, State};
 use crate::types::error::Result;
 use crate::types::MemoryKind;
 

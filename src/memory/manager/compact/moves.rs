@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use super::super::geometry::Class;
-use super::super::manager::{is_refusal, record, Manager};
-use super::super::pool::{Placement, State};
-use super::super::trace::EventKind;
 use crate::backend::{Storage, StreamRef};
+use crate::memory::geometry::Class;
+use crate::memory::manager::{is_refusal, record, Manager};
+use crate::memory::pool::{Placement, State};
+use crate::memory::trace::EventKind;
 use crate::types::error::Result;
 use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};

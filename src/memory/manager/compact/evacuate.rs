@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use super::super::manager::Manager;
-use super::super::pool::State;
 use super::{CompactReport, Goal};
 use crate::backend::Storage;
+use crate::memory::manager::Manager;
+use crate::memory::pool::State;
 use crate::types::error::Result;
 use crate::types::MemoryKind;
 
@@ -66,7 +66,7 @@ impl<B: Storage> Manager<B> {
         for (_, _, b) in order {
             let freeing: u64 = emptied
                 .iter()
-                .map(|e: &super::super::pool::PoolBlock<B::Block>| e.size)
+                .map(|e: &crate::memory::pool::PoolBlock<B::Block>| e.size)
                 .sum();
             if reached(self, freed_empty + freeing) {
                 break;
