@@ -386,7 +386,7 @@ impl<B: Storage> Manager<B> {
         let mut p = self.place(backend, kind, requested, size)?;
         let pool = &mut self.pools[kind.index()];
         if pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
-            if let Some(q) = take_mapped(pool, size, MAPPED_SCAN) {
+            if let Some(q) = take_mapped(pool, size, MAPPED_SCAN, Some(&p)) {
                 pool.free(p.chunk);
                 p = q;
             }
@@ -400,7 +400,7 @@ impl<B: Storage> Manager<B> {
                 }
                 // The place chosen needs pages mapped again that the budget (or the device)
                 // cannot give: any free range whose pages are all mapped takes nothing new.
-                match take_mapped(&mut self.pools[kind.index()], size, usize::MAX) {
+                match take_mapped(&mut self.pools[kind.index()], size, usize::MAX, None) {
                     Some(p) => Ok(p),
                     // Measured again now that the place went back.
                     None => Err(match e {
@@ -468,9 +468,14 @@ impl<B: Storage> Manager<B> {
 const MAPPED_SCAN: usize = 64;
 
 /// Takes `size` bytes from a free range of `pool` none of whose pages were given back, among
-/// the `limit` smallest that hold it.
-fn take_mapped<Blk>(pool: &mut Pool<Blk>, size: u64, limit: usize) -> Option<Placement> {
-    let (id, skip) = pool.mapped_fit(size, limit)?;
+/// the `limit` smallest that hold it (`held`: a placement taken, not mapped yet).
+fn take_mapped<Blk>(
+    pool: &mut Pool<Blk>,
+    size: u64,
+    limit: usize,
+    held: Option<&Placement>,
+) -> Option<Placement> {
+    let (id, skip) = pool.mapped_fit(size, limit, held)?;
     let before = (skip > 0).then(|| pool.take(id, skip));
     // Carved from the front, the free rest keeps its id.
     let p = pool.take(id, size);

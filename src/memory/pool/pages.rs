@@ -34,6 +34,16 @@ impl Unmapped {
         self.ranges.get(at).is_some_and(|x| x.start < r.end)
     }
 
+    /// Bytes of unmapped ranges inside `r`.
+    pub fn bytes_in(&self, r: Range<u64>) -> u64 {
+        let first = self.ranges.partition_point(|x| x.end <= r.start);
+        self.ranges[first..]
+            .iter()
+            .take_while(|x| x.start < r.end)
+            .map(|x| x.end.min(r.end) - x.start.max(r.start))
+            .sum()
+    }
+
     /// The lowest offset in `within` from which `size` bytes meet no unmapped range.
     pub fn clear_run(&self, within: Range<u64>, size: u64) -> Option<u64> {
         let mut at = within.start;
@@ -115,10 +125,22 @@ impl<Blk> Pool<Blk> {
     /// chunk they start (a multiple of the unit: ranges given back are whole pages): a place
     /// that takes no new memory. Chunks are tried from the smallest that hold `size` up,
     /// at most `limit` of them.
-    pub fn mapped_fit(&self, size: u64, limit: usize) -> Option<(u32, u64)> {
+    ///
+    /// `held` is a placement taken but not mapped yet, whose unmapped pages are not free.
+    pub fn mapped_fit(
+        &self,
+        size: u64,
+        limit: usize,
+        held: Option<&Placement>,
+    ) -> Option<(u32, u64)> {
         // Free bytes with memory behind them, in all: too few, and no range can hold `size`.
         let free: u64 = self.free.iter().map(|f| f.bytes).sum();
-        if free.saturating_sub(self.unmapped_bytes) < size {
+        let unmapped_free = self.unmapped_bytes
+            - held.map_or(0, |p| {
+                self.block(p.block)
+                    .map_or(0, |b| b.unmapped.bytes_in(p.offset..p.offset + p.size))
+            });
+        if free.saturating_sub(unmapped_free) < size {
             return None;
         }
         let mut found = None;
@@ -271,6 +293,11 @@ mod tests {
         assert_eq!(u.take(3..11), vec![3..8, 10..11]);
         assert_eq!(u.ranges(), &[0..3, 11..12]);
         assert_eq!(u.bytes, 4);
+        assert_eq!(u.bytes_in(2..12), 2);
+        assert_eq!(u.bytes_in(3..11), 0);
+        assert!(u.touches(2..4) && !u.touches(3..11));
+        assert_eq!(u.clear_run(0..12, 8), Some(3));
+        assert_eq!(u.clear_run(0..12, 9), None);
         assert_eq!(u.cut(1), 3);
         assert_eq!(u.ranges().to_vec(), vec![0..1; 1]);
         assert_eq!(u.bytes, 1);
