@@ -22,21 +22,25 @@ FEATURES=${FEATURES:-cuda,trace-export}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || {
   echo "no NVIDIA GPU (nvidia-smi failed)"; exit 1; }
 status=0
+case "${ONLY:-}" in
+  ""|tests|benches|torch) ;;
+  *) echo "ONLY=$ONLY: use tests, benches or torch (or leave it unset for all)"; exit 2;;
+esac
 
-if [ "${ONLY:-tests}" = tests ] || [ -z "${ONLY:-}" ]; then
+if [ "${ONLY:-tests}" = tests ]; then
   echo "== tests (CUDA and NVIDIA Vulkan), log: $OUT/tests.log"
   cargo test --release --features "$FEATURES" --all-targets -- --test-threads=4 \
     >"$OUT/tests.log" 2>&1 || status=1
   grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | sort | uniq -c
 fi
 
-if [ "${ONLY:-benches}" = benches ] || [ -z "${ONLY:-}" ]; then
+if [ "${ONLY:-benches}" = benches ]; then
   echo "== benches, log: $OUT/benches.log"
   cargo bench --features "$FEATURES" >"$OUT/benches.log" 2>&1 || status=1
   grep -E "^[a-z_/0-9 ]+time:|thrpt:" "$OUT/benches.log" | head -80
 fi
 
-if [ "${ONLY:-torch}" = torch ] || [ -z "${ONLY:-}" ]; then
+if [ "${ONLY:-torch}" = torch ]; then
   if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     echo "== live PyTorch benchmark through the C ABI"
     cargo build --release -p vramkit-capi -q || status=1

@@ -49,7 +49,8 @@ pub enum Error {
     /// The driver has no memory for this request right now.
     #[error(
         "the driver is out of {kind:?} memory allocating {requested} bytes ({detail}); \
-         release allocations, call `trim()`, or set a budget below the device's capacity"
+         release allocations, trim the cache (`ctx.memory().trim()`; `vramkit.trim()` in Python), \
+         or set a budget below the device's capacity"
     )]
     OutOfMemory {
         /// Bytes asked for (the block the pool tried to reserve).
@@ -64,7 +65,7 @@ pub enum Error {
     /// frame): the allocation failed instead of aborting the process.
     #[error(
         "the host has no memory for {requested} bytes ({what}); free host memory, or move the \
-         data in parts (e.g. `download_into` a smaller buffer)"
+         data in parts (e.g. `ctx.transfers().download_into` a smaller buffer)"
     )]
     HostOutOfMemory {
         /// Bytes asked for.
@@ -79,7 +80,8 @@ pub enum Error {
          offset alignment) would pass the budget of {limit} bytes ({}): {reserved} bytes are \
          reserved ({}), {in_use} in use by live allocations ({}), {} free in holes, the \
          largest free range {largest_free} bytes; at most {fits_now} bytes fit now: release \
-         allocations, call `trim()`, ask for less (a smaller batch), or raise the budget",
+         allocations, trim the cache (`ctx.memory().trim()`; `vramkit.trim()` in Python), ask \
+         for less (a smaller batch), or raise the budget",
         bytes(*.requested), bytes(*.limit), bytes(*.reserved), bytes(*.in_use),
         .reserved.saturating_sub(*.in_use)
     )]

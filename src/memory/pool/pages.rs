@@ -1,8 +1,9 @@
 //! Pages given back inside blocks ([`Storage::unmap_pages`]): a block keeps its addresses and
-//! its chunks, and remembers which page-aligned ranges have no memory behind them. They always
-//! lie in free chunks: a range is mapped again before any allocation or copy reaches it
-//! ([`Pool::take_unmapped`]), and a free chunk's whole pages are what can be given back
-//! ([`Pool::unmappable`]).
+//! its chunks, and remembers which page-aligned ranges have no memory behind them. They lie in
+//! free chunks, except in a placement just taken and not mapped yet: a range is mapped again
+//! before any allocation or copy reaches it ([`Pool::take_unmapped`]), and a free chunk's whole
+//! pages are what can be given back ([`Pool::unmappable`]). A request that would map pages
+//! again first looks for a free range whose pages are all mapped ([`Pool::mapped_fit`]).
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
@@ -123,8 +124,9 @@ impl<Blk> Pool<Blk> {
 
     /// A free chunk holding `size` bytes none of whose pages were given back, and where in the
     /// chunk they start (a multiple of the unit: ranges given back are whole pages): a place
-    /// that takes no new memory. Chunks are tried from the smallest that hold `size` up,
-    /// at most `limit` of them.
+    /// that takes no new memory. Chunks are tried bin by bin from the request's own up (within
+    /// a bin, most recently freed first), at most `limit` of those that hold `size` per class
+    /// index.
     ///
     /// `held` is a placement taken but not mapped yet, whose unmapped pages are not free.
     pub fn mapped_fit(
@@ -135,11 +137,10 @@ impl<Blk> Pool<Blk> {
     ) -> Option<(u32, u64)> {
         // Free bytes with memory behind them, in all: too few, and no range can hold `size`.
         let free: u64 = self.free.iter().map(|f| f.bytes).sum();
-        let unmapped_free = self.unmapped_bytes
-            - held.map_or(0, |p| {
-                self.block(p.block)
-                    .map_or(0, |b| b.unmapped.bytes_in(p.offset..p.offset + p.size))
-            });
+        let unmapped_free = self.unmapped_bytes.saturating_sub(held.map_or(0, |p| {
+            self.block(p.block)
+                .map_or(0, |b| b.unmapped.bytes_in(p.offset..p.offset + p.size))
+        }));
         if free.saturating_sub(unmapped_free) < size {
             return None;
         }
