@@ -31,6 +31,7 @@
 pub mod cuda;
 pub mod host;
 mod host_bytes;
+mod host_config;
 mod host_pages;
 mod host_streams;
 pub mod wgpu;

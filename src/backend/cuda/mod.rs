@@ -14,6 +14,7 @@ mod block;
 #[cfg(feature = "nccl")]
 pub(crate) mod collective;
 mod compute;
+mod config;
 mod driver;
 mod host_copy;
 mod kernel;
@@ -39,6 +40,7 @@ use crate::types::error::{Error, Result};
 use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc};
 use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
+pub use config::CudaConfig;
 use driver::Device;
 use submissions::Submissions;
 
@@ -76,30 +78,6 @@ pub struct CudaBackend {
     /// Other devices met in copies, and whether they reach this one directly (`peer.rs`).
     peers: std::sync::Mutex<Vec<(sys::CUdevice, bool)>>,
     device: Device,
-}
-
-/// How a [`CudaBackend`] is set up.
-#[derive(Clone, Copy, Debug)]
-pub struct CudaConfig {
-    /// Device memory in growable segments (default; where the device supports virtual memory
-    /// management): the memory manager keeps one segment per pool that grows and shrinks at
-    /// its end without copies, as PyTorch's `expandable_segments`. `false`: fixed blocks from
-    /// `cuMemAlloc`.
-    pub segments: bool,
-    /// Matmul on cuBLAS where it is installed (default), loaded on first use. `false` never
-    /// loads it: matmul runs vramkit's own kernels
-    /// ([`DebugSettings::no_vendor_blas`](crate::DebugSettings::no_vendor_blas) sets it
-    /// through `Context::cuda`).
-    pub vendor_blas: bool,
-}
-
-impl Default for CudaConfig {
-    fn default() -> Self {
-        Self {
-            segments: true,
-            vendor_blas: true,
-        }
-    }
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -175,25 +153,7 @@ impl CudaBackend {
             marks: std::sync::Mutex::new(marks::Marks::default()),
             lost: OnceLock::new(),
             deferred: DeferredError::default(),
-            limits: BackendLimits {
-                max_block_size: total,
-                // Kernels index with 32-bit integers.
-                max_binding_size: u64::from(u32::MAX) / 4 * 4,
-                offset_alignment: 256,
-                copy_alignment: 4,
-                // CUDA's grid limits; kernel parameters take at most 4 KiB (with the
-                // bindings' pointers, which take 16 bytes each at most).
-                max_workgroups: [i32::MAX as u32, 65_535, 65_535],
-                max_params_size: 2048,
-                // Textures are pitched linear memory here; the side of CUDA's largest 2D
-                // texture over linear memory is at least this on every current GPU.
-                max_texture_side: 65_536,
-                texture_kernels: false,
-                max_workgroup_storage: u32::try_from(shared).unwrap_or(0),
-                // CUDA's block limits on every architecture since Fermi.
-                max_workgroup_size: [1024, 1024, 64],
-                max_invocations: 1024,
-            },
+            limits: config::limits(total, shared),
             info,
             compute_capability: major * 10 + minor,
             concurrent_managed,

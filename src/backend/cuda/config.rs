@@ -1,0 +1,53 @@
+//! How a CUDA backend is set up.
+
+#[cfg(doc)]
+use super::CudaBackend;
+use crate::types::BackendLimits;
+
+/// How a [`CudaBackend`] is set up.
+#[derive(Clone, Copy, Debug)]
+pub struct CudaConfig {
+    /// Device memory in growable segments (default; where the device supports virtual memory
+    /// management): the memory manager keeps one segment per pool that grows and shrinks at
+    /// its end without copies, as PyTorch's `expandable_segments`. `false`: fixed blocks from
+    /// `cuMemAlloc`.
+    pub segments: bool,
+    /// Matmul on cuBLAS where it is installed (default), loaded on first use. `false` never
+    /// loads it: matmul runs vramkit's own kernels
+    /// ([`DebugSettings::no_vendor_blas`](crate::DebugSettings::no_vendor_blas) sets it
+    /// through `Context::cuda`).
+    pub vendor_blas: bool,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        Self {
+            segments: true,
+            vendor_blas: true,
+        }
+    }
+}
+
+/// What a CUDA device of `total` bytes with `shared` bytes of shared memory per block can
+/// allocate and bind.
+pub(super) fn limits(total: u64, shared: i32) -> BackendLimits {
+    BackendLimits {
+        max_block_size: total,
+        // Kernels index with 32-bit integers.
+        max_binding_size: u64::from(u32::MAX) / 4 * 4,
+        offset_alignment: 256,
+        copy_alignment: 4,
+        // CUDA's grid limits; kernel parameters take at most 4 KiB (with the
+        // bindings' pointers, which take 16 bytes each at most).
+        max_workgroups: [i32::MAX as u32, 65_535, 65_535],
+        max_params_size: 2048,
+        // Textures are pitched linear memory here; the side of CUDA's largest 2D
+        // texture over linear memory is at least this on every current GPU.
+        max_texture_side: 65_536,
+        texture_kernels: false,
+        max_workgroup_storage: u32::try_from(shared).unwrap_or(0),
+        // CUDA's block limits on every architecture since Fermi.
+        max_workgroup_size: [1024, 1024, 64],
+        max_invocations: 1024,
+    }
+}
