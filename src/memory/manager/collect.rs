@@ -79,7 +79,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Compacts every pool as far as it goes, then frees every empty block. Returns the bytes
-    /// freed.
+    /// freed (0 when the moves ended up holding more than before).
     pub fn trim(&mut self, backend: &B) -> Result<u64> {
         self.check_deferred()?;
         let before = self.counters.reserved;
@@ -89,7 +89,13 @@ impl<B: Storage> Manager<B> {
             self.evacuate(backend, kind, Goal::All, u64::MAX)?;
         }
         self.reclaim(backend)?;
-        Ok(before - self.counters.reserved)
+        let after = self.counters.reserved;
+        if after > before {
+            // The moves took more (a new block, pages mapped again) than the blocks and pages
+            // they emptied gave back: nothing was freed.
+            log::debug!("vramkit: trim ended holding {} bytes more", after - before);
+        }
+        Ok(before.saturating_sub(after))
     }
 
     /// Frees every block at shutdown (the caller has waited for the device). Returns what leaked.
