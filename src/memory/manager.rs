@@ -387,11 +387,10 @@ impl<B: Storage> Manager<B> {
         let pool = &mut self.pools[kind.index()];
         if pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
             if let Some(q) = take_mapped(pool, size, MAPPED_SCAN, Some(&p)) {
-                // Pages go back only inside the pool's segment, which also holds `q`: the
-                // block does not empty.
-                let emptied = pool.free(p.chunk);
-                debug_assert!(emptied.is_none(), "a block emptied by a mapped-first move");
-                p = q;
+                // The place first found goes back as any release does (a block it empties
+                // stays cached, or goes past the release threshold).
+                let first = std::mem::replace(&mut p, q);
+                self.free_placement(backend, kind, first);
             }
         }
         match self.map_for(backend, kind, &p, requested) {
