@@ -4,7 +4,9 @@
 pub use crate::memory::audit::{AuditReport, CounterMismatch};
 pub use crate::memory::desc::AllocationInfo;
 pub use crate::memory::report::{Checkpoint, Growth, LabelTotal};
-pub use crate::memory::stats::{CompactionStats, KindStats, MemoryStats, PageStats, TagStats};
+pub use crate::memory::stats::{
+    CompactionStats, DriverTime, KindStats, MemoryStats, PageStats, TagStats,
+};
 pub use crate::memory::trace::{Event, EventKind, Trace};
 
 use crate::backend::Backend;

@@ -128,6 +128,18 @@ def malloc_free_ns(s0, s1):
     return (d("malloc_ns") + d("free_ns")) / calls if calls else None
 
 
+#: Where the time inside vramkit goes: the calls themselves, and the driver's part of them.
+TIME_FIELDS = ("malloc_ns", "free_ns", "grow_ns", "page_ns", "give_back_ns", "stream_wait_ns")
+
+
+def per_malloc_ns(s0, s1):
+    """Each of TIME_FIELDS per malloc between two stats() dicts (s0 None: since the start)."""
+    calls = s1["malloc_calls"] - (s0["malloc_calls"] if s0 else 0)
+    if not calls:
+        return None
+    return {k: (s1.get(k, 0) - (s0.get(k, 0) if s0 else 0)) / calls for k in TIME_FIELDS}
+
+
 # ---------------------------------------------------------------- one run
 
 
@@ -210,8 +222,10 @@ def run(a) -> int:
         s = record["vramkit_stats"]
         record["ratio_reserved_in_use"] = ratio(s["peak_reserved"], s["peak_in_use"])
         record["vramkit_malloc_free_ns"] = malloc_free_ns(None, s)
+        record["vramkit_per_malloc_ns"] = per_malloc_ns(None, s)
         if vk_before is not None:
             record["vramkit_malloc_free_ns_timed"] = malloc_free_ns(vk_before, s)
+            record["vramkit_per_malloc_ns_timed"] = per_malloc_ns(vk_before, s)
         try:
             print(vk.summary(), file=sys.stderr)
         except Exception as e:  # noqa: BLE001

@@ -5,12 +5,15 @@
 //! for a live run (`vramkit_stats.malloc_ns + free_ns`), and reserved ÷ live at the peak.
 //!
 //! `cargo bench -p vramkit-capi --bench replay_capi` (every trace); as a test, the smallest.
+//! The `VRAMKIT_*` variables configure the library as in a live run: `VRAMKIT_BACKEND=cuda`
+//! replays on a GPU (the bench sets `backend=host` only where `VRAMKIT_BACKEND` is unset);
+//! `VRAMKIT_TRACES` names another folder of traces; names given (or parts of them) pick traces.
 
 #[path = "../../benches/common/replay.rs"]
 mod replay;
 
 use std::ffi::{c_void, CString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use replay::Op;
 use vramkit_capi::{
@@ -19,29 +22,47 @@ use vramkit_capi::{
 
 fn main() -> anyhow::Result<()> {
     let bench = std::env::args().any(|a| a == "--bench");
+    // Names (parts of) of the traces to replay; all where none is given.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     // The largest trace's segment grows to about 8 GB.
-    let settings = CString::new(if bench {
-        "backend=host, host_reserve=10GiB"
-    } else {
-        "backend=host"
-    })?;
-    // SAFETY: a NUL-terminated string.
-    anyhow::ensure!(unsafe { vramkit_configure(settings.as_ptr()) } == 0);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/traces");
+    if std::env::var_os("VRAMKIT_BACKEND").is_none() {
+        let settings = CString::new(if bench {
+            "backend=host, host_reserve=10GiB"
+        } else {
+            "backend=host"
+        })?;
+        // SAFETY: a NUL-terminated string.
+        anyhow::ensure!(unsafe { vramkit_configure(settings.as_ptr()) } == 0);
+    }
+    let dir = match std::env::var_os("VRAMKIT_TRACES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/traces"),
+    };
     let mut paths: Vec<_> = std::fs::read_dir(&dir)?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.to_string_lossy().ends_with(".trace.gz"))
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+        })
         .collect();
     paths.sort_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0));
-    if !bench {
+    if !bench && only.is_empty() {
         paths.truncate(1);
     }
     println!(
         "| trace | allocations | live peak | reserved peak | reserved ÷ live | pages given back / \
-         mapped again (ranges, GB) | mean malloc + free inside the library |"
+         mapped again / moved (ranges, GB) | mean malloc + free inside the library | of it, in the driver \
+         (grow / pages / give back / stream waits) |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (device, path) in paths.iter().enumerate() {
         let t = replay::load(path)?;
         let device = device as i32;
@@ -69,9 +90,11 @@ fn main() -> anyhow::Result<()> {
         // SAFETY: `s` is a writable stats struct.
         anyhow::ensure!(unsafe { vramkit_get_stats(device, &mut s) } == 0);
         anyhow::ensure!(s.live == 0 && s.malloc_calls == t.allocations as u64);
-        let pair = (s.malloc_ns + s.free_ns) as f64 / s.malloc_calls.max(1) as f64;
+        let per = |ns: u64| ns as f64 / s.malloc_calls.max(1) as f64;
+        let pair = per(s.malloc_ns + s.free_ns);
         println!(
-            "| {} | {} | {:.2} GB | {:.2} GB | {:.3} | {} / {} ({:.1} / {:.1} GB) | {:.0} ns |",
+            "| {} | {} | {:.2} GB | {:.2} GB | {:.3} | {} / {} / {} ({:.1} / {:.1} / {:.1} GB) | {:.0} ns | \
+             {:.0} / {:.0} / {:.0} / {:.0} ns |",
             t.name,
             t.allocations,
             s.peak_requested as f64 / 1e9,
@@ -79,9 +102,15 @@ fn main() -> anyhow::Result<()> {
             s.peak_reserved as f64 / s.peak_requested.max(1) as f64,
             s.page_unmaps,
             s.page_maps,
+            s.page_moves,
             s.unmapped_bytes as f64 / 1e9,
             s.mapped_bytes as f64 / 1e9,
-            pair
+            s.moved_bytes as f64 / 1e9,
+            pair,
+            per(s.grow_ns),
+            per(s.page_ns),
+            per(s.give_back_ns),
+            per(s.stream_wait_ns),
         );
     }
     Ok(())

@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /* The version of this interface; vramkit_abi_version() returns the library's. */
-#define VRAMKIT_ABI_VERSION 1
+#define VRAMKIT_ABI_VERSION 2
 
 /* The kinds of error, as vramkit_last_error_kind returns them. */
 enum vramkit_error_kind {
@@ -93,6 +93,12 @@ typedef struct vramkit_stats {
     uint64_t unmapped_bytes;  /* their bytes */
     uint64_t page_maps;       /* ranges of pages mapped again */
     uint64_t mapped_bytes;    /* their bytes */
+    uint64_t page_moves;      /* ranges of free pages moved where a request needed memory */
+    uint64_t moved_bytes;     /* their bytes */
+    uint64_t grow_ns;         /* nanoseconds in the driver taking new memory (blocks, growths) */
+    uint64_t page_ns;         /* nanoseconds in the driver giving back, mapping, moving pages */
+    uint64_t give_back_ns;    /* nanoseconds freeing blocks and shrinking segments */
+    uint64_t stream_wait_ns;  /* nanoseconds waiting for streams before memory is reused */
 } vramkit_stats;
 
 /* ---- PyTorch's CUDAPluggableAllocator interface ---- */

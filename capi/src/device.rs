@@ -65,6 +65,10 @@ pub struct Device {
     pub free: Timer,
 }
 
+fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -242,6 +246,12 @@ impl Device {
             unmapped_bytes: s.pages.unmapped_bytes,
             page_maps: s.pages.maps,
             mapped_bytes: s.pages.mapped_bytes,
+            page_moves: s.pages.moves,
+            moved_bytes: s.pages.moved_bytes,
+            grow_ns: nanos(s.driver.grow),
+            page_ns: nanos(s.driver.map),
+            give_back_ns: nanos(s.driver.give_back),
+            stream_wait_ns: nanos(s.driver.stream_wait),
         }
     }
 }

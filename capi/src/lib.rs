@@ -80,6 +80,19 @@ pub struct VramkitStats {
     pub page_maps: u64,
     /// Their bytes.
     pub mapped_bytes: u64,
+    /// Ranges of free pages moved where a request needed memory (instead of going back while
+    /// new memory is mapped).
+    pub page_moves: u64,
+    /// Their bytes.
+    pub moved_bytes: u64,
+    /// Nanoseconds in the driver's calls that take new memory (blocks, segment growths).
+    pub grow_ns: u64,
+    /// Nanoseconds in the driver's calls that give pages back, map them again and move them.
+    pub page_ns: u64,
+    /// Nanoseconds freeing blocks and shrinking segments, with the waits for their last work.
+    pub give_back_ns: u64,
+    /// Nanoseconds waiting for streams' work before memory they released is reused.
+    pub stream_wait_ns: u64,
 }
 
 /// Set once a call panicked: the allocator's state may be half updated, so every later call
@@ -229,7 +242,7 @@ pub extern "C" fn vramkit_abi_version() -> u32 {
 }
 
 /// The C ABI's version; changes whenever a signature or `VramkitStats` does.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]

@@ -72,11 +72,17 @@ class Stats(Structure):
         ("unmapped_bytes", c_uint64),
         ("page_maps", c_uint64),
         ("mapped_bytes", c_uint64),
+        ("page_moves", c_uint64),
+        ("moved_bytes", c_uint64),
+        ("grow_ns", c_uint64),
+        ("page_ns", c_uint64),
+        ("give_back_ns", c_uint64),
+        ("stream_wait_ns", c_uint64),
     ]
 
 
 #: The ``VRAMKIT_ABI_VERSION`` these prototypes follow.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 #: ``UINT64_MAX``: "none" in ``vramkit_set_budget`` and ``vramkit_stats.budget``.
 NO_BUDGET = 2**64 - 1

@@ -281,6 +281,40 @@ unsafe impl Storage for HostBackend {
         Ok(())
     }
 
+    fn moves_pages(&self) -> bool {
+        self.page_size(MemoryKind::Device).is_some()
+    }
+
+    unsafe fn move_pages(
+        &self,
+        src: &HostBlock,
+        from: u64,
+        dst: &HostBlock,
+        to: u64,
+        size: u64,
+    ) -> Result<()> {
+        // The model: the source's pages go, the destination's come back, the memory held the
+        // same. A move whose source was not mapped is a fault, as a GPU's would be.
+        if !src.pages.unmap(from..from + size) {
+            self.fault(format!(
+                "moving pages from {:?}, which were unmapped",
+                from..from + size
+            ));
+            return Ok(());
+        }
+        if !dst.pages.map(to..to + size) {
+            self.fault(format!(
+                "moving pages to {:?}, which were mapped",
+                to..to + size
+            ));
+        }
+        let mut bytes = lock(src);
+        if !bytes.is_empty() {
+            bytes.range_mut(range(from, size)).fill(POISON);
+        }
+        Ok(())
+    }
+
     unsafe fn write_host(&self, block: &HostBlock, offset: u64, data: &[u8]) -> Result<()> {
         let mut bytes = lock(block);
         if !bytes.is_empty() {

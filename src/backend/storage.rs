@@ -147,6 +147,40 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
+    /// Whether [`move_pages`](Storage::move_pages) moves memory between places of blocks
+    /// without giving it back.
+    fn moves_pages(&self) -> bool {
+        false
+    }
+
+    /// Moves the memory behind `from .. from + size` of `src` to `to .. to + size` of `dst`
+    /// (the same block or another of the same kind), keeping both blocks' addresses: the
+    /// source range then holds no memory, as after [`unmap_pages`](Storage::unmap_pages), and
+    /// the destination holds what it held (its bytes hold anything). The memory held does not
+    /// change. Only where [`moves_pages`](Storage::moves_pages).
+    ///
+    /// # Safety
+    /// 1. Both ranges are whole pages inside their blocks and do not overlap; the source is
+    ///    all mapped, the destination all given back.
+    /// 2. No unfinished work uses the source range, and nothing will until it is mapped again.
+    ///
+    /// # Errors
+    /// The driver's; the destination then stays given back and the source range holds no
+    /// memory either (its pages were given back).
+    unsafe fn move_pages(
+        &self,
+        _src: &Self::Block,
+        _from: u64,
+        _dst: &Self::Block,
+        _to: u64,
+        _size: u64,
+    ) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "moving pages between places of blocks".into(),
+            reason: "this backend's blocks hold their memory whole".into(),
+        })
+    }
+
     /// Writes `data` at `offset` of a host-visible block.
     ///
     /// # Safety

@@ -48,6 +48,7 @@ pub(crate) mod compact;
 mod inspect;
 mod limits;
 mod lost;
+mod page_moves;
 mod pages;
 mod pin;
 mod place;

@@ -91,6 +91,27 @@ pub struct PageStats {
     pub maps: u64,
     /// Bytes mapped again.
     pub mapped_bytes: u64,
+    /// Ranges of free pages moved where a request needed memory, instead of going back
+    /// while new memory was mapped ([`Storage::move_pages`](crate::backend::Storage::move_pages)).
+    pub moves: u64,
+    /// Bytes moved.
+    pub moved_bytes: u64,
+}
+
+/// Host time the manager spent, since the context was created, in the driver's calls that
+/// take memory from the device or give it back, and waiting for streams before memory is
+/// reused: the part of an allocation's cost that is not the manager's own bookkeeping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DriverTime {
+    /// New blocks and segment growths (their clears recorded, not waited for).
+    pub grow: std::time::Duration,
+    /// Pages given back and mapped again.
+    pub map: std::time::Duration,
+    /// Blocks freed, segments shrunk, pages given back, with the waits for their last work.
+    pub give_back: std::time::Duration,
+    /// Waits for other streams' work (vramkit's own queue's included) before memory they
+    /// released, or a clear on vramkit's queue, is handed to a request.
+    pub stream_wait: std::time::Duration,
 }
 
 /// What compaction has done since the context was created.
@@ -132,6 +153,8 @@ pub struct MemoryStats {
     pub compaction: CompactionStats,
     /// Pages given back and mapped again.
     pub pages: PageStats,
+    /// Time in the driver's calls that take or give back memory, and in stream waits.
+    pub driver: DriverTime,
     /// Bytes released but still used by pending GPU work; they return to the pool after it.
     pub pending_release: u64,
     /// Highest `requested` seen.
@@ -230,6 +253,7 @@ pub(crate) struct Counters {
     pub block_allocations: u64,
     pub compaction: CompactionStats,
     pub pages: PageStats,
+    pub driver: DriverTime,
     pub kinds: [KindStats; MemoryKind::COUNT],
     /// Every tag seen, in first-use order; allocations refer to them by index.
     pub tags: Vec<TagStats>,

@@ -104,6 +104,8 @@ pub(crate) struct Streams {
     held: Vec<HeldUse>,
     /// Bytes in `held`.
     pub held_bytes: u64,
+    /// Host time spent in [`settle`](Self::settle) waiting.
+    pub waited: std::time::Duration,
 }
 
 impl Streams {
@@ -137,6 +139,22 @@ impl Streams {
     /// those not yet covered by a mark. With `wait`, blocks until they have passed and returns
     /// `true`; else returns whether all have.
     pub fn settle<B: Storage>(
+        &mut self,
+        backend: &B,
+        on: Option<StreamRef>,
+        wait: bool,
+    ) -> Result<bool> {
+        let due = |e: &Entry| Some(e.stream) != on && e.released != e.confirmed;
+        if wait && self.entries.iter().any(due) {
+            let start = std::time::Instant::now();
+            let r = self.settle_now(backend, on, true);
+            self.waited += start.elapsed();
+            return r;
+        }
+        self.settle_now(backend, on, wait)
+    }
+
+    fn settle_now<B: Storage>(
         &mut self,
         backend: &B,
         on: Option<StreamRef>,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the PyTorch run on the device machine needs into .device/torch (the checkout
 # travels with the Python package and benches/torch): the C library, the CUDA stream tests
-# and the cudarc example. Then, on the device machine: bash tools/device/torch.sh (carry
+# the cudarc example and the C ABI's trace replay. Then, on the device machine: bash tools/device/torch.sh (carry
 # [".device"]).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,5 +18,12 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])' |
   while read -r name p; do cp -L "$p" ".device/torch/test_$name"; done
+cargo bench -p vramkit-capi --bench replay_capi --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["executable"])' |
+  while read -r p; do cp -L "$p" .device/torch/replay_capi; done
 strip .device/torch/*
 ls -la .device/torch

@@ -19,6 +19,8 @@ mod driver;
 mod host_copy;
 mod kernel;
 mod marks;
+mod open;
+mod page_move;
 mod peer;
 mod segment;
 mod shutdown;
@@ -30,7 +32,7 @@ pub use block::{CudaBlock, CudaTexture};
 
 pub use cudarc;
 use cudarc::driver::result::{self as cu, DriverError};
-use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
+use cudarc::driver::sys;
 pub use kernel::CudaKernel;
 
 use super::{
@@ -89,81 +91,6 @@ impl std::fmt::Debug for CudaBackend {
 }
 
 impl CudaBackend {
-    /// How many CUDA devices there are (those `CUDA_VISIBLE_DEVICES` leaves).
-    ///
-    /// # Errors
-    /// [`Error::NoAdapter`] when the driver is missing or too old.
-    pub fn device_count() -> Result<usize> {
-        Ok(usize::try_from(driver::Device::count()?).unwrap_or(0))
-    }
-
-    /// Opens CUDA device `ordinal` (0 is the first device `CUDA_VISIBLE_DEVICES` leaves).
-    ///
-    /// # Errors
-    /// [`Error::NoAdapter`] when the driver is missing or too old, or the device does not exist.
-    pub fn new(ordinal: usize) -> Result<Self> {
-        Self::with_config(ordinal, CudaConfig::default())
-    }
-
-    /// Opens CUDA device `ordinal` set up as `config` says.
-    ///
-    /// # Errors
-    /// As [`new`](Self::new).
-    pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<Self> {
-        let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoAdapter {
-            reason: format!("CUDA device {ordinal} does not exist"),
-        })?;
-        let device = Device::open(ordinal)?;
-        let name =
-            cu::device::get_name(device.dev).map_err(|e| driver::error("cuDeviceGetName", e))?;
-        let major = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let integrated = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0;
-        // Static `__shared__` arrays (the twins declare no dynamic shared memory).
-        let shared = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?;
-        let managed = device.attribute(Attr::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)? != 0;
-        let concurrent_managed =
-            device.attribute(Attr::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? != 0;
-        // SAFETY: `dev` is a valid device.
-        let total = unsafe { cu::device::total_mem(device.dev) }
-            .map_err(|e| driver::error("cuDeviceTotalMem", e))? as u64;
-        let vmm = (config.segments
-            && device.attribute(Attr::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)?
-                != 0)
-            .then(|| Self::probe_vmm(device.dev, total))
-            .flatten();
-        let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
-            .map_err(|e| driver::error("cuStreamCreate", e))?;
-        let v = device.driver_version;
-        let info = DeviceInfo {
-            api: "CUDA".into(),
-            name,
-            driver: format!(
-                "CUDA driver {}.{}, sm_{major}{minor}",
-                v / 1000,
-                v % 1000 / 10
-            ),
-            device_type: if integrated { "integrated" } else { "discrete" }.into(),
-        };
-        Ok(Self {
-            blas: OnceLock::new(),
-            vendor_blas: config.vendor_blas,
-            stream: Stream(stream),
-            subs: std::sync::Mutex::new(Submissions::default()),
-            marks: std::sync::Mutex::new(marks::Marks::default()),
-            lost: OnceLock::new(),
-            deferred: DeferredError::default(),
-            limits: config::limits(total, shared),
-            info,
-            compute_capability: major * 10 + minor,
-            concurrent_managed,
-            managed,
-            vmm,
-            peers: std::sync::Mutex::new(Vec::new()),
-            device,
-        })
-    }
-
     /// The device ordinal.
     pub fn ordinal(&self) -> usize {
         self.device.ordinal as usize
@@ -289,6 +216,22 @@ unsafe impl Storage for CudaBackend {
     unsafe fn map_pages(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<()> {
         // SAFETY: the caller's contract, passed on.
         unsafe { self.map_segment_pages(block, offset, size) }
+    }
+
+    fn moves_pages(&self) -> bool {
+        self.vmm.is_some()
+    }
+
+    unsafe fn move_pages(
+        &self,
+        src: &CudaBlock,
+        from: u64,
+        dst: &CudaBlock,
+        to: u64,
+        size: u64,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.move_segment_pages(src, from, dst, to, size) }
     }
 
     fn grow_block(&self, block: &CudaBlock, new_size: u64) -> Result<()> {

@@ -39,10 +39,10 @@ pub(super) struct Vmm {
 
 /// One piece: a `cuMemCreate` allocation mapped at `offset` of a segment.
 #[derive(Debug)]
-struct Mapping {
-    handle: sys::CUmemGenericAllocationHandle,
-    offset: u64,
-    size: u64,
+pub(super) struct Mapping {
+    pub(super) handle: sys::CUmemGenericAllocationHandle,
+    pub(super) offset: u64,
+    pub(super) size: u64,
 }
 
 /// The physical side of a segment: its mappings by offset (one page each; pages given back
@@ -51,9 +51,9 @@ struct Mapping {
 #[derive(Debug)]
 pub(super) struct Segment {
     reserved: u64,
-    mappings: Mutex<BTreeMap<u64, Mapping>>,
+    pub(super) mappings: Mutex<BTreeMap<u64, Mapping>>,
     /// Locked after `mappings`.
-    peers: Mutex<Vec<sys::CUdevice>>,
+    pub(super) peers: Mutex<Vec<sys::CUdevice>>,
 }
 
 impl Segment {
@@ -223,7 +223,12 @@ impl CudaBackend {
 
     /// Makes `ptr .. ptr + size`, whole mappings, readable and writable by this device and
     /// `peers`.
-    fn set_access(&self, ptr: sys::CUdeviceptr, size: u64, peers: &[sys::CUdevice]) -> Result<()> {
+    pub(super) fn set_access(
+        &self,
+        ptr: sys::CUdeviceptr,
+        size: u64,
+        peers: &[sys::CUdevice],
+    ) -> Result<()> {
         let access: Vec<sys::CUmemAccessDesc> = std::iter::once(self.device.dev)
             .chain(peers.iter().copied())
             .map(|id| sys::CUmemAccessDesc {
@@ -431,7 +436,7 @@ impl CudaBackend {
     /// Waits for everything on the stream: unmapping is not ordered with the stream, and the
     /// clear of a growth is marked by no submission the memory manager waits for. Shrinks and
     /// drops of segments are rare (pressure, trim, a finite release threshold).
-    fn sync_before_unmap(&self) -> Result<()> {
+    pub(super) fn sync_before_unmap(&self) -> Result<()> {
         // SAFETY: the stream is alive.
         unsafe { cu::stream::synchronize(self.stream.0) }
             .map_err(|e| self.fail("cuStreamSynchronize", e))
@@ -449,7 +454,7 @@ impl CudaBackend {
     }
 }
 
-fn not_a_segment() -> Error {
+pub(super) fn not_a_segment() -> Error {
     Error::Unsupported {
         what: "pages inside a block".into(),
         reason: "it is not a segment".into(),
@@ -461,7 +466,7 @@ fn not_a_segment() -> Error {
 /// # Safety
 /// 1. The mapping was made by `CudaBackend::map_piece` at `ptr + m.offset`, no work uses it,
 ///    and it is released once (it was taken out of its list).
-unsafe fn release(ptr: sys::CUdeviceptr, m: &Mapping) -> Result<(), DriverError> {
+pub(super) unsafe fn release(ptr: sys::CUdeviceptr, m: &Mapping) -> Result<(), DriverError> {
     // SAFETY: as the caller guarantees.
     unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }.result()?;
     // SAFETY: the handle came from cuMemCreate and is released once.

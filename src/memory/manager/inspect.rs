@@ -3,7 +3,7 @@
 
 use super::{record, Allocation, Manager};
 use crate::backend::Storage;
-use crate::memory::stats::MemoryStats;
+use crate::memory::stats::{DriverTime, MemoryStats};
 use crate::memory::trace::{EventKind, Trace};
 use crate::memory::{AllocationInfo, BufferHandle};
 use crate::types::error::Result;
@@ -113,6 +113,10 @@ impl<B: Storage> Manager<B> {
             block_allocations: c.block_allocations,
             compaction: c.compaction.clone(),
             pages: c.pages.clone(),
+            driver: DriverTime {
+                stream_wait: self.streams.waited,
+                ..c.driver.clone()
+            },
             pending_release: self.deferred.bytes
                 + self.textures.pending_bytes()
                 + self.streams.held_bytes

@@ -19,7 +19,7 @@
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
-use std::ops::Range;
+use std::time::Instant;
 
 use super::super::pool::Placement;
 use super::super::trace::EventKind;
@@ -59,6 +59,11 @@ impl<B: Storage> Manager<B> {
         if ranges.is_empty() {
             return Ok(());
         }
+        // Free pages that would go back to make room for these move here instead.
+        let ranges = self.move_for(backend, kind, ranges, request, p)?;
+        if ranges.is_empty() {
+            return Ok(());
+        }
         let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let made_room = self.before_mapping(backend, kind, bytes, request, Some(p));
         if made_room.is_ok() && self.budget.headroom(self.counters.reserved) < bytes {
@@ -83,9 +88,12 @@ impl<B: Storage> Manager<B> {
             let Some(blk) = self.pools[kind.index()].block(p.block) else {
                 break;
             };
+            let start = Instant::now();
             // SAFETY: `r` is whole pages of the block that were given back (taken from its
             // record of unmapped pages).
-            match unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) } {
+            let mapped = unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) };
+            self.counters.driver.map += start.elapsed();
+            match mapped {
                 Ok(()) => self.on_pages(kind, r.end - r.start, true),
                 Err(e) => {
                     self.pools[kind.index()].put_unmapped(p.block, r);
@@ -111,56 +119,20 @@ impl<B: Storage> Manager<B> {
         keep: Option<&Placement>,
         wait: bool,
     ) -> Result<u64> {
-        let Some(page) = backend.page_size(kind) else {
-            return Ok(0);
-        };
-        let mut candidates = self.pools[kind.index()].unmappable(page);
-        if let Some(k) = keep {
-            let w = k.offset / page * page..(k.offset + k.size).next_multiple_of(page);
-            candidates.retain(|(b, r)| *b != k.block || r.end <= w.start || w.end <= r.start);
-        }
-        if candidates.is_empty() || want == 0 {
-            return Ok(0);
-        }
-        // Nothing may still use what goes: other streams' work, and the blocks' own. Without
-        // `wait`, only what they have finished with goes.
-        if self.streams.active && !self.streams.settle(backend, None, wait)? {
-            return Ok(0);
-        }
         let mut given = 0;
-        for (b, r) in candidates {
-            if given >= want {
-                break;
-            }
-            let len = r.end - r.start;
-            // Whole pages, at most what is still wanted (rounded up to a page).
-            let rest = want - given;
-            let take = if rest >= len {
-                len
-            } else {
-                rest.div_ceil(page).saturating_mul(page).min(len)
-            };
-            if take == 0 {
-                continue;
-            }
-            let r: Range<u64> = r.start..r.start + take;
+        for (b, r) in self.donor_pages(backend, kind, want, keep, wait)? {
             let Some(blk) = self.pools[kind.index()].block(b) else {
                 continue;
             };
-            if blk.fence != 0 {
-                if wait {
-                    backend.wait(blk.fence)?;
-                } else if !backend.is_done(blk.fence)? {
-                    continue;
-                }
-            }
-            let Some(blk) = self.pools[kind.index()].block(b) else {
-                continue;
-            };
+            let take = r.end - r.start;
+            let start = Instant::now();
             // SAFETY: `r` is whole pages inside a free chunk of the block, mapped (not in its
             // record of unmapped pages); the block's last work and every stream's work on
-            // memory released here have finished, and free chunks are used by nothing.
-            unsafe { backend.unmap_pages(&blk.raw, r.start, take)? };
+            // memory released here have finished (`donor_pages`), and free chunks are used by
+            // nothing.
+            let unmapped = unsafe { backend.unmap_pages(&blk.raw, r.start, take) };
+            self.counters.driver.map += start.elapsed();
+            unmapped?;
             self.pools[kind.index()].put_unmapped(b, r);
             self.on_pages(kind, take, false);
             given += take;
@@ -187,6 +159,22 @@ impl<B: Storage> Manager<B> {
         {
             return Ok(());
         }
+        let (excess, must) = self.page_excess(kind, bytes, request);
+        if excess > 0 {
+            let given = self.unmap_free_pages(backend, kind, excess, keep, false)?;
+            if must > given {
+                self.unmap_free_pages(backend, kind, must - given, keep, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The free bytes that mapping `bytes` more for a request of `request` bytes would hold
+    /// past the release threshold and, with
+    /// [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), past the slack over the
+    /// most ever in use (those pages go back first, where their work has finished); and past
+    /// which they go even after a wait.
+    pub(super) fn page_excess(&self, kind: MemoryKind, bytes: u64, request: u64) -> (u64, u64) {
         let k = &self.counters.kinds[kind.index()];
         let in_use = k.in_use + request;
         let after = k.reserved + bytes;
@@ -196,7 +184,7 @@ impl<B: Storage> Manager<B> {
             .saturating_sub(self.settings.release_threshold);
         // Past this, pages go back even if that means waiting for the device.
         let mut must = excess;
-        if follow {
+        if self.settings.follow_live {
             // Physical memory stays within the slack over the most ever in use: free memory
             // is kept while in use is below its peak (the next step reuses it), and goes only
             // where the next mapping would pass that. Within the slack, only pages whose work
@@ -208,13 +196,7 @@ impl<B: Storage> Manager<B> {
             excess = excess.max(after.saturating_sub(peak + slack));
             must = must.max(after.saturating_sub(peak + HARD_SLACK * slack));
         }
-        if excess > 0 {
-            let given = self.unmap_free_pages(backend, kind, excess, keep, false)?;
-            if must > given {
-                self.unmap_free_pages(backend, kind, must - given, keep, true)?;
-            }
-        }
-        Ok(())
+        (excess, must)
     }
 
     /// After a release under a release threshold: gives back free pages past it, of blocks
@@ -249,7 +231,7 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Counts pages mapped or given back.
-    fn on_pages(&mut self, kind: MemoryKind, bytes: u64, mapped: bool) {
+    pub(super) fn on_pages(&mut self, kind: MemoryKind, bytes: u64, mapped: bool) {
         let p = &mut self.counters.pages;
         let (what, delta) = if mapped {
             p.maps += 1;

@@ -10,6 +10,7 @@ use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result};
 use crate::types::Label;
 use crate::types::MemoryKind;
+use std::time::Instant;
 
 impl<B: Storage> Manager<B> {
     /// Finds room for `size` (aligned) bytes. See the module docs for the order.
@@ -258,16 +259,19 @@ impl<B: Storage> Manager<B> {
         let Some(mut block) = block else {
             return Err(self.over_budget(backend, kind, requested));
         };
-        let raw = match backend.alloc_block(block, kind) {
-            Ok(raw) => raw,
+        let start = Instant::now();
+        let made = match backend.alloc_block(block, kind) {
+            Ok(raw) => Ok(raw),
             // A block larger than the request that the device refuses: one of the request's
             // size may still fit (as `fits_now` and `largest_alloc` promise).
             Err(e) if is_refusal(&e) && block > size => {
                 block = size;
-                backend.alloc_block(block, kind)?
+                backend.alloc_block(block, kind)
             }
-            Err(e) => return Err(e),
+            Err(e) => Err(e),
         };
+        self.counters.driver.grow += start.elapsed();
+        let raw = made?;
         // The backend may clear a new block on its own queue: other streams wait for that.
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
@@ -310,7 +314,19 @@ impl<B: Storage> Manager<B> {
             Some(page)
                 if self.settings.follow_live || self.settings.release_threshold != u64::MAX =>
             {
-                g.exact_step(need, page.max(g.unit), headroom)
+                let step = g.exact_step(need, page.max(g.unit), headroom)?;
+                if !self.settings.follow_live {
+                    return Some(step);
+                }
+                // A growth costs the driver's mapping calls whatever its size: following the
+                // live set, it takes up to one slack more where the slack over the peak in use
+                // still allows (whole pages), so that the requests of a growing step do not
+                // each grow the segment.
+                let k = &self.counters.kinds[kind.index()];
+                let slack = k.peak_in_use.max(k.in_use + need) / 1000
+                    * u64::from(self.settings.compaction.slack_permille);
+                let ahead = self.slack_room(kind, need).min(step + slack) / page * page;
+                Some(step.max(ahead.min(headroom / g.unit * g.unit)))
             }
             _ => g.segment_step(size, need, headroom),
         }
@@ -391,7 +407,10 @@ impl<B: Storage> Manager<B> {
             return Ok(());
         };
         let new_size = blk.size + extra;
-        backend.grow_block(&blk.raw, new_size)?;
+        let start = Instant::now();
+        let grown = backend.grow_block(&blk.raw, new_size);
+        self.counters.driver.grow += start.elapsed();
+        grown?;
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");
         self.counters.on_resize(kind, extra as i64);
@@ -460,9 +479,12 @@ impl<B: Storage> Manager<B> {
         let Some(blk) = self.pools[kind.index()].block(seg) else {
             return Ok(0);
         };
+        let start = Instant::now();
         // SAFETY: the end past `target` is one free chunk, and the work that last used the
         // block (`fence`) has finished: nothing uses the end.
-        let size = unsafe { backend.shrink_block(&blk.raw, target)? };
+        let shrunk = unsafe { backend.shrink_block(&blk.raw, target) };
+        self.counters.driver.give_back += start.elapsed();
+        let size = shrunk?;
         let delta = blk.size.saturating_sub(size);
         if delta == 0 {
             return Ok(0);

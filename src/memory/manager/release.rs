@@ -12,6 +12,7 @@ use crate::types::error::{Error, Result, StaleReason};
 use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
+use std::time::Instant;
 
 impl<B: Storage> Manager<B> {
     /// Gives a block back to the device, once the last work that used it (`fence`: released
@@ -23,6 +24,7 @@ impl<B: Storage> Manager<B> {
         kind: MemoryKind,
         block: PoolBlock<B::Block>,
     ) {
+        let (start, streams_waited) = (Instant::now(), self.streams.waited);
         let waited = if block.fence == 0 {
             Ok(())
         } else {
@@ -57,6 +59,9 @@ impl<B: Storage> Manager<B> {
                 self.deferred_error.get_or_insert(e);
             }
         }
+        // Stream waits are counted on their own.
+        let streams = self.streams.waited.saturating_sub(streams_waited);
+        self.counters.driver.give_back += start.elapsed().saturating_sub(streams);
     }
 
     /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes. Unless

@@ -1,0 +1,125 @@
+//! Moving physical pages inside and between segments: the pages behind a free range are
+//! unmapped there and mapped, the same physical memory, where a request needs them
+//! (`cuMemUnmap`, `cuMemMap` of the same handle, one `cuMemSetAccess`). Memory held stays the
+//! same; the `cuMemRelease` and `cuMemCreate` of giving pages back and mapping new ones are
+//! saved.
+
+use cudarc::driver::sys;
+
+use super::segment::{release, Mapping};
+use super::{CudaBackend, CudaBlock};
+use crate::types::error::{Error, Result};
+use crate::types::lock;
+
+impl CudaBackend {
+    /// Moves the pages behind `from .. from + size` of `src` to `to .. to + size` of `dst`.
+    ///
+    /// # Safety
+    /// As [`Storage::move_pages`](crate::backend::Storage::move_pages): whole pages, the
+    /// source mapped and used by no unfinished work, the destination unmapped.
+    pub(super) unsafe fn move_segment_pages(
+        &self,
+        src: &CudaBlock,
+        from: u64,
+        dst: &CudaBlock,
+        to: u64,
+        size: u64,
+    ) -> Result<()> {
+        let (Some(s), Some(d)) = (&src.segment, &dst.segment) else {
+            return Err(super::segment::not_a_segment());
+        };
+        self.enter()?;
+        let end = to + size;
+        if lock(&d.mappings)
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, m)| m.offset + m.size > to)
+        {
+            return Err(Error::Internal {
+                message: format!("moving pages to {to}..{end}, which holds mapped pages"),
+            });
+        }
+        let taken: Vec<Mapping> = {
+            let mut m = lock(&s.mappings);
+            let whole = m.get(&from).is_some()
+                && m.range(from..from + size).map(|(_, p)| p.size).sum::<u64>() == size
+                && m.range(from..from + size)
+                    .all(|(_, p)| p.offset + p.size <= from + size);
+            if !whole {
+                return Err(Error::Internal {
+                    message: format!(
+                        "moving pages from {from}..{}, which is not whole mapped pages",
+                        from + size
+                    ),
+                });
+            }
+            let keys: Vec<u64> = m.range(from..from + size).map(|(&k, _)| k).collect();
+            keys.iter().filter_map(|k| m.remove(k)).collect()
+        };
+        // Out of the source's list: from here on, each page is mapped at the destination or
+        // released, once.
+        let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
+        let mut failed = None;
+        if let Err(e) = self.sync_before_unmap() {
+            failed = Some(e);
+        }
+        let mut pages = taken.into_iter();
+        if failed.is_none() {
+            for m in pages.by_ref() {
+                let at = to + (m.offset - from);
+                // SAFETY: a mapped page of the source (the caller's promise: no unfinished
+                // work uses it), out of the source's list.
+                if let Err(e) =
+                    unsafe { sys::cuMemUnmap(src.ptr + m.offset, m.size as usize) }.result()
+                {
+                    // SAFETY: released once; memory still mapped goes with its mapping.
+                    let _ = unsafe { sys::cuMemRelease(m.handle) };
+                    failed = Some(self.fail("cuMemUnmap", e));
+                    break;
+                }
+                // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and
+                // is unmapped (checked above); the handle holds `m.size` bytes, now unmapped.
+                if let Err(e) =
+                    unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
+                {
+                    // SAFETY: the handle is mapped nowhere and released once.
+                    if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
+                        self.record_err("cuMemRelease", e);
+                    }
+                    failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
+                    break;
+                }
+                placed.push(Mapping {
+                    handle: m.handle,
+                    offset: at,
+                    size: m.size,
+                });
+            }
+        }
+        if failed.is_none() {
+            let peers = lock(&d.peers).clone();
+            if let Err(e) = self.set_access(dst.ptr + to, size, &peers) {
+                failed = Some(e);
+            }
+        }
+        let Some(e) = failed else {
+            lock(&d.mappings).extend(placed.into_iter().map(|m| (m.offset, m)));
+            return Ok(());
+        };
+        // The destination stays unmapped and the source holds no memory.
+        for m in placed.iter() {
+            // SAFETY: mapped just now at the destination, used by nothing, released once.
+            if let Err(e) = unsafe { release(dst.ptr, m) } {
+                self.record_err("cuMemUnmap", e);
+            }
+        }
+        for m in pages {
+            // SAFETY: still mapped at the source, used by nothing (the caller's promise),
+            // released once.
+            if let Err(e) = unsafe { release(src.ptr, &m) } {
+                self.record_err("cuMemUnmap", e);
+            }
+        }
+        Err(e)
+    }
+}

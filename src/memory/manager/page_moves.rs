@@ -1,0 +1,173 @@
+//! Free pages that may go, and moving them where a request needs memory: where the backend
+//! can move pages ([`Storage::move_pages`]), a request whose place was given back takes the
+//! physical pages of free ranges that would otherwise go back to make room for it, so memory
+//! held follows the live set without the driver giving memory back and mapping new memory
+//! again.
+//!
+//! [`Storage::move_pages`]: crate::backend::Storage::move_pages
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::super::pool::Placement;
+use super::Manager;
+use crate::backend::Storage;
+use crate::types::error::Result;
+use crate::types::MemoryKind;
+
+impl<B: Storage> Manager<B> {
+    /// Free mapped pages of `kind` that may go now, up to `want` bytes (whole pages, the
+    /// last piece rounded up to a page), largest free range first, not those of `keep`. Nothing
+    /// may still use them: other streams' work on memory released here and the blocks' own;
+    /// without `wait`, only pages they have finished with are given.
+    pub(super) fn donor_pages(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        want: u64,
+        keep: Option<&Placement>,
+        wait: bool,
+    ) -> Result<Vec<(u32, Range<u64>)>> {
+        let Some(page) = backend.page_size(kind) else {
+            return Ok(Vec::new());
+        };
+        if want == 0 {
+            return Ok(Vec::new());
+        }
+        let mut candidates = self.pools[kind.index()].unmappable(page);
+        if let Some(k) = keep {
+            let w = k.offset / page * page..(k.offset + k.size).next_multiple_of(page);
+            candidates.retain(|(b, r)| *b != k.block || r.end <= w.start || w.end <= r.start);
+        }
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.streams.active && !self.streams.settle(backend, None, wait)? {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut given = 0;
+        for (b, r) in candidates {
+            if given >= want {
+                break;
+            }
+            let len = r.end - r.start;
+            // Whole pages, at most what is still wanted (rounded up to a page).
+            let rest = want - given;
+            let take = if rest >= len {
+                len
+            } else {
+                rest.div_ceil(page).saturating_mul(page).min(len)
+            };
+            if take == 0 {
+                continue;
+            }
+            let Some(blk) = self.pools[kind.index()].block(b) else {
+                continue;
+            };
+            if blk.fence != 0 {
+                if wait {
+                    backend.wait(blk.fence)?;
+                } else if !backend.is_done(blk.fence)? {
+                    continue;
+                }
+            }
+            out.push((b, r.start..r.start + take));
+            given += take;
+        }
+        Ok(out)
+    }
+
+    /// Moves free pages that mapping `ranges` of `p`'s block would give back (see
+    /// [`page_excess`](Self::page_excess)) into those ranges, where the backend moves pages:
+    /// those whose work has finished, and past the hard limit the rest after a wait, as
+    /// [`before_mapping`](Self::before_mapping) would give them back. Returns the ranges still
+    /// to map.
+    ///
+    /// # Errors
+    /// The driver's; the ranges not moved are then given back again, and the pages of the
+    /// failed move are given back too (counted so).
+    pub(super) fn move_for(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        ranges: Vec<Range<u64>>,
+        request: u64,
+        p: &Placement,
+    ) -> Result<Vec<Range<u64>>> {
+        if !backend.moves_pages() {
+            return Ok(ranges);
+        }
+        let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let (excess, must) = self.page_excess(kind, bytes, request);
+        let donors = self.donor_pages(backend, kind, excess.min(bytes), Some(p), false)?;
+        let found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
+        let ranges = self.move_into(backend, kind, donors, ranges, p)?;
+        let rest = must.min(bytes).saturating_sub(found);
+        if rest == 0 || ranges.is_empty() {
+            return Ok(ranges);
+        }
+        let donors = self.donor_pages(backend, kind, rest, Some(p), true)?;
+        self.move_into(backend, kind, donors, ranges, p)
+    }
+
+    /// Moves the pages of `donors` into `ranges` of `p`'s block, in order, until one runs
+    /// out. Returns the ranges still to map.
+    fn move_into(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        donors: Vec<(u32, Range<u64>)>,
+        ranges: Vec<Range<u64>>,
+        p: &Placement,
+    ) -> Result<Vec<Range<u64>>> {
+        if donors.is_empty() {
+            return Ok(ranges);
+        }
+        let mut donors = donors.into_iter();
+        let mut from: Option<(u32, Range<u64>)> = None;
+        let mut left = Vec::new();
+        let mut ranges = ranges.into_iter();
+        while let Some(mut r) = ranges.next() {
+            while r.start < r.end {
+                if from.as_ref().is_none_or(|(_, x)| x.start >= x.end) {
+                    from = donors.next();
+                }
+                let Some((b, x)) = from.as_mut() else {
+                    break;
+                };
+                let n = (r.end - r.start).min(x.end - x.start);
+                let pool = &self.pools[kind.index()];
+                let (Some(src), Some(dst)) = (pool.block(*b), pool.block(p.block)) else {
+                    break;
+                };
+                let start = Instant::now();
+                // SAFETY: `x.start .. + n` is whole pages inside a free chunk, mapped, whose work
+                // has finished (`donor_pages`), outside `p`'s pages; `r.start .. + n` is whole
+                // pages of `p`'s block that were given back (taken from its record).
+                let moved = unsafe { backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n) };
+                self.counters.driver.map += start.elapsed();
+                self.pools[kind.index()].put_unmapped(*b, x.start..x.start + n);
+                x.start += n;
+                r.start += n;
+                if let Err(e) = moved {
+                    // The source's pages went back; the destination's stay given back.
+                    self.on_pages(kind, n, false);
+                    let pool = &mut self.pools[kind.index()];
+                    pool.put_unmapped(p.block, r.start - n..r.end);
+                    for r in left.into_iter().chain(ranges) {
+                        pool.put_unmapped(p.block, r);
+                    }
+                    return Err(e);
+                }
+                let s = &mut self.counters.pages;
+                s.moves += 1;
+                s.moved_bytes += n;
+            }
+            if r.start < r.end {
+                left.push(r);
+            }
+        }
+        Ok(left)
+    }
+}
