@@ -20,6 +20,7 @@
 #   SANITIZE [0]          1: after the rest, one step of each workload under
 #                         compute-sanitizer memcheck with vramkit (VRAMKIT_BENCH_SCALE=
 #                         $SANITIZE_SCALE [small], $SANITIZE_TIMEOUT [300] s each)
+#   SANITIZE_WORKLOADS [$WORKLOADS]   the workloads the sanitizer steps
 #   SKIP_RUNS [0]         1: no workload x mode runs (e.g. with SANITIZE=1 alone)
 #   PYTHON [python3]
 set -u
@@ -41,6 +42,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-150}
 SANITIZE=${SANITIZE:-0}
 SANITIZE_SCALE=${SANITIZE_SCALE:-small}
 SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-300}
+SANITIZE_WORKLOADS=${SANITIZE_WORKLOADS:-$WORKLOADS}
 SKIP_RUNS=${SKIP_RUNS:-0}
 RUN_ARGS=${RUN_ARGS:-}
 MAXBATCH_ARGS=${MAXBATCH_ARGS:-}
@@ -138,7 +140,7 @@ if [ "$SANITIZE" = 1 ]; then
     if ! command -v compute-sanitizer >/dev/null; then
         echo "-- sanitizer skipped: no compute-sanitizer on PATH"
     else
-        for w in $WORKLOADS; do
+        for w in $SANITIZE_WORKLOADS; do
             t0=$(date +%s)
             slog=$(mktemp)
             echo "##### sanitize $w" >>"$LOG"
