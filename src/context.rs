@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use crate::backend::host::HostBackend;
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
 use crate::backend::Backend;
+use crate::memory::access::SharedManager;
 use crate::memory::manager::{Manager, Settings};
 use crate::memory::staging::Staging;
 use crate::memory::trace::EventKind;
@@ -109,7 +110,7 @@ pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, CachedKernel<K>>>;
 pub struct Context<B: Backend = WgpuBackend> {
     pub(crate) id: u32,
     pub(crate) backend: B,
-    pub(crate) mem: Mutex<Manager<B>>,
+    pub(crate) mem: SharedManager<B>,
     pub(crate) staging: Mutex<Staging<B::Block>>,
     /// The staging slot size and the rings' capacity (fixed at creation), readable while a
     /// transfer holds `staging`.
@@ -176,6 +177,12 @@ impl Context<HostBackend> {
 }
 
 impl<B: Backend> Context<B> {
+    /// The memory manager, locked for one operation (see [`SharedManager`]): the one way in
+    /// for code outside `memory/`.
+    pub(crate) fn manager(&self) -> std::sync::MutexGuard<'_, Manager<B>> {
+        self.mem.lock()
+    }
+
     /// A context over any backend.
     pub fn with_backend(backend: B, desc: ContextDesc) -> Self {
         let limits = backend.limits().clone();
@@ -208,7 +215,7 @@ impl<B: Backend> Context<B> {
         log::info!("vramkit: context {id} on {}", backend.device_info());
         Self {
             id,
-            mem: Mutex::new(Manager::new(id, settings)),
+            mem: SharedManager::new(Manager::new(id, settings)),
             staging: Mutex::new(staging),
             staging_sizes,
             kernels: Mutex::new(HashMap::new()),
@@ -241,7 +248,7 @@ impl<B: Backend> Context<B> {
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn alloc(&self, desc: AllocDesc) -> Result<BufferHandle> {
-        lock(&self.mem).alloc(&self.backend, desc)
+        self.manager().alloc(&self.backend, desc)
     }
 
     /// Releases an allocation. Device memory goes back to the pool at once: work recorded later
@@ -251,7 +258,7 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle) for a released or foreign handle.
     pub fn release(&self, handle: BufferHandle) -> Result<()> {
-        lock(&self.mem).release(&self.backend, handle)
+        self.manager().release(&self.backend, handle)
     }
 
     pub(crate) fn transfer<R>(
@@ -276,7 +283,7 @@ impl<B: Backend> Context<B> {
 
     /// Logs a transfer on the timeline, when tracing.
     pub(crate) fn traced(&self, what: EventKind, handle: BufferHandle, bytes: u64) {
-        lock(&self.mem).record_transfer(what, handle, bytes);
+        self.manager().record_transfer(what, handle, bytes);
     }
 
     /// Reads a whole allocation back. Waits for the device.
@@ -307,12 +314,12 @@ impl<B: Backend> Context<B> {
     pub fn wait(&self) -> Result<()> {
         let last = self.backend.submit()?;
         self.backend.wait(last)?;
-        lock(&self.mem).collect(&self.backend)
+        self.manager().collect(&self.backend)
     }
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> MemoryStats {
-        lock(&self.mem).stats()
+        self.manager().stats()
     }
 
     pub(crate) fn staging_slot(&self) -> u64 {

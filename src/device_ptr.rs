@@ -5,7 +5,6 @@ use crate::interop::Interop;
 use crate::memory::lease::Lease;
 use crate::memory::AllocDesc;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::types::MemoryKind;
 use crate::BufferHandle;
 
@@ -91,7 +90,7 @@ impl<B: Backend> Interop<'_, B> {
         }
         let zeroed = desc.zeroed;
         let on = StreamRef::Foreign(stream);
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let h = m.alloc_on(&self.ctx.backend, desc.immovable(), on)?;
         let (address, size, _) = match m.device_address(&self.ctx.backend, h) {
             Ok(a) => a,
@@ -123,7 +122,9 @@ impl<B: Backend> Interop<'_, B> {
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] for an allocation made for vramkit's
     /// own queue in a context that never allocated on a foreign stream.
     pub fn record_stream(&self, handle: BufferHandle, stream: ForeignStream) -> Result<()> {
-        lock(&self.ctx.mem).record_stream(handle, StreamRef::Foreign(stream))
+        self.ctx
+            .manager()
+            .record_stream(handle, StreamRef::Foreign(stream))
     }
 
     /// Waits until the memory released on `stream` (and on vramkit's other streams) has been
@@ -134,7 +135,9 @@ impl<B: Backend> Interop<'_, B> {
     /// # Errors
     /// The driver's error while waiting (a lost device).
     pub fn forget_stream(&self, stream: ForeignStream) -> Result<()> {
-        lock(&self.ctx.mem).forget_stream(&self.ctx.backend, StreamRef::Foreign(stream))
+        self.ctx
+            .manager()
+            .forget_stream(&self.ctx.backend, StreamRef::Foreign(stream))
     }
 
     /// The device pointer of an allocation, lent as a [`DeviceLease`]: the allocation never
@@ -145,7 +148,7 @@ impl<B: Backend> Interop<'_, B> {
     /// [`Error::StaleHandle`]; [`Error::Unsupported`] where the backend's memory has no
     /// address outside code can use (wgpu: use `wgpu_binding`).
     pub fn device_ptr(&self, handle: BufferHandle) -> Result<DeviceLease> {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let (address, size, stream) = m.device_address(&self.ctx.backend, handle)?;
         // Taken under the lock that a release takes too: no release slips in between.
         let lease = Lease::take(&m.leases, handle.key);

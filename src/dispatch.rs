@@ -206,7 +206,7 @@ impl<B: Backend> Context<B> {
         record: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<QueueIndex>,
     ) -> Result<QueueIndex> {
         let limits = self.backend.limits();
-        let mut m = lock(&self.mem);
+        let mut m = self.manager();
         m.note_refusals(&self.backend);
         let index = {
             let mut ranges = Vec::with_capacity(bindings.len());

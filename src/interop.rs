@@ -76,7 +76,6 @@ use crate::backend::{Backend, Storage};
 use crate::memory::lease::Lease;
 use crate::memory::manager::Access;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::types::MemoryKind;
 use crate::{BufferHandle, Context, SubmissionIndex, TextureHandle};
 
@@ -142,7 +141,7 @@ impl Interop<'_, WgpuBackend> {
     /// unified memory, and a mapped buffer cannot be used in a submission); [`Error::TooLarge`]
     /// for an allocation larger than the device's largest storage binding.
     pub fn wgpu_binding(&self, handle: BufferHandle) -> Result<WgpuBinding> {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let r = m.resolve(handle, 0, None, Access::Bind, self.ctx.backend.limits())?;
         if r.kind != MemoryKind::Device {
             return Err(Error::Unsupported {
@@ -177,7 +176,7 @@ impl Interop<'_, WgpuBackend> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn wgpu_texture(&self, handle: TextureHandle) -> Result<wgpu::Texture> {
-        let texture = lock(&self.ctx.mem).texture(handle)?.raw.texture.clone();
+        let texture = self.ctx.manager().texture(handle)?.raw.texture.clone();
         self.ctx.backend.submit()?;
         Ok(texture)
     }
@@ -211,13 +210,13 @@ impl Interop<'_, WgpuBackend> {
         uses: &[BufferHandle],
     ) -> Result<SubmissionIndex> {
         {
-            let m = lock(&self.ctx.mem);
+            let m = self.ctx.manager();
             for &h in uses {
                 m.get(h)?;
             }
         }
         let submitted = self.ctx.backend.submit_with(buffers.into_iter().collect());
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let index = match submitted {
             Ok(index) => index,
             Err(e) => {
@@ -255,11 +254,11 @@ impl Interop<'_, WgpuBackend> {
         handle: BufferHandle,
         submission: &wgpu::SubmissionIndex,
     ) -> Result<()> {
-        lock(&self.ctx.mem).get(handle)?;
+        self.ctx.manager().get(handle)?;
         let after = self.ctx.backend.after_external(submission)?;
         // Checked again under the lock that records it: a release in between is an error,
         // not a silent no-op.
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         m.get(handle)?;
         m.touch(handle, after);
         Ok(())
@@ -275,9 +274,9 @@ impl Interop<'_, WgpuBackend> {
         handle: TextureHandle,
         submission: &wgpu::SubmissionIndex,
     ) -> Result<()> {
-        lock(&self.ctx.mem).texture(handle)?;
+        self.ctx.manager().texture(handle)?;
         let after = self.ctx.backend.after_external(submission)?;
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         m.texture(handle)?;
         m.touch_texture(handle, after);
         Ok(())

@@ -7,7 +7,6 @@ use crate::memory::manager::Access;
 use crate::memory::CompactReport;
 use crate::types::error::Error;
 use crate::types::error::Result;
-use crate::types::lock;
 use crate::types::{MemoryAdvice, MemoryKind};
 use crate::{BufferHandle, Context};
 
@@ -44,7 +43,9 @@ impl<B: Backend> Memory<'_, B> {
     /// ```
     pub fn max_batch(&self, bytes_per_item: u64) -> Result<u64> {
         let keep = self.ctx.staging_to_come()?;
-        lock(&self.ctx.mem).max_batch(&self.ctx.backend, bytes_per_item, MemoryKind::Device, keep)
+        self.ctx
+            .manager()
+            .max_batch(&self.ctx.backend, bytes_per_item, MemoryKind::Device, keep)
     }
 
     /// How many items of `bytes_per_item` bytes one device allocation can hold if made now:
@@ -72,7 +73,9 @@ impl<B: Backend> Memory<'_, B> {
         }
         let keep = self.ctx.staging_to_come()?;
         let largest =
-            lock(&self.ctx.mem).largest_alloc(&self.ctx.backend, MemoryKind::Device, keep)?;
+            self.ctx
+                .manager()
+                .largest_alloc(&self.ctx.backend, MemoryKind::Device, keep)?;
         Ok(largest / bytes_per_item)
     }
 
@@ -83,7 +86,7 @@ impl<B: Backend> Memory<'_, B> {
     /// # Errors
     /// [`Error::InvalidParameter`] for an allocation of another kind; [`Error::StaleHandle`].
     pub fn advise(&self, handle: BufferHandle, advice: MemoryAdvice) -> Result<()> {
-        let m = lock(&self.ctx.mem);
+        let m = self.ctx.manager();
         let r = m.resolve(handle, 0, None, Access::Advise, self.ctx.backend.limits())?;
         // SAFETY: `resolve` placed the range inside its block.
         unsafe { self.ctx.backend.advise(r.block, r.offset, r.size, advice) }
@@ -103,7 +106,7 @@ impl<B: Backend> Memory<'_, B> {
     /// # Errors
     /// The backend's error while giving memory back (a lost device).
     pub fn set_budget(&self, budget: Option<u64>) -> Result<()> {
-        lock(&self.ctx.mem).set_budget(&self.ctx.backend, budget)
+        self.ctx.manager().set_budget(&self.ctx.backend, budget)
     }
 
     /// Sets the bytes of free memory kept cached
@@ -113,7 +116,9 @@ impl<B: Backend> Memory<'_, B> {
     /// # Errors
     /// As [`set_budget`](Self::set_budget).
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
-        lock(&self.ctx.mem).set_release_threshold(&self.ctx.backend, bytes)
+        self.ctx
+            .manager()
+            .set_release_threshold(&self.ctx.backend, bytes)
     }
 
     /// Moves live allocations out of the sparsest blocks into free ranges of others, at most
@@ -139,7 +144,7 @@ impl<B: Backend> Memory<'_, B> {
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn compact(&self, max_bytes: u64) -> Result<CompactReport> {
-        lock(&self.ctx.mem).compact(&self.ctx.backend, max_bytes)
+        self.ctx.manager().compact(&self.ctx.backend, max_bytes)
     }
 
     /// Waits for pending releases, compacts every pool as far as it goes, then frees empty
@@ -151,10 +156,10 @@ impl<B: Backend> Memory<'_, B> {
     pub fn trim(&self) -> Result<u64> {
         if crate::transfers::in_closure(self.ctx.id) {
             // The outer transfer holds the staging rings: trim everything else.
-            return lock(&self.ctx.mem).trim(&self.ctx.backend);
+            return self.ctx.manager().trim(&self.ctx.backend);
         }
         let mut staging = self.ctx.lock_staging()?;
-        let mut mem = lock(&self.ctx.mem);
+        let mut mem = self.ctx.manager();
         let mut freed = staging.upload.clear(&self.ctx.backend, &mut mem)?;
         freed += staging.readback.clear(&self.ctx.backend, &mut mem)?;
         Ok(freed + mem.trim(&self.ctx.backend)?)

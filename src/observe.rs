@@ -14,7 +14,6 @@ use crate::memory::report;
 use crate::memory::trace::Recorder;
 use crate::types::debug::DebugSettings;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::{BufferHandle, Context};
 
 /// What a context holds and has done: the summary table, allocations, checkpoints and growth,
@@ -37,7 +36,7 @@ impl<B: Backend> Observe<'_, B> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn size_of(&self, handle: BufferHandle) -> Result<u64> {
-        Ok(lock(&self.ctx.mem).get(handle)?.requested)
+        Ok(self.ctx.manager().get(handle)?.requested)
     }
 
     /// Where an allocation sits.
@@ -45,12 +44,12 @@ impl<B: Backend> Observe<'_, B> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn allocation_info(&self, handle: BufferHandle) -> Result<AllocationInfo> {
-        lock(&self.ctx.mem).info(handle)
+        self.ctx.manager().info(handle)
     }
 
     /// Every live allocation, largest first.
     pub fn allocations(&self) -> Vec<AllocationInfo> {
-        lock(&self.ctx.mem).allocations()
+        self.ctx.manager().allocations()
     }
 
     /// The debug settings the context was created with.
@@ -70,7 +69,7 @@ impl<B: Backend> Observe<'_, B> {
     /// # ctx.release(w).unwrap();
     /// ```
     pub fn summary(&self) -> String {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let stats = m.stats();
         let live = m.allocations();
         drop(m);
@@ -103,7 +102,7 @@ impl<B: Backend> Observe<'_, B> {
     /// assert!(trace.to_chrome_json().contains("\"alloc\""));
     /// ```
     pub fn start_trace(&self, capacity: usize) {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let s = m.stats();
         let base = std::array::from_fn(|i| (s.kinds[i].in_use, s.kinds[i].reserved));
         m.recorder = Some(Recorder::new(capacity, base));
@@ -113,19 +112,19 @@ impl<B: Backend> Observe<'_, B> {
     /// `Trace::to_svg`, feature `trace-export`).
     pub fn trace(&self) -> Option<Trace> {
         let device = self.ctx.backend.device_info().to_string();
-        lock(&self.ctx.mem).trace(device)
+        self.ctx.manager().trace(device)
     }
 
     /// Stops tracing and returns the timeline.
     pub fn stop_trace(&self) -> Option<Trace> {
         let t = self.trace();
-        lock(&self.ctx.mem).recorder = None;
+        self.ctx.manager().recorder = None;
         t
     }
 
     /// Marks a point to measure growth from (see [`growth_since`](Self::growth_since)).
     pub fn checkpoint(&self) -> Checkpoint {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         Checkpoint {
             context: self.ctx.id,
             seq: m.seq(),
@@ -146,7 +145,7 @@ impl<B: Backend> Observe<'_, B> {
                 reason: "use a checkpoint of the context it measures",
             });
         }
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let now = m.stats();
         let live = m.live_since(cp.seq, false);
         drop(m);
@@ -190,7 +189,7 @@ impl<B: Backend> Observe<'_, B> {
     /// [`DebugSettings::backtraces`](crate::DebugSettings::backtraces): what would leak if the context were dropped now (dropping it logs
     /// the same list at warn level).
     pub fn leaks(&self) -> Vec<AllocationInfo> {
-        lock(&self.ctx.mem).live_since(0, true)
+        self.ctx.manager().live_since(0, true)
     }
 
     /// Recomputes every counter from the live allocations and the pools' blocks and compares,
@@ -207,7 +206,7 @@ impl<B: Backend> Observe<'_, B> {
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn audit(&self) -> AuditReport {
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let stats = m.stats();
         let live = m.allocations();
         let held = m.held();

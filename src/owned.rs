@@ -7,7 +7,6 @@ use crate::backend::wgpu::WgpuBackend;
 use crate::backend::Backend;
 use crate::memory::{AllocDesc, BufferHandle};
 use crate::types::error::Result;
-use crate::types::lock;
 use crate::Context;
 
 /// An allocation that releases itself when dropped, exactly once. It holds an
@@ -116,7 +115,7 @@ impl<B: Backend> Drop for Owned<B> {
             Err(e @ crate::Error::StaleHandle { .. }) => {
                 log::warn!("vramkit: an owned allocation was released behind its back: {e}");
             }
-            Err(e) => lock(&self.ctx.mem).defer_error(e),
+            Err(e) => self.ctx.manager().defer_error(e),
         }
     }
 }

@@ -3,7 +3,6 @@
 
 use crate::backend::Backend;
 use crate::types::error::{Error, Result, StaleReason};
-use crate::types::lock;
 use crate::types::{BackendLimits, QueueIndex};
 use crate::Context;
 
@@ -83,7 +82,7 @@ impl<B: Backend> Context<B> {
         if index <= last {
             self.backend.wait(index)?;
         }
-        lock(&self.mem).collect(&self.backend)
+        self.manager().collect(&self.backend)
     }
 
     /// What this context's device can allocate and bind: the largest block and binding, the

@@ -20,7 +20,7 @@ impl<B: Backend> Drop for Context<B> {
             log::warn!("vramkit: context {} dropped after an error: {e}", self.id);
         }
         let mut staging = lock(&self.staging);
-        let mut mem = lock(&self.mem);
+        let mut mem = self.manager();
         let staging = &mut *staging;
         for ring in [&mut staging.upload, &mut staging.readback] {
             if let Err(e) = ring.clear(&self.backend, &mut mem) {

@@ -7,7 +7,6 @@ use crate::backend::{Backend, Storage};
 use crate::memory::manager::Access;
 use crate::transfers::Transfers;
 use crate::types::error::{Error, Result, StaleReason};
-use crate::types::lock;
 use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
 
@@ -104,7 +103,9 @@ impl<B: Backend> Transfers<'_, B> {
             });
         }
         let block =
-            lock(&self.ctx.mem).reserve_staging(&self.ctx.backend, size, MemoryKind::Upload)?;
+            self.ctx
+                .manager()
+                .reserve_staging(&self.ctx.backend, size, MemoryKind::Upload)?;
         Ok(StagingBuffer {
             block: Some(block),
             len,
@@ -159,7 +160,7 @@ impl<B: Backend> Transfers<'_, B> {
         let block = self.own(buf)?;
         let limits = self.ctx.backend.limits();
         let index = {
-            let mut m = lock(&self.ctx.mem);
+            let mut m = self.ctx.manager();
             m.resolve(handle, offset, Some(buf.len), Access::Bytes, limits)?;
             let a = m.get(handle)?;
             let end = offset + buf.len;
@@ -201,7 +202,9 @@ impl<B: Backend> Transfers<'_, B> {
             self.ctx.backend.wait(buf.in_flight)?;
         }
         if let Some(block) = buf.block.take() {
-            lock(&self.ctx.mem).unreserve_staging(buf.size, MemoryKind::Upload);
+            self.ctx
+                .manager()
+                .unreserve_staging(buf.size, MemoryKind::Upload);
             // SAFETY: its last copy finished (waited above); nothing else uses the block.
             unsafe { self.ctx.backend.free_block(block) };
         }

@@ -25,7 +25,6 @@
 use crate::backend::Backend;
 use crate::memory::manager::Access;
 use crate::types::error::Result;
-use crate::types::lock;
 use crate::types::MemoryKind;
 use crate::{BufferHandle, Context};
 
@@ -61,8 +60,8 @@ pub(super) fn copy<B: Backend>(
     } else {
         (to, from)
     };
-    let mut first_guard = lock(&first.mem);
-    let mut second_guard = (!one).then(|| lock(&second.mem));
+    let mut first_guard = first.manager();
+    let mut second_guard = (!one).then(|| second.manager());
     let (fm, tm) = match &mut second_guard {
         None => (&mut *first_guard, None),
         Some(g) if std::ptr::eq(first, from) => (&mut *first_guard, Some(&mut **g)),

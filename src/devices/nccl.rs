@@ -367,7 +367,7 @@ fn reduce(
     let mut guards: Vec<Option<MutexGuard<'_, Manager<CudaBackend>>>> =
         contexts.iter().map(|_| None).collect();
     for i in order {
-        guards[i] = Some(lock(&contexts[i].mem));
+        guards[i] = Some(contexts[i].manager());
     }
     let managers: Vec<&mut Manager<CudaBackend>> =
         guards.iter_mut().flatten().map(|g| &mut **g).collect();

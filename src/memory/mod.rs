@@ -13,6 +13,7 @@
 //! the backend's `unsafe fn`s only ever see what it returned. [`AuditReport`](crate::observe::AuditReport) re-derives every
 //! counter and the pools' layout for tests and bug reports.
 
+pub(crate) mod access;
 pub(crate) mod audit;
 mod budget;
 pub(crate) mod desc;

@@ -4,12 +4,11 @@
 //! only after the submission that read it completes, so the host fills one slot while the device
 //! copies from another. Transfers larger than the ring stream through it in slot-sized chunks.
 
-use std::sync::Mutex;
+use super::access::SharedManager;
 
 use super::manager::Manager;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::types::{MemoryKind, QueueIndex};
 
 pub(crate) struct Slot<Blk> {
@@ -50,7 +49,7 @@ impl<Blk> Ring<Blk> {
     pub fn acquire<B: Storage<Block = Blk>>(
         &mut self,
         backend: &B,
-        mem: &Mutex<Manager<B>>,
+        mem: &SharedManager<B>,
         spare: &mut Ring<Blk>,
     ) -> Result<usize> {
         let busy = match self.slots.get(self.next) {
@@ -58,9 +57,11 @@ impl<Blk> Ring<Blk> {
             None => true,
         };
         if busy && self.slots.len() < self.max_slots {
-            let mut reserved = lock(mem).reserve_staging(backend, self.slot_size, self.kind);
+            let mut reserved = mem
+                .lock()
+                .reserve_staging(backend, self.slot_size, self.kind);
             if self.slots.is_empty() && matches!(reserved, Err(Error::OverBudget { .. })) {
-                let mut m = lock(mem);
+                let mut m = mem.lock();
                 if spare.clear(backend, &mut m)? > 0 {
                     reserved = m.reserve_staging(backend, self.slot_size, self.kind);
                 }
@@ -77,7 +78,7 @@ impl<Blk> Ring<Blk> {
                 Err(e @ (Error::OverBudget { .. } | Error::OutOfMemory { .. }))
                     if self.slots.is_empty() =>
                 {
-                    lock(mem).count_error(self.kind, &e);
+                    mem.lock().count_error(self.kind, &e);
                     return Err(Error::Staging {
                         direction: if self.kind == MemoryKind::Upload {
                             "upload"

@@ -11,7 +11,6 @@ use super::transfer::{pipelined_readback, Transfer};
 use super::TextureHandle;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc, ROW_ALIGNMENT};
 
 /// The rectangles a level moves in, each fitting one slot: `(copy, bytes of one unpadded row
@@ -56,7 +55,7 @@ fn packed(desc: &TextureDesc, c: &TextureCopy) -> (usize, usize, usize) {
 impl<B: Storage> Transfer<'_, B> {
     /// The description of a live texture and the bytes of level `mip`, checked against `len`.
     fn level(&self, h: TextureHandle, mip: u32, len: usize) -> Result<TextureDesc> {
-        let m = lock(self.mem);
+        let m = self.mem.lock();
         let desc = m.texture(h)?.desc.clone();
         if mip >= desc.mip_levels {
             return Err(Error::InvalidParameter {
@@ -104,7 +103,7 @@ impl<B: Storage> Transfer<'_, B> {
             // last copy.
             unsafe { self.backend.write_host(block, 0, &rows)? };
             let index = {
-                let mut m = lock(self.mem);
+                let mut m = self.mem.lock();
                 let t = m.texture(h)?;
                 // SAFETY: the rectangle lies inside the level (`pieces` tiles the level, which
                 // `level` checked exists); the rows lie at the slot's start, a multiple of
@@ -139,7 +138,7 @@ impl<B: Storage> Transfer<'_, B> {
             spare,
             pieces,
             |slot, c| {
-                let mut m = lock(mem);
+                let mut m = mem.lock();
                 let t = m.texture(h)?;
                 // SAFETY: as in `upload_texture`, the other way.
                 let index = unsafe { backend.copy_from_texture(&t.raw, *c, slot, 0)? };

@@ -3,16 +3,15 @@
 //! Copies on the device move whole 4-byte words. A transfer whose ends are not word-aligned reads
 //! the partial words first (read-modify-write), so no byte outside the range changes.
 
+use super::access::SharedManager;
 use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::Mutex;
 
-use super::manager::{Access, Manager};
+use super::manager::Access;
 use super::staging::{Ring, Staging};
 use super::BufferHandle;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::types::QueueIndex;
 
 pub(super) const WORD: u64 = 4;
@@ -23,7 +22,7 @@ pub(super) type FillSlot<'f, Blk> = &'f mut dyn FnMut(&Blk, usize, usize) -> Res
 /// The parts of a context a transfer uses.
 pub(crate) struct Transfer<'a, B: Storage> {
     pub backend: &'a B,
-    pub mem: &'a Mutex<Manager<B>>,
+    pub mem: &'a SharedManager<B>,
     pub staging: &'a mut Staging<B::Block>,
 }
 
@@ -44,13 +43,13 @@ pub(super) enum Way {
 /// an allocation whose last work the device refused fails (see `manager/lost.rs`).
 pub(super) fn meta<B: Storage>(
     backend: &B,
-    mem: &Mutex<Manager<B>>,
+    mem: &SharedManager<B>,
     h: BufferHandle,
     offset: u64,
     len: usize,
     way: Way,
 ) -> Result<Meta> {
-    let mut m = lock(mem);
+    let mut m = mem.lock();
     m.note_refusals(backend);
     let r = m.resolve(h, offset, Some(len as u64), Access::Bytes, backend.limits())?;
     let kind = r.kind;
@@ -69,7 +68,7 @@ impl<B: Storage> Transfer<'_, B> {
     /// Once an upload of `len` bytes at `offset` went through: if it covered the whole
     /// allocation, its contents are known again (see `manager/lost.rs`).
     pub(super) fn uploaded(&self, h: BufferHandle, offset: u64, len: u64) {
-        let mut m = lock(self.mem);
+        let mut m = self.mem.lock();
         if offset == 0 && m.get(h).is_ok_and(|a| len >= a.requested) {
             m.rewritten(h);
         }
@@ -148,7 +147,7 @@ impl<B: Storage> Transfer<'_, B> {
         len: usize,
         f: impl FnOnce(&B, &B::Block, u64) -> Result<()>,
     ) -> Result<()> {
-        let m = lock(self.mem);
+        let m = self.mem.lock();
         let r = m.resolve(
             h,
             offset,
@@ -205,7 +204,7 @@ impl<B: Storage> Transfer<'_, B> {
             let words = (n as u64).next_multiple_of(WORD);
             let dst = offset + at as u64;
             let index = {
-                let mut m = lock(self.mem);
+                let mut m = self.mem.lock();
                 let r = m.resolve(h, dst, Some(words), Access::Words, self.backend.limits())?;
                 // SAFETY: the destination was resolved inside its block, word-aligned; the
                 // source is the slot's first `words` bytes; a staging slot is its own block.
@@ -316,7 +315,7 @@ pub(super) fn slot_pieces(total: usize, slot_size: usize) -> impl Iterator<Item 
 /// into the start of a readback slot at least that large; returns its submission.
 pub(super) fn copy_into_slot<B: Storage>(
     backend: &B,
-    mem: &Mutex<Manager<B>>,
+    mem: &SharedManager<B>,
     h: BufferHandle,
     offset: u64,
     slot: &B::Block,
@@ -324,7 +323,7 @@ pub(super) fn copy_into_slot<B: Storage>(
 ) -> Result<QueueIndex> {
     let len = (piece.len() as u64).next_multiple_of(WORD);
     let src = offset + piece.start as u64;
-    let mut m = lock(mem);
+    let mut m = mem.lock();
     let r = m.resolve(h, src, Some(len), Access::Words, backend.limits())?;
     // SAFETY: the source was resolved inside its block, word-aligned; the destination is the
     // slot's first `len` bytes (the caller's slot holds at least the piece, and slots are whole
@@ -336,7 +335,7 @@ pub(super) fn copy_into_slot<B: Storage>(
 
 pub(super) fn pipelined_readback<B: Storage, P>(
     backend: &B,
-    mem: &Mutex<Manager<B>>,
+    mem: &SharedManager<B>,
     ring: &mut Ring<B::Block>,
     spare: &mut Ring<B::Block>,
     pieces: impl IntoIterator<Item = P>,

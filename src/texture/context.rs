@@ -5,7 +5,6 @@ use crate::backend::Backend;
 use crate::memory::{EventKind, TextureHandle};
 use crate::texture::{TextureDesc, TextureInfo};
 use crate::types::error::Result;
-use crate::types::lock;
 use crate::Context;
 
 /// The context's textures, one driver allocation each, held by the context's memory manager
@@ -46,7 +45,7 @@ impl<B: Backend> Textures<'_, B> {
     /// # Ok::<(), vramkit::Error>(())
     /// ```
     pub fn alloc(&self, desc: TextureDesc) -> Result<TextureHandle> {
-        lock(&self.ctx.mem).alloc_texture(&self.ctx.backend, desc)
+        self.ctx.manager().alloc_texture(&self.ctx.backend, desc)
     }
 
     /// Releases a texture; it is freed once the work recorded on it has run.
@@ -54,7 +53,9 @@ impl<B: Backend> Textures<'_, B> {
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle) for a released or foreign handle.
     pub fn release(&self, handle: TextureHandle) -> Result<()> {
-        lock(&self.ctx.mem).release_texture(&self.ctx.backend, handle)
+        self.ctx
+            .manager()
+            .release_texture(&self.ctx.backend, handle)
     }
 
     /// The texture's description and the bytes it counts in the budget.
@@ -62,7 +63,7 @@ impl<B: Backend> Textures<'_, B> {
     /// # Errors
     /// [`Error::StaleHandle`](crate::Error::StaleHandle).
     pub fn info(&self, handle: TextureHandle) -> Result<TextureInfo> {
-        lock(&self.ctx.mem).texture_info(handle)
+        self.ctx.manager().texture_info(handle)
     }
 
     /// Writes mip level 0 from `data`, rows tightly packed (`width × texel size` bytes each),
@@ -83,7 +84,9 @@ impl<B: Backend> Textures<'_, B> {
     /// lacks.
     pub fn upload_level(&self, handle: TextureHandle, mip: u32, data: &[u8]) -> Result<()> {
         self.ctx.transfer(|t| t.upload_texture(handle, mip, data))?;
-        lock(&self.ctx.mem).record_texture_transfer(EventKind::Upload, handle, data.len() as u64);
+        self.ctx
+            .manager()
+            .record_texture_transfer(EventKind::Upload, handle, data.len() as u64);
         Ok(())
     }
 
@@ -113,7 +116,9 @@ impl<B: Backend> Textures<'_, B> {
             crate::types::host_bytes::host_buffer(bytes, "the result of a texture download")?;
         self.ctx
             .transfer(|t| t.download_texture(handle, mip, &mut out))?;
-        lock(&self.ctx.mem).record_texture_transfer(EventKind::Download, handle, bytes);
+        self.ctx
+            .manager()
+            .record_texture_transfer(EventKind::Download, handle, bytes);
         Ok(out)
     }
 }

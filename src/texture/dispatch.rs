@@ -6,7 +6,6 @@ use crate::memory::manager::Access;
 use crate::signature::Slot;
 use crate::texture::TextureUsage;
 use crate::types::error::{Error, Result};
-use crate::types::lock;
 use crate::{Binding, BufferHandle, SubmissionIndex, TextureHandle};
 
 /// One binding of a launch that binds textures, in binding order
@@ -79,7 +78,7 @@ impl<B: Backend> Textures<'_, B> {
         }
         let limits = self.ctx.backend.limits();
         signature.check_params_and_grid(kernel, params.len(), workgroups, limits)?;
-        let mut m = lock(&self.ctx.mem);
+        let mut m = self.ctx.manager();
         let mut bindings = Vec::with_capacity(args.len());
         for (i, (slot, arg)) in signature.slots.iter().zip(args).enumerate() {
             let binding = match (slot, arg) {
