@@ -20,6 +20,7 @@
 //! any block, and evacuating sparse blocks to give their bytes back before growing
 //! ([`compact`](self::compact)).
 
+use emit::Change;
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,7 +35,7 @@ use super::pool::{Placement, Pool};
 use super::release::Deferred;
 use super::stats::Counters;
 use super::streams::Streams;
-use super::trace::{EventKind, Recorder};
+use super::trace::Recorder;
 use super::AllocDesc;
 use crate::backend::{ForeignStream, Storage, StreamRef};
 use crate::types::error::{Error, Result, StaleReason};
@@ -45,6 +46,7 @@ use compact::CompactionDesc;
 mod address;
 mod collect;
 pub(crate) mod compact;
+pub(crate) mod emit;
 mod inspect;
 mod limits;
 mod lost;
@@ -121,22 +123,6 @@ pub(crate) struct Manager<B: Storage> {
     deferred_error: Option<Error>,
     /// Free bytes per kind that pages could not give back at the last try (`pages.rs`).
     page_floor: [u64; MemoryKind::COUNT],
-}
-
-/// Appends an event, if tracing: `delta` is the change of the kind's in-use bytes (alloc,
-/// release) or reserved bytes (blocks, staging).
-#[inline(always)]
-pub(super) fn record(
-    recorder: &mut Option<Recorder>,
-    what: EventKind,
-    kind: MemoryKind,
-    bytes: u64,
-    delta: i64,
-    label: impl FnOnce() -> Label,
-) {
-    if let Some(r) = recorder {
-        r.push(what, kind, bytes, delta, label());
-    }
 }
 
 pub(super) fn is_refusal(e: &Error) -> bool {
@@ -333,23 +319,14 @@ impl<B: Storage> Manager<B> {
             return Err(e);
         }
         let tag = self.counters.tag_index(desc.tag.as_ref());
-        self.counters.on_alloc(kind, tag, desc.size, size);
-        log::log!(
-            self.settings.debug.allocation_level(),
-            "vramkit: alloc `{label}` {} B ({kind:?}, block {} at {}); {} B in use",
-            desc.size,
-            placement.block,
-            placement.offset,
-            self.counters.in_use,
-        );
-        record(
-            &mut self.recorder,
-            EventKind::Alloc,
+        self.emit(Change::Alloc {
             kind,
-            desc.size,
-            size as i64,
-            || desc.label.clone(),
-        );
+            tag,
+            requested: desc.size,
+            size,
+            label: &desc.label,
+            detail: format_args!("block {} at {}", placement.block, placement.offset),
+        });
         let seq = self.next_seq();
         let key = self.allocs.insert(Allocation {
             kind,
@@ -457,13 +434,16 @@ impl<B: Storage> Manager<B> {
 
     /// Counts a refusal the caller sees (over budget, out of memory).
     pub fn count_error(&mut self, kind: MemoryKind, e: &Error) {
-        let (what, bytes) = match e {
-            Error::OverBudget { requested, .. } => (EventKind::OverBudget, *requested),
-            Error::OutOfMemory { requested, .. } => (EventKind::OutOfMemory, *requested),
+        let (over_budget, bytes) = match e {
+            Error::OverBudget { requested, .. } => (true, *requested),
+            Error::OutOfMemory { requested, .. } => (false, *requested),
             _ => return,
         };
-        self.counters.on_error(kind, what == EventKind::OverBudget);
-        record(&mut self.recorder, what, kind, bytes, 0, Label::default);
+        self.emit(Change::Refused {
+            kind,
+            over_budget,
+            bytes,
+        });
     }
 }
 

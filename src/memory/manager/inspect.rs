@@ -1,7 +1,8 @@
 //! What the manager tells about itself: allocation records, the counters as statistics, the
 //! bytes its pools really hold (for audits), and the timeline.
 
-use super::{record, Allocation, Manager};
+use super::emit::Change;
+use super::{Allocation, Manager};
 use crate::backend::Storage;
 use crate::memory::stats::{DriverTime, MemoryStats};
 use crate::memory::trace::{EventKind, Trace};
@@ -70,7 +71,12 @@ impl<B: Storage> Manager<B> {
         }
         if let Some(a) = self.allocs.get(h.key) {
             let (kind, label) = (a.kind, a.label.clone());
-            record(&mut self.recorder, what, kind, bytes, 0, || label);
+            self.emit(Change::Transfer {
+                what,
+                kind,
+                bytes,
+                label: &label,
+            });
         }
     }
 

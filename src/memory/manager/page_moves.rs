@@ -10,6 +10,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use super::super::pool::Placement;
+use super::emit::{Change, DriverCall};
 use super::Manager;
 use crate::backend::Storage;
 use crate::types::error::Result;
@@ -146,7 +147,10 @@ impl<B: Storage> Manager<B> {
                 // has finished (`donor_pages`), outside `p`'s pages; `r.start .. + n` is whole
                 // pages of `p`'s block that were given back (taken from its record).
                 let moved = unsafe { backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n) };
-                self.counters.driver.map += start.elapsed();
+                self.emit(Change::DriverCall {
+                    call: DriverCall::Pages,
+                    took: start.elapsed(),
+                });
                 self.pools[kind.index()].put_unmapped(*b, x.start..x.start + n);
                 x.start += n;
                 r.start += n;
@@ -160,9 +164,7 @@ impl<B: Storage> Manager<B> {
                     }
                     return Err(e);
                 }
-                let s = &mut self.counters.pages;
-                s.moves += 1;
-                s.moved_bytes += n;
+                self.emit(Change::PagesMoved { bytes: n });
             }
             if r.start < r.end {
                 left.push(r);

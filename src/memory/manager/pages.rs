@@ -19,14 +19,13 @@
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
+use super::emit::{Change, DriverCall};
 use std::time::Instant;
 
 use super::super::pool::Placement;
-use super::super::trace::EventKind;
-use super::{record, Manager};
+use super::Manager;
 use crate::backend::Storage;
 use crate::types::error::Result;
-use crate::types::Label;
 use crate::types::MemoryKind;
 
 /// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), how many times the
@@ -92,7 +91,10 @@ impl<B: Storage> Manager<B> {
             // SAFETY: `r` is whole pages of the block that were given back (taken from its
             // record of unmapped pages).
             let mapped = unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) };
-            self.counters.driver.map += start.elapsed();
+            self.emit(Change::DriverCall {
+                call: DriverCall::Pages,
+                took: start.elapsed(),
+            });
             match mapped {
                 Ok(()) => self.on_pages(kind, r.end - r.start, true),
                 Err(e) => {
@@ -131,7 +133,10 @@ impl<B: Storage> Manager<B> {
             // memory released here have finished (`donor_pages`), and free chunks are used by
             // nothing.
             let unmapped = unsafe { backend.unmap_pages(&blk.raw, r.start, take) };
-            self.counters.driver.map += start.elapsed();
+            self.emit(Change::DriverCall {
+                call: DriverCall::Pages,
+                took: start.elapsed(),
+            });
             unmapped?;
             self.pools[kind.index()].put_unmapped(b, r);
             self.on_pages(kind, take, false);
@@ -232,17 +237,10 @@ impl<B: Storage> Manager<B> {
 
     /// Counts pages mapped or given back.
     pub(super) fn on_pages(&mut self, kind: MemoryKind, bytes: u64, mapped: bool) {
-        let p = &mut self.counters.pages;
-        let (what, delta) = if mapped {
-            p.maps += 1;
-            p.mapped_bytes += bytes;
-            (EventKind::BlockGrow, bytes as i64)
+        self.emit(if mapped {
+            Change::PagesMapped { kind, bytes }
         } else {
-            p.unmaps += 1;
-            p.unmapped_bytes += bytes;
-            (EventKind::BlockTrim, -(bytes as i64))
-        };
-        self.counters.on_resize(kind, delta);
-        record(&mut self.recorder, what, kind, bytes, delta, Label::default);
+            Change::PagesGivenBack { kind, bytes }
+        });
     }
 }

@@ -3,12 +3,11 @@
 
 use super::super::geometry::Class;
 use super::super::pool::{Placement, NIL};
-use super::super::trace::EventKind;
 use super::compact::Goal;
-use super::{is_refusal, record, Manager};
+use super::emit::{Change, DriverCall};
+use super::{is_refusal, Manager};
 use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result};
-use crate::types::Label;
 use crate::types::MemoryKind;
 use std::time::Instant;
 
@@ -270,21 +269,19 @@ impl<B: Storage> Manager<B> {
             }
             Err(e) => Err(e),
         };
-        self.counters.driver.grow += start.elapsed();
+        self.emit(Change::DriverCall {
+            call: DriverCall::Grow,
+            took: start.elapsed(),
+        });
         let raw = made?;
         // The backend may clear a new block on its own queue: other streams wait for that.
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
-        self.counters.on_reserve(kind, block, true);
-        self.counters.on_block_alloc(kind);
-        record(
-            &mut self.recorder,
-            EventKind::BlockGrow,
+        self.emit(Change::BlockMade {
             kind,
-            block,
-            block as i64,
-            Label::default,
-        );
+            bytes: block,
+            label: None,
+        });
         let pool = &mut self.pools[kind.index()];
         let class = if resizable { Class::Large } else { class };
         let b = pool.add_block(raw, block, class, resizable);
@@ -409,20 +406,14 @@ impl<B: Storage> Manager<B> {
         let new_size = blk.size + extra;
         let start = Instant::now();
         let grown = backend.grow_block(&blk.raw, new_size);
-        self.counters.driver.grow += start.elapsed();
+        self.emit(Change::DriverCall {
+            call: DriverCall::Grow,
+            took: start.elapsed(),
+        });
         grown?;
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");
-        self.counters.on_resize(kind, extra as i64);
-        self.counters.on_block_alloc(kind);
-        record(
-            &mut self.recorder,
-            EventKind::BlockGrow,
-            kind,
-            extra,
-            extra as i64,
-            Label::default,
-        );
+        self.emit(Change::SegmentGrown { kind, bytes: extra });
         self.pools[kind.index()].extend(seg, extra);
         Ok(())
     }
@@ -483,9 +474,13 @@ impl<B: Storage> Manager<B> {
         // SAFETY: the end past `target` is one free chunk, and the work that last used the
         // block (`fence`) has finished: nothing uses the end.
         let shrunk = unsafe { backend.shrink_block(&blk.raw, target) };
-        self.counters.driver.give_back += start.elapsed();
+        let old = blk.size;
+        self.emit(Change::DriverCall {
+            call: DriverCall::GiveBack,
+            took: start.elapsed(),
+        });
         let size = shrunk?;
-        let delta = blk.size.saturating_sub(size);
+        let delta = old.saturating_sub(size);
         if delta == 0 {
             return Ok(0);
         }
@@ -493,15 +488,7 @@ impl<B: Storage> Manager<B> {
         let cut = self.pools[kind.index()].cut_unmapped(seg, size);
         self.pools[kind.index()].truncate(seg, size);
         let delta = delta - cut;
-        self.counters.on_resize(kind, -(delta as i64));
-        record(
-            &mut self.recorder,
-            EventKind::BlockTrim,
-            kind,
-            delta,
-            -(delta as i64),
-            Label::default,
-        );
+        self.emit(Change::SegmentShrunk { kind, bytes: delta });
         Ok(delta)
     }
 

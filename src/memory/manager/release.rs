@@ -5,11 +5,10 @@
 use super::super::pool::{Placement, PoolBlock};
 use super::super::release::PendingFree;
 use super::super::streams::HeldUse;
-use super::super::trace::EventKind;
-use super::{record, Allocation, Manager};
+use super::emit::{Change, DriverCall};
+use super::{Allocation, Manager};
 use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result, StaleReason};
-use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
 use std::time::Instant;
@@ -40,15 +39,7 @@ impl<B: Storage> Manager<B> {
         });
         // Pages given back inside it were counted when they went.
         let held = block.size - block.unmapped.bytes;
-        self.counters.on_reserve(kind, held, false);
-        record(
-            &mut self.recorder,
-            EventKind::BlockTrim,
-            kind,
-            held,
-            -(held as i64),
-            Label::default,
-        );
+        self.emit(Change::BlockFreed { kind, bytes: held });
         match waited {
             // SAFETY: the block's last work (`fence`) has finished, and no allocation lives in
             // it any more.
@@ -61,7 +52,10 @@ impl<B: Storage> Manager<B> {
         }
         // Stream waits are counted on their own.
         let streams = self.streams.waited.saturating_sub(streams_waited);
-        self.counters.driver.give_back += start.elapsed().saturating_sub(streams);
+        self.emit(Change::DriverCall {
+            call: DriverCall::GiveBack,
+            took: start.elapsed().saturating_sub(streams),
+        });
     }
 
     /// Frees empty blocks of `kind` until the empty ones hold at most `keep` bytes. Unless
@@ -117,24 +111,13 @@ impl<B: Storage> Manager<B> {
                 reason: StaleReason::Released,
             });
         };
-        self.counters
-            .on_release(a.kind, a.tag, a.requested, a.placement.size);
-        log::log!(
-            self.settings.debug.allocation_level(),
-            "vramkit: release `{}` {} B ({:?}); {} B in use",
-            a.label,
-            a.requested,
-            a.kind,
-            self.counters.in_use,
-        );
-        record(
-            &mut self.recorder,
-            EventKind::Release,
-            a.kind,
-            a.requested,
-            -(a.placement.size as i64),
-            || a.label.clone(),
-        );
+        self.emit(Change::Release {
+            kind: a.kind,
+            tag: a.tag,
+            requested: a.requested,
+            size: a.placement.size,
+            label: &a.label,
+        });
         if self.leases.is_leased(h.key) {
             // A pointer to it still lives outside: it stays where it is until the last lease
             // ends (`collect`).

@@ -1,12 +1,11 @@
 //! Room within the budget: staging buffers reserved and returned, and how many more items fit.
 
 use super::super::geometry::Class;
-use super::super::trace::EventKind;
 use super::compact::Goal;
-use super::{record, Manager};
+use super::emit::Change;
+use super::Manager;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};
-use crate::types::Label;
 use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
@@ -28,18 +27,11 @@ impl<B: Storage> Manager<B> {
             }
         }
         let raw = backend.alloc_block(size, kind)?;
-        self.counters.on_reserve(kind, size, true);
-        record(
-            &mut self.recorder,
-            EventKind::StagingGrow,
+        self.emit(Change::Staging {
             kind,
-            size,
-            size as i64,
-            Label::default,
-        );
-        let s = &mut self.counters.staging[kind.index()];
-        s.0 += size;
-        s.1 += 1;
+            bytes: size,
+            made: true,
+        });
         Ok(raw)
     }
 
@@ -66,18 +58,11 @@ impl<B: Storage> Manager<B> {
 
     /// Returns a staging buffer's bytes to the budget (the caller frees the block).
     pub fn unreserve_staging(&mut self, size: u64, kind: MemoryKind) {
-        self.counters.on_reserve(kind, size, false);
-        record(
-            &mut self.recorder,
-            EventKind::StagingTrim,
+        self.emit(Change::Staging {
             kind,
-            size,
-            -(size as i64),
-            Label::default,
-        );
-        let s = &mut self.counters.staging[kind.index()];
-        s.0 -= size;
-        s.1 -= 1;
+            bytes: size,
+            made: false,
+        });
     }
 
     /// Bytes that may still be reserved, `keep` bytes (staging a transfer will need) left

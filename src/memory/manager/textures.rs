@@ -9,19 +9,19 @@
 //! the budget holds whatever the driver does. A released texture is freed once the submissions
 //! that used it completed; compaction never moves textures.
 
+use super::emit::Change;
 use std::backtrace::Backtrace;
 use std::sync::Arc;
 
 use slotmap::SlotMap;
 
-use super::{is_refusal, record, Manager};
+use super::{is_refusal, Manager};
 use crate::backend::Storage;
 use crate::memory::handle::{TextureHandle, TextureKey};
 use crate::memory::trace::EventKind;
 use crate::memory::AllocationInfo;
 use crate::types::error::{Error, Result, StaleReason};
 use crate::types::texture::{TextureDesc, TextureInfo};
-use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
 
 const KIND: MemoryKind = MemoryKind::Texture;
@@ -117,35 +117,22 @@ impl<B: Storage> Manager<B> {
             return Err(e);
         }
         let tag = self.counters.tag_index(desc.tag.as_ref());
-        self.counters.on_reserve(KIND, bytes, true);
-        self.counters.on_block_alloc(KIND);
-        self.counters.on_alloc(KIND, tag, desc.texel_bytes(), bytes);
-        log::log!(
-            self.settings.debug.allocation_level(),
-            "vramkit: texture `{}` {}×{} {:?}, {bytes} B (driver: {driver_bytes:?}); {} B in use",
-            desc.label,
-            desc.width,
-            desc.height,
-            desc.format,
-            self.counters.in_use,
-        );
-        let label = desc.label.clone();
-        record(
-            &mut self.recorder,
-            EventKind::BlockGrow,
-            KIND,
+        self.emit(Change::BlockMade {
+            kind: KIND,
             bytes,
-            bytes as i64,
-            || label.clone(),
-        );
-        record(
-            &mut self.recorder,
-            EventKind::Alloc,
-            KIND,
-            desc.texel_bytes(),
-            bytes as i64,
-            || label,
-        );
+            label: Some(&desc.label),
+        });
+        self.emit(Change::Alloc {
+            kind: KIND,
+            tag,
+            requested: desc.texel_bytes(),
+            size: bytes,
+            label: &desc.label,
+            detail: format_args!(
+                "{}×{} {:?}, {bytes} B, driver {driver_bytes:?}",
+                desc.width, desc.height, desc.format
+            ),
+        });
         let seq = self.next_seq();
         let key = self.textures.live.insert(TextureEntry {
             raw,
@@ -204,24 +191,13 @@ impl<B: Storage> Manager<B> {
                 message: "a texture vanished between its check and its release".into(),
             });
         };
-        self.counters
-            .on_release(KIND, t.tag, t.desc.texel_bytes(), t.bytes);
-        log::log!(
-            self.settings.debug.allocation_level(),
-            "vramkit: release texture `{}` {} B; {} B in use",
-            t.desc.label,
-            t.bytes,
-            self.counters.in_use,
-        );
-        let label = t.desc.label.clone();
-        record(
-            &mut self.recorder,
-            EventKind::Release,
-            KIND,
-            t.desc.texel_bytes(),
-            -(t.bytes as i64),
-            || label,
-        );
+        self.emit(Change::Release {
+            kind: KIND,
+            tag: t.tag,
+            requested: t.desc.texel_bytes(),
+            size: t.bytes,
+            label: &t.desc.label,
+        });
         if t.last_use == 0 || backend.is_done(t.last_use)? {
             self.free_texture(backend, t.raw, t.bytes);
         } else {
@@ -232,15 +208,7 @@ impl<B: Storage> Manager<B> {
 
     /// Gives a texture whose work has finished back to the device.
     fn free_texture(&mut self, backend: &B, raw: B::Texture, bytes: u64) {
-        self.counters.on_reserve(KIND, bytes, false);
-        record(
-            &mut self.recorder,
-            EventKind::BlockTrim,
-            KIND,
-            bytes,
-            -(bytes as i64),
-            Label::default,
-        );
+        self.emit(Change::BlockFreed { kind: KIND, bytes });
         // SAFETY: the texture's last submission has finished (checked or waited for by the
         // caller) and no handle refers to it any more.
         unsafe { backend.free_texture(raw) };
@@ -293,7 +261,12 @@ impl<B: Storage> Manager<B> {
         }
         if let Some(t) = self.textures.live.get(h.key) {
             let label = t.desc.label.clone();
-            record(&mut self.recorder, what, KIND, bytes, 0, || label);
+            self.emit(Change::Transfer {
+                what,
+                kind: KIND,
+                bytes,
+                label: &label,
+            });
         }
     }
 

@@ -1,15 +1,14 @@
 //! Moves: free ranges found for the allocations of a region to empty, the device copies, and
 //! the records that follow them (the allocation's placement, both blocks' fences, counters).
 
+use crate::memory::manager::emit::Change;
 use std::time::Instant;
 
 use crate::backend::{Storage, StreamRef};
 use crate::memory::geometry::Class;
-use crate::memory::manager::{is_refusal, record, Manager};
+use crate::memory::manager::{is_refusal, Manager};
 use crate::memory::pool::{Placement, State};
-use crate::memory::trace::EventKind;
 use crate::types::error::Result;
-use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
 
 impl<B: Storage> Manager<B> {
@@ -154,23 +153,16 @@ impl<B: Storage> Manager<B> {
             a.last_use = a.last_use.max(index);
             a.last_write = a.last_write.max(index);
         }
-        self.counters.compaction.allocations_moved += 1;
-        self.counters.compaction.bytes_moved += size;
+        self.emit(Change::AllocationMoved { bytes: size });
         Ok(index)
     }
 
     /// Counts a pass and records it on the timeline.
     pub(super) fn finish_pass(&mut self, kind: MemoryKind, moved: u64, start: Instant) {
-        let c = &mut self.counters.compaction;
-        c.passes += 1;
-        c.duration += start.elapsed();
-        record(
-            &mut self.recorder,
-            EventKind::Compact,
+        self.emit(Change::Compacted {
             kind,
             moved,
-            0,
-            Label::default,
-        );
+            took: start.elapsed(),
+        });
     }
 }

@@ -8,6 +8,7 @@
 //! without it), more than the backend's
 //! [`max_slide_pieces`](crate::backend::Storage::max_slide_pieces) in a pass of its own.
 
+use crate::memory::manager::emit::Change;
 use std::time::Instant;
 
 use crate::backend::{Storage, StreamRef};
@@ -128,8 +129,7 @@ impl<B: Storage> Manager<B> {
                         a.last_write = a.last_write.max(index);
                     }
                     moved += size;
-                    self.counters.compaction.allocations_moved += 1;
-                    self.counters.compaction.bytes_moved += size;
+                    self.emit(Change::AllocationMoved { bytes: size });
                 }
             }
             id = self.pools[kind.index()].chunks[id].next;
