@@ -57,6 +57,7 @@ mod place;
 mod release;
 mod resolve;
 mod room;
+mod shrink;
 mod textures;
 
 pub(crate) use resolve::Access;
