@@ -165,8 +165,9 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// 2. No unfinished work uses the source range, and nothing will until it is mapped again.
     ///
     /// # Errors
-    /// The driver's; the destination then stays given back and the source range holds no
-    /// memory either (its pages were given back).
+    /// [`Error::Internal`] where the ranges are not as promised: nothing changed. Else the
+    /// driver's: the destination then stays given back and the source range holds no memory
+    /// either (its pages were given back).
     unsafe fn move_pages(
         &self,
         _src: &Self::Block,

@@ -105,9 +105,9 @@ pub struct PageStats {
 pub struct DriverTime {
     /// New blocks and segment growths (their clears recorded, not waited for).
     pub grow: std::time::Duration,
-    /// Pages given back and mapped again.
+    /// Pages given back, mapped again and moved.
     pub map: std::time::Duration,
-    /// Blocks freed, segments shrunk, pages given back, with the waits for their last work.
+    /// Blocks freed and segments shrunk, with the waits for their last work.
     pub give_back: std::time::Duration,
     /// Waits for other streams' work (vramkit's own queue's included) before memory they
     /// released, or a clear on vramkit's queue, is handed to a request.

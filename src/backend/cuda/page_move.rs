@@ -17,6 +17,11 @@ impl CudaBackend {
     /// # Safety
     /// As [`Storage::move_pages`](crate::backend::Storage::move_pages): whole pages, the
     /// source mapped and used by no unfinished work, the destination unmapped.
+    ///
+    /// # Errors
+    /// [`Error::Internal`], with nothing changed, where the ranges are not as promised (checked
+    /// before any driver call); else the driver's, the destination unmapped and the source's
+    /// pages given back (released).
     pub(super) unsafe fn move_segment_pages(
         &self,
         src: &CudaBlock,
@@ -26,9 +31,10 @@ impl CudaBackend {
         size: u64,
     ) -> Result<()> {
         let (Some(s), Some(d)) = (&src.segment, &dst.segment) else {
-            return Err(super::segment::not_a_segment());
+            return Err(Error::Internal {
+                message: "moving pages of a block that is not a segment".into(),
+            });
         };
-        self.enter()?;
         let end = to + size;
         if lock(&d.mappings)
             .range(..end)
@@ -60,7 +66,7 @@ impl CudaBackend {
         // released, once.
         let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
         let mut failed = None;
-        if let Err(e) = self.sync_before_unmap() {
+        if let Err(e) = self.enter().and_then(|()| self.sync_before_unmap()) {
             failed = Some(e);
         }
         let mut pages = taken.into_iter();

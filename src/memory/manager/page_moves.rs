@@ -13,7 +13,7 @@ use super::super::pool::Placement;
 use super::emit::{Change, DriverCall};
 use super::Manager;
 use crate::backend::Storage;
-use crate::types::error::Result;
+use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
 
 impl<B: Storage> Manager<B> {
@@ -101,15 +101,35 @@ impl<B: Storage> Manager<B> {
         }
         let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let (excess, must) = self.page_excess(kind, bytes, request);
-        let donors = self.donor_pages(backend, kind, excess.min(bytes), Some(p), false)?;
+        let donors = match self.donor_pages(backend, kind, excess.min(bytes), Some(p), false) {
+            Ok(d) => d,
+            Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
+        };
         let found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
         let ranges = self.move_into(backend, kind, donors, ranges, p)?;
         let rest = must.min(bytes).saturating_sub(found);
         if rest == 0 || ranges.is_empty() {
             return Ok(ranges);
         }
-        let donors = self.donor_pages(backend, kind, rest, Some(p), true)?;
-        self.move_into(backend, kind, donors, ranges, p)
+        match self.donor_pages(backend, kind, rest, Some(p), true) {
+            Ok(donors) => self.move_into(backend, kind, donors, ranges, p),
+            Err(e) => Err(self.unmapped_again(kind, p, ranges, e)),
+        }
+    }
+
+    /// Puts `ranges` of `p`'s block back in its record of pages given back (they were taken
+    /// for a mapping that fails with `e`); returns `e`.
+    fn unmapped_again(
+        &mut self,
+        kind: MemoryKind,
+        p: &Placement,
+        ranges: Vec<Range<u64>>,
+        e: Error,
+    ) -> Error {
+        for r in ranges {
+            self.pools[kind.index()].put_unmapped(p.block, r);
+        }
+        e
     }
 
     /// Moves the pages of `donors` into `ranges` of `p`'s block, in order, until one runs
@@ -155,14 +175,17 @@ impl<B: Storage> Manager<B> {
                 x.start += n;
                 r.start += n;
                 if let Err(e) = moved {
-                    // The source's pages went back; the destination's stay given back.
-                    self.on_pages(kind, n, false);
-                    let pool = &mut self.pools[kind.index()];
-                    pool.put_unmapped(p.block, r.start - n..r.end);
-                    for r in left.into_iter().chain(ranges) {
-                        pool.put_unmapped(p.block, r);
+                    // The destination's pages stay given back; the source's went back too,
+                    // unless the backend found the ranges not as promised (nothing moved).
+                    if matches!(e, Error::Internal { .. }) {
+                        self.pools[kind.index()].take_unmapped(*b, x.start - n..x.start, 1);
+                    } else {
+                        self.on_pages(kind, n, false);
                     }
-                    return Err(e);
+                    let rest = std::iter::once(r.start - n..r.end)
+                        .chain(left)
+                        .chain(ranges);
+                    return Err(self.unmapped_again(kind, p, rest.collect(), e));
                 }
                 self.emit(Change::PagesMoved { bytes: n });
             }

@@ -312,7 +312,8 @@ impl<B: Storage> Manager<B> {
                 if self.settings.follow_live || self.settings.release_threshold != u64::MAX =>
             {
                 let step = g.exact_step(need, page.max(g.unit), headroom)?;
-                if !self.settings.follow_live {
+                // Under a release threshold, memory grown ahead would count as free past it.
+                if !self.settings.follow_live || self.settings.release_threshold != u64::MAX {
                     return Some(step);
                 }
                 // A growth costs the driver's mapping calls whatever its size: following the
