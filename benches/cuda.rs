@@ -24,6 +24,8 @@ type Ctx = Context<CudaBackend>;
 mod matmul_variants;
 #[path = "transfer/cuda.rs"]
 mod transfer;
+#[path = "common/upload_with.rs"]
+mod upload_with;
 
 fn quick() -> bool {
     std::env::var("VRAMKIT_BENCH_QUICK").is_ok_and(|v| v == "1")

@@ -8,11 +8,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::upload_with::upload_with;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use vramkit::wgpu;
-use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc};
+use vramkit::{AllocDesc, ContextDesc};
 
-type Ctx = Context<vramkit::backend::wgpu::WgpuBackend>;
 
 /// A readback through `map_async` into a MAP_READ buffer made once (the reference for
 /// downloads: what an app that keeps its own staging gets).
@@ -31,21 +31,6 @@ fn mapped_readback(
     common::device_idle(device);
     out.copy_from_slice(&staging.get_mapped_range(..).expect("mapped"));
     staging.unmap();
-}
-
-fn upload_with(ctx: &Ctx, h: BufferHandle, data: &[u8], memset: bool) {
-    ctx.transfers()
-        .upload_with(h, 0..data.len() as u64, |at, mut chunk| {
-            if memset {
-                chunk.fill(at as u8);
-            } else {
-                let at = at as usize;
-                vramkit::transfers::copy_to_staging(&data[at..at + chunk.len()], chunk)
-                    .expect("copy");
-            }
-        })
-        .expect("upload_with");
-    ctx.wait().expect("wait");
 }
 
 fn naive_readback(device: &wgpu::Device, queue: &wgpu::Queue, src: &wgpu::Buffer, out: &mut [u8]) {

@@ -1,6 +1,8 @@
 //! Shared by the benches: the wgpu context (or the reason there is none) and quick-mode sizes.
 #![allow(dead_code, reason = "each bench uses a part")]
 
+pub mod upload_with;
+
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::{Context, ContextDesc};
 

@@ -118,18 +118,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
         });
     }
     let up_with = |ctx: &Ctx, h: BufferHandle, fill: bool| {
-        ctx.transfers()
-            .upload_with(h, range.clone(), |at, mut chunk| {
-                if fill {
-                    chunk.fill(at as u8);
-                } else {
-                    let at = at as usize;
-                    vramkit::transfers::copy_to_staging(&data[at..at + chunk.len()], chunk)
-                        .expect("copy");
-                }
-            })
-            .expect("upload_with");
-        ctx.wait().expect("wait");
+        super::upload_with::upload_with(ctx, h, &data, fill);
     };
     g.bench_function("vramkit_upload_with_copy", |b| {
         b.iter(|| up_with(ctx, h, false))
