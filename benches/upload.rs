@@ -13,7 +13,6 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use vramkit::wgpu;
 use vramkit::{AllocDesc, ContextDesc};
 
-
 /// A readback through `map_async` into a MAP_READ buffer made once (the reference for
 /// downloads: what an app that keeps its own staging gets).
 fn mapped_readback(
