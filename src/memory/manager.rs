@@ -20,7 +20,6 @@
 //! any block, and evacuating sparse blocks to give their bytes back before growing
 //! ([`compact`](self::compact)).
 
-use emit::Change;
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,6 +41,7 @@ use crate::types::error::{Error, Result, StaleReason};
 use crate::types::Label;
 use crate::types::{MemoryKind, QueueIndex};
 use compact::CompactionDesc;
+use emit::Change;
 
 mod address;
 mod collect;

@@ -5,7 +5,6 @@
 //! copies from another. Transfers larger than the ring stream through it in slot-sized chunks.
 
 use super::access::SharedManager;
-
 use super::manager::Manager;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};

@@ -3,10 +3,10 @@
 //! Copies on the device move whole 4-byte words. A transfer whose ends are not word-aligned reads
 //! the partial words first (read-modify-write), so no byte outside the range changes.
 
-use super::access::SharedManager;
 use std::collections::VecDeque;
 use std::ops::Range;
 
+use super::access::SharedManager;
 use super::manager::Access;
 use super::staging::{Ring, Staging};
 use super::BufferHandle;

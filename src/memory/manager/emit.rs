@@ -92,6 +92,16 @@ pub(super) enum DriverCall {
     GiveBack,
 }
 
+impl DriverCall {
+    /// The change of a call of this kind that started at `start` and has just returned.
+    pub(super) fn since(self, start: std::time::Instant) -> Change<'static> {
+        Change::DriverCall {
+            call: self,
+            took: start.elapsed(),
+        }
+    }
+}
+
 impl<B: Storage> Manager<B> {
     /// Counts a change, puts it on the timeline and in the allocation log.
     pub(super) fn emit(&mut self, change: Change<'_>) {

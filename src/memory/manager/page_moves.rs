@@ -167,10 +167,7 @@ impl<B: Storage> Manager<B> {
                 // has finished (`donor_pages`), outside `p`'s pages; `r.start .. + n` is whole
                 // pages of `p`'s block that were given back (taken from its record).
                 let moved = unsafe { backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n) };
-                self.emit(Change::DriverCall {
-                    call: DriverCall::Pages,
-                    took: start.elapsed(),
-                });
+                self.emit(DriverCall::Pages.since(start));
                 self.pools[kind.index()].put_unmapped(*b, x.start..x.start + n);
                 x.start += n;
                 r.start += n;

@@ -19,10 +19,10 @@
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
-use super::emit::{Change, DriverCall};
 use std::time::Instant;
 
 use super::super::pool::Placement;
+use super::emit::{Change, DriverCall};
 use super::Manager;
 use crate::backend::Storage;
 use crate::types::error::Result;
@@ -91,10 +91,7 @@ impl<B: Storage> Manager<B> {
             // SAFETY: `r` is whole pages of the block that were given back (taken from its
             // record of unmapped pages).
             let mapped = unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) };
-            self.emit(Change::DriverCall {
-                call: DriverCall::Pages,
-                took: start.elapsed(),
-            });
+            self.emit(DriverCall::Pages.since(start));
             match mapped {
                 Ok(()) => self.on_pages(kind, r.end - r.start, true),
                 Err(e) => {
@@ -133,10 +130,7 @@ impl<B: Storage> Manager<B> {
             // memory released here have finished (`donor_pages`), and free chunks are used by
             // nothing.
             let unmapped = unsafe { backend.unmap_pages(&blk.raw, r.start, take) };
-            self.emit(Change::DriverCall {
-                call: DriverCall::Pages,
-                took: start.elapsed(),
-            });
+            self.emit(DriverCall::Pages.since(start));
             unmapped?;
             self.pools[kind.index()].put_unmapped(b, r);
             self.on_pages(kind, take, false);

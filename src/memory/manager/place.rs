@@ -1,6 +1,8 @@
 //! Placement: where a request goes when no free range of its class holds it, and how pools
 //! grow. See the [manager's docs](super) for the order.
 
+use std::time::Instant;
+
 use super::super::geometry::Class;
 use super::super::pool::{Placement, NIL};
 use super::compact::Goal;
@@ -9,7 +11,6 @@ use super::{is_refusal, Manager};
 use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
-use std::time::Instant;
 
 impl<B: Storage> Manager<B> {
     /// Finds room for `size` (aligned) bytes. See the module docs for the order.
@@ -269,10 +270,7 @@ impl<B: Storage> Manager<B> {
             }
             Err(e) => Err(e),
         };
-        self.emit(Change::DriverCall {
-            call: DriverCall::Grow,
-            took: start.elapsed(),
-        });
+        self.emit(DriverCall::Grow.since(start));
         let raw = made?;
         // The backend may clear a new block on its own queue: other streams wait for that.
         self.streams.on_release(StreamRef::Own);
@@ -407,10 +405,7 @@ impl<B: Storage> Manager<B> {
         let new_size = blk.size + extra;
         let start = Instant::now();
         let grown = backend.grow_block(&blk.raw, new_size);
-        self.emit(Change::DriverCall {
-            call: DriverCall::Grow,
-            took: start.elapsed(),
-        });
+        self.emit(DriverCall::Grow.since(start));
         grown?;
         self.streams.on_release(StreamRef::Own);
         log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");

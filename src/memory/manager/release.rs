@@ -2,6 +2,8 @@
 //! queue order; host-visible memory and memory other streams still use once that work
 //! passed), cached blocks and segment ends past the release threshold go back to the device.
 
+use std::time::Instant;
+
 use super::super::pool::{Placement, PoolBlock};
 use super::super::release::PendingFree;
 use super::super::streams::HeldUse;
@@ -11,7 +13,6 @@ use crate::backend::{Storage, StreamRef};
 use crate::types::error::{Error, Result, StaleReason};
 use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
-use std::time::Instant;
 
 impl<B: Storage> Manager<B> {
     /// Gives a block back to the device, once the last work that used it (`fence`: released

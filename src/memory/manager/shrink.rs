@@ -67,10 +67,7 @@ impl<B: Storage> Manager<B> {
         // block (`fence`) has finished: nothing uses the end.
         let shrunk = unsafe { backend.shrink_block(&blk.raw, target) };
         let old = blk.size;
-        self.emit(Change::DriverCall {
-            call: DriverCall::GiveBack,
-            took: start.elapsed(),
-        });
+        self.emit(DriverCall::GiveBack.since(start));
         let size = shrunk?;
         let delta = old.saturating_sub(size);
         if delta == 0 {

@@ -9,12 +9,12 @@
 //! the budget holds whatever the driver does. A released texture is freed once the submissions
 //! that used it completed; compaction never moves textures.
 
-use super::emit::Change;
 use std::backtrace::Backtrace;
 use std::sync::Arc;
 
 use slotmap::SlotMap;
 
+use super::emit::Change;
 use super::{is_refusal, Manager};
 use crate::backend::Storage;
 use crate::memory::handle::{TextureHandle, TextureKey};

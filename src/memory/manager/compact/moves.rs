@@ -1,11 +1,11 @@
 //! Moves: free ranges found for the allocations of a region to empty, the device copies, and
 //! the records that follow them (the allocation's placement, both blocks' fences, counters).
 
-use crate::memory::manager::emit::Change;
 use std::time::Instant;
 
 use crate::backend::{Storage, StreamRef};
 use crate::memory::geometry::Class;
+use crate::memory::manager::emit::Change;
 use crate::memory::manager::{is_refusal, Manager};
 use crate::memory::pool::{Placement, State};
 use crate::types::error::Result;

@@ -8,10 +8,10 @@
 //! without it), more than the backend's
 //! [`max_slide_pieces`](crate::backend::Storage::max_slide_pieces) in a pass of its own.
 
-use crate::memory::manager::emit::Change;
 use std::time::Instant;
 
 use crate::backend::{Storage, StreamRef};
+use crate::memory::manager::emit::Change;
 use crate::memory::manager::{is_refusal, Manager};
 use crate::memory::pool::{Pool, State, NIL};
 use crate::types::error::Result;
