@@ -100,6 +100,8 @@ pub struct Outcome {
     pub compaction_passes: u64,
     pub compaction_bytes: u64,
     pub compaction_time: Duration,
+    /// Pages moved, given back and mapped again (`follow_live`, pressure).
+    pub pages: vramkit::observe::PageStats,
     /// Wall time of all events, over the number of allocations.
     pub mean_per_pair: Duration,
     /// Median of each allocation's alloc + release time (timed one by one: adds the clock).
@@ -189,6 +191,7 @@ pub fn replay_checked<B: Backend>(
         compaction_passes: s.compaction.passes,
         compaction_bytes: s.compaction.bytes_moved,
         compaction_time: s.compaction.duration,
+        pages: s.pages.clone(),
         mean_per_pair: wall / trace.allocations.max(1) as u32,
         median_per_pair,
     }
@@ -249,10 +252,21 @@ pub fn measure<B: Backend>(
     }
 }
 
+/// Page traffic as `moved / given back / mapped again`, each `GB (ranges)`.
+fn pages(p: &vramkit::observe::PageStats) -> String {
+    let one = |bytes: u64, ranges: u64| format!("{:.2} ({ranges})", bytes as f64 / 1e9);
+    format!(
+        "{} / {} / {}",
+        one(p.moved_bytes, p.moves),
+        one(p.unmapped_bytes, p.unmaps),
+        one(p.mapped_bytes, p.maps)
+    )
+}
+
 /// The table, one row per trace and backend, as in BENCHMARKS.md.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| trace | backend | live peak | reserved peak | reserved ÷ live | block allocations (PyTorch segments) | smallest budget ÷ live | mean / median per alloc+release | compaction passes, moved, time |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| trace | backend | live peak | reserved peak | reserved ÷ live | block allocations (PyTorch segments) | smallest budget ÷ live | mean / median per alloc+release | compaction passes, moved, time | pages moved / given back / mapped again: GB (ranges) |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let o = &r.outcome;
@@ -263,7 +277,7 @@ pub fn table(rows: &[Row]) -> String {
             format!(" (stopped: {})", o.error.as_deref().unwrap_or("?"))
         };
         out += &format!(
-            "| {} | {} | {} | {} | {:.3}{status} | {} ({}) | {} | {:.0} ns / {} | {}, {:.2} GB, {:.1} ms |\n",
+            "| {} | {} | {} | {} | {:.3}{status} | {} ({}) | {} | {:.0} ns / {} | {}, {:.2} GB, {:.1} ms | {} |\n",
             r.trace,
             r.backend,
             gb(r.live_peak),
@@ -277,6 +291,7 @@ pub fn table(rows: &[Row]) -> String {
             o.compaction_passes,
             o.compaction_bytes as f64 / 1e9,
             o.compaction_time.as_secs_f64() * 1e3,
+            pages(&o.pages),
         );
     }
     out

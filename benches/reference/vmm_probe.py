@@ -1,7 +1,8 @@
 """What the CUDA driver's memory calls cost on this GPU, to choose how the CUDA backend grows
 its pools: cuMemAlloc/cuMemFree at several sizes, and the virtual-memory calls
 (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease) that
-growable segments need, per 2 MiB page and per 64 MiB. Also a 256 MiB device-to-device copy
+growable segments need, per 2 MiB page and per 64 MiB, and unmapping 32 adjacent pages with
+one call against one call each. Also a 256 MiB device-to-device copy
 (what a compaction pass of that size costs the GPU). Prints one JSON object.
 """
 import json
@@ -70,6 +71,27 @@ def main():
             t["release"].append(time.perf_counter() - s)
         for k, v in t.items():
             out[f"vmm_{k}_{size >> 20}MiB_us"] = round(min(v) * 1e6, 1)
+    # A run of 32 pages, one handle each, mapped side by side: unmapped with one call for the
+    # whole range against one call per page.
+    pages = 32
+    base = int(va)
+    for how in ["one_call", "per_page"]:
+        best = float("inf")
+        for _ in range(10):
+            hs = [ok(cu.cuMemCreate(gran, prop, 0)) for _ in range(pages)]
+            for i, h in enumerate(hs):
+                ok(cu.cuMemMap(base + i * gran, gran, 0, h, 0))
+            ok(cu.cuMemSetAccess(va, pages * gran, [access], 1))
+            s = time.perf_counter()
+            if how == "one_call":
+                ok(cu.cuMemUnmap(va, pages * gran))
+            else:
+                for i in range(pages):
+                    ok(cu.cuMemUnmap(base + i * gran, gran))
+            best = min(best, time.perf_counter() - s)
+            for h in hs:
+                ok(cu.cuMemRelease(h))
+        out[f"vmm_unmap_{pages}_pages_{how}_us"] = round(best * 1e6, 1)
     ok(cu.cuMemAddressFree(va, va_size))
 
     stream = ok(cu.cuStreamCreate(1))

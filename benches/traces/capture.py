@@ -16,6 +16,9 @@ workload ends stay live (the replay releases them at the end).
 Usage (on the GPU machine):
     python3 benches/traces/capture.py OUTDIR            # every workload
     python3 benches/traces/capture.py OUTDIR gpt_train   # one
+The live benchmark's workloads (benches/torch/workloads.py: lora_llama, moe, convnext,
+llama_serving, bert_varlen) are captured too when named, over the benchmark's 13 steps
+(3 warm-up + 10), as `live_NAME`.
 Models are built with random weights (no downloads); data is random.
 """
 import gzip
@@ -217,6 +220,33 @@ def gpt_generate(torch):
     torch.cuda.synchronize()
 
 
+LIVE_STEPS = 13
+
+
+def live_workload(name):
+    """The live benchmark's workload `name` (benches/torch/workloads.py), built and stepped
+    LIVE_STEPS times."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
+    import workloads
+
+    def run(torch):
+        w = workloads.WORKLOADS[name]()
+        for _ in range(LIVE_STEPS):
+            w.step()
+        torch.cuda.synchronize()
+
+    run.__doc__ = f"The live benchmark's {name} workload (benches/torch/workloads.py), " \
+        f"{LIVE_STEPS} steps."
+    return run
+
+
+def workload(name):
+    """The function that runs workload `name` (`live_NAME`: the live benchmark's)."""
+    if name.startswith("live_"):
+        return live_workload(name[len("live_"):])
+    return globals()[name]
+
+
 def torch_figures(torch, seconds):
     s = torch.cuda.memory_stats()
     keys = [
@@ -259,7 +289,8 @@ def run_one(name, outdir):
     torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
                                              max_entries=20_000_000)
     t = time.time()
-    globals()[name](torch)
+    run = workload(name)
+    run(torch)
     seconds = time.time() - t
     snap = torch.cuda.memory._snapshot()
     torch.cuda.memory._record_memory_history(enabled=None)
@@ -278,7 +309,7 @@ def run_one(name, outdir):
     allocs = len(sizes)
     header = {
         "workload": name,
-        "doc": globals()[name].__doc__.split("\n\n")[0].replace("\n", " "),
+        "doc": run.__doc__.split("\n\n")[0].replace("\n", " "),
         "allocations": allocs,
         "releases": len(events) - allocs,
         "live_peak_bytes": peak,

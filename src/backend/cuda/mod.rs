@@ -25,6 +25,7 @@ mod peer;
 mod segment;
 mod shutdown;
 mod submissions;
+mod unmap;
 
 use std::sync::OnceLock;
 

@@ -1,12 +1,14 @@
 //! Moving physical pages inside and between segments: the pages behind a free range are
 //! unmapped there and mapped, the same physical memory, where a request needs them
-//! (`cuMemUnmap`, `cuMemMap` of the same handle, one `cuMemSetAccess`). Memory held stays the
+//! (one `cuMemUnmap` for the range, a `cuMemMap` of the same handle per page, one
+//! `cuMemSetAccess`). Memory held stays the
 //! same; the `cuMemRelease` and `cuMemCreate` of giving pages back and mapping new ones are
 //! saved.
 
 use cudarc::driver::sys;
 
-use super::segment::{release, Mapping};
+use super::segment::Mapping;
+use super::unmap::{release_all, unmap_all};
 use super::{CudaBackend, CudaBlock};
 use crate::types::error::{Error, Result};
 use crate::types::lock;
@@ -64,43 +66,46 @@ impl CudaBackend {
         };
         // Out of the source's list: from here on, each page is mapped at the destination or
         // released, once.
+        if let Err(e) = self.enter().and_then(|()| self.sync_before_unmap()) {
+            // SAFETY: still mapped at the source, used by nothing (the caller's promise),
+            // released once.
+            if let Err(e) = unsafe { release_all(src.ptr, &taken) } {
+                self.record_err("cuMemUnmap", e);
+            }
+            return Err(e);
+        }
+        // SAFETY: mapped pages of the source, adjacent (whole pages of one range), used by no
+        // unfinished work (the caller's promise) and out of its list; the stream is idle.
+        let unmapped = unsafe { unmap_all(src.ptr, &taken) };
+        if let Some(e) = unmapped.iter().find_map(|r| r.err()) {
+            for m in &taken {
+                // SAFETY: released once; memory still mapped goes with its mapping.
+                let _ = unsafe { sys::cuMemRelease(m.handle) };
+            }
+            return Err(self.fail("cuMemUnmap", e));
+        }
         let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
         let mut failed = None;
-        if let Err(e) = self.enter().and_then(|()| self.sync_before_unmap()) {
-            failed = Some(e);
-        }
         let mut pages = taken.into_iter();
-        if failed.is_none() {
-            for m in pages.by_ref() {
-                let at = to + (m.offset - from);
-                // SAFETY: a mapped page of the source (the caller's promise: no unfinished
-                // work uses it), out of the source's list.
-                if let Err(e) =
-                    unsafe { sys::cuMemUnmap(src.ptr + m.offset, m.size as usize) }.result()
-                {
-                    // SAFETY: released once; memory still mapped goes with its mapping.
-                    let _ = unsafe { sys::cuMemRelease(m.handle) };
-                    failed = Some(self.fail("cuMemUnmap", e));
-                    break;
+        for m in pages.by_ref() {
+            let at = to + (m.offset - from);
+            // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and is
+            // unmapped (checked above); the handle holds `m.size` bytes, now unmapped.
+            if let Err(e) =
+                unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
+            {
+                // SAFETY: the handle is mapped nowhere and released once.
+                if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
+                    self.record_err("cuMemRelease", e);
                 }
-                // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and
-                // is unmapped (checked above); the handle holds `m.size` bytes, now unmapped.
-                if let Err(e) =
-                    unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
-                {
-                    // SAFETY: the handle is mapped nowhere and released once.
-                    if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
-                        self.record_err("cuMemRelease", e);
-                    }
-                    failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
-                    break;
-                }
-                placed.push(Mapping {
-                    handle: m.handle,
-                    offset: at,
-                    size: m.size,
-                });
+                failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
+                break;
             }
+            placed.push(Mapping {
+                handle: m.handle,
+                offset: at,
+                size: m.size,
+            });
         }
         if failed.is_none() {
             let peers = lock(&d.peers).clone();
@@ -113,17 +118,14 @@ impl CudaBackend {
             return Ok(());
         };
         // The destination stays unmapped and the source holds no memory.
-        for m in placed.iter() {
-            // SAFETY: mapped just now at the destination, used by nothing, released once.
-            if let Err(e) = unsafe { release(dst.ptr, m) } {
-                self.record_err("cuMemUnmap", e);
-            }
+        // SAFETY: mapped just now at the destination, used by nothing, released once.
+        if let Err(e) = unsafe { release_all(dst.ptr, &placed) } {
+            self.record_err("cuMemUnmap", e);
         }
         for m in pages {
-            // SAFETY: still mapped at the source, used by nothing (the caller's promise),
-            // released once.
-            if let Err(e) = unsafe { release(src.ptr, &m) } {
-                self.record_err("cuMemUnmap", e);
+            // SAFETY: unmapped from the source above and mapped nowhere; released once.
+            if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
+                self.record_err("cuMemRelease", e);
             }
         }
         Err(e)

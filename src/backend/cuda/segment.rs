@@ -19,9 +19,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use cudarc::driver::result::{self as cu, DriverError};
+use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 
+use super::unmap::release_all;
 use super::{CudaBackend, CudaBlock};
 use crate::types::error::{Error, Result};
 use crate::types::lock;
@@ -209,12 +210,10 @@ impl CudaBackend {
             result = self.set_access(ptr + from, to - from, peers);
         }
         if let Err(e) = result {
-            for m in made.iter().rev() {
-                // SAFETY: these pieces were mapped just now and are in no list: no work has
-                // used them, and each is released once.
-                if let Err(e) = unsafe { release(ptr, m) } {
-                    self.record_err("cuMemUnmap", e);
-                }
+            // SAFETY: these pieces were mapped just now and are in no list: no work has used
+            // them, and each is released once.
+            if let Err(e) = unsafe { release_all(ptr, &made) } {
+                self.record_err("cuMemUnmap", e);
             }
             return Err(e);
         }
@@ -319,12 +318,11 @@ impl CudaBackend {
                 mappings.extend(past);
                 return Err(e);
             }
-            for m in past.values() {
-                // SAFETY: the mapping lies past `new_size`, which nothing uses (the caller's
-                // promise), and the stream is idle.
-                if let Err(e) = unsafe { release(block.ptr, m) } {
-                    self.record_err("cuMemUnmap", e);
-                }
+            let past: Vec<Mapping> = past.into_values().collect();
+            // SAFETY: the mappings lie past `new_size`, which nothing uses (the caller's
+            // promise), the stream is idle, and they left the list: each is released once.
+            if let Err(e) = unsafe { release_all(block.ptr, &past) } {
+                self.record_err("cuMemUnmap", e);
             }
         }
         block.size.store(new_size, Ordering::Release);
@@ -344,11 +342,11 @@ impl CudaBackend {
             self.deferred.record(e);
             return;
         }
-        for m in mappings.values() {
-            // SAFETY: as the caller guarantees; the stream is idle.
-            if let Err(e) = unsafe { release(ptr, m) } {
-                self.record_err("cuMemUnmap", e);
-            }
+        let mappings: Vec<Mapping> = mappings.into_values().collect();
+        // SAFETY: as the caller guarantees; the stream is idle; the list was taken, so each is
+        // released once.
+        if let Err(e) = unsafe { release_all(ptr, &mappings) } {
+            self.record_err("cuMemUnmap", e);
         }
         // SAFETY: the range was reserved by `new_segment` with this size and is freed once,
         // after every mapping in it is gone.
@@ -389,14 +387,11 @@ impl CudaBackend {
         }
         self.sync_before_unmap()?;
         let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();
-        for k in keys {
-            if let Some(m) = mappings.remove(&k) {
-                // SAFETY: a mapped page of the range, which nothing uses (the caller's
-                // promise); the stream is idle; it left the list, so it is released once.
-                if let Err(e) = unsafe { release(block.ptr, &m) } {
-                    self.record_err("cuMemUnmap", e);
-                }
-            }
+        let taken: Vec<Mapping> = keys.iter().filter_map(|k| mappings.remove(k)).collect();
+        // SAFETY: mapped pages of the range, which nothing uses (the caller's promise); the
+        // stream is idle; they left the list, so each is released once.
+        if let Err(e) = unsafe { release_all(block.ptr, &taken) } {
+            self.record_err("cuMemUnmap", e);
         }
         Ok(())
     }
@@ -459,18 +454,6 @@ pub(super) fn not_a_segment() -> Error {
         what: "pages inside a block".into(),
         reason: "it is not a segment".into(),
     }
-}
-
-/// Unmaps one mapping and releases its memory.
-///
-/// # Safety
-/// 1. The mapping was made by `CudaBackend::map_piece` at `ptr + m.offset`, no work uses it,
-///    and it is released once (it was taken out of its list).
-pub(super) unsafe fn release(ptr: sys::CUdeviceptr, m: &Mapping) -> Result<(), DriverError> {
-    // SAFETY: as the caller guarantees.
-    unsafe { sys::cuMemUnmap(ptr + m.offset, m.size as usize) }.result()?;
-    // SAFETY: the handle came from cuMemCreate and is released once.
-    unsafe { sys::cuMemRelease(m.handle) }.result()
 }
 
 /// Physical device memory on `dev`, with no export handles.

@@ -58,6 +58,29 @@ impl Unmapped {
         (at.saturating_add(size) <= within.end).then_some(at)
     }
 
+    /// Where in `within` a run of `size` bytes meets the fewest unmapped bytes, and how many:
+    /// runs that start at `within`'s start or at the end of an unmapped range, or end at
+    /// `within`'s end or at the start of one (the best run is one of those), looking at no more
+    /// than `WINDOW_RANGES` unmapped ranges.
+    pub fn least_window(&self, within: Range<u64>, size: u64) -> Option<(u64, u64)> {
+        if within.end.saturating_sub(within.start) < size {
+            return None;
+        }
+        let first = self.ranges.partition_point(|x| x.end <= within.start);
+        let near = self.ranges[first..]
+            .iter()
+            .take_while(|x| x.start < within.end)
+            .take(WINDOW_RANGES);
+        let starts = [within.start, within.end - size].into_iter().chain(
+            near.flat_map(|x| [Some(x.end), x.start.checked_sub(size)])
+                .flatten(),
+        );
+        starts
+            .filter(|&at| at >= within.start && at + size <= within.end)
+            .map(|at| (at, self.bytes_in(at..at + size)))
+            .min_by_key(|&(at, bytes)| (bytes, at))
+    }
+
     /// Records `r` (disjoint from the ranges held) as unmapped, joining neighbours.
     fn add(&mut self, r: Range<u64>) {
         self.bytes += r.end - r.start;
@@ -101,6 +124,9 @@ impl Unmapped {
         past.iter().map(|r| r.end - r.start).sum()
     }
 }
+
+/// Unmapped ranges of one free chunk that [`Unmapped::least_window`] looks at.
+const WINDOW_RANGES: usize = 16;
 
 impl<Blk> Pool<Blk> {
     /// Takes out of block `b`'s record the unmapped pages that `range` touches (whole pages of
@@ -160,6 +186,29 @@ impl<Blk> Pool<Blk> {
             }
         }
         None
+    }
+
+    /// Among the `limit` free chunks nearest `size` that hold it (as [`Pool::mapped_fit`]),
+    /// the place of `size` bytes that meets the fewest pages given back: the chunk, where in it
+    /// the place starts, and the unmapped bytes it meets.
+    pub fn least_unmapped_fit(&self, size: u64, limit: usize) -> Option<(u32, u64, u64)> {
+        let mut best: Option<(u32, u64, u64)> = None;
+        for index in &self.free {
+            index.first_fitting(&self.chunks, size, limit, |id| {
+                let c = &self.chunks[id];
+                let Some(blk) = self.block(c.block) else {
+                    return false;
+                };
+                if let Some((at, bytes)) = blk.unmapped.least_window(c.offset..c.end(), size) {
+                    if best.is_none_or(|b| bytes < b.2) {
+                        best = Some((id, at - c.offset, bytes));
+                    }
+                }
+                // Stops at a place that meets none.
+                best.is_some_and(|b| b.2 == 0)
+            });
+        }
+        best
     }
 
     /// Whether placement `p` lies in part on pages given back.
@@ -302,5 +351,44 @@ mod tests {
         assert_eq!(u.cut(1), 3);
         assert_eq!(u.ranges().to_vec(), vec![0..1; 1]);
         assert_eq!(u.bytes, 1);
+    }
+
+    /// The window search finds the fewest unmapped bytes a run can meet, checked against every
+    /// unit offset (ranges and sizes on a grid of 4-byte pages, 1-byte units).
+    #[test]
+    fn least_window_matches_every_offset() {
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..500 {
+            let mut u = Unmapped::default();
+            let mut at = next(8) * 4;
+            for _ in 0..next(6) {
+                let len = (1 + next(4)) * 4;
+                u.add(at..at + len);
+                at += len + (1 + next(4)) * 4;
+            }
+            let within = next(8)..40 + next(40);
+            let size = 1 + next(40);
+            let brute = (within.start..=within.end.saturating_sub(size))
+                .filter(|&o| o + size <= within.end)
+                .map(|o| u.bytes_in(o..o + size))
+                .min();
+            let found = u.least_window(within.clone(), size);
+            assert_eq!(
+                found.map(|f| f.1),
+                brute,
+                "{:?} in {within:?}, {size}",
+                u.ranges()
+            );
+            if let Some((o, bytes)) = found {
+                assert!(o >= within.start && o + size <= within.end);
+                assert_eq!(u.bytes_in(o..o + size), bytes);
+            }
+        }
     }
 }
