@@ -17,8 +17,15 @@ use std::path::{Path, PathBuf};
 
 use replay::Op;
 use vramkit_capi::{
-    vramkit_configure, vramkit_free, vramkit_get_stats, vramkit_malloc, VramkitStats,
+    vramkit_configure, vramkit_free, vramkit_get_stats, vramkit_malloc, vramkit_trim,
+    VramkitStats,
 };
+
+/// The memory a host segment reserves (`host_reserve`: pages given back inside it keep their
+/// addresses, so it spans more than it holds), and the largest live peak the host replay takes
+/// on within it: the larger traces are left to a GPU.
+const HOST_RESERVE_GIB: u64 = 10;
+const HOST_LIVE_LIMIT: u64 = 8_000_000_000;
 
 fn main() -> anyhow::Result<()> {
     let bench = std::env::args().any(|a| a == "--bench");
@@ -27,12 +34,13 @@ fn main() -> anyhow::Result<()> {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    // The largest trace's segment grows to about 8 GB.
-    if std::env::var_os("VRAMKIT_BACKEND").is_none() {
+    // On the host, traces whose segment would pass the reservation are left to a GPU.
+    let host = std::env::var_os("VRAMKIT_BACKEND").is_none();
+    if host {
         let settings = CString::new(if bench {
-            "backend=host, host_reserve=10GiB"
+            format!("backend=host, host_reserve={HOST_RESERVE_GIB}GiB")
         } else {
-            "backend=host"
+            "backend=host".into()
         })?;
         // SAFETY: a NUL-terminated string.
         anyhow::ensure!(unsafe { vramkit_configure(settings.as_ptr()) } == 0);
@@ -66,6 +74,17 @@ fn main() -> anyhow::Result<()> {
     for (device, path) in paths.iter().enumerate() {
         let t = replay::load(path)?;
         let device = device as i32;
+        if host && t.live_peak > HOST_LIVE_LIMIT {
+            println!(
+                "| {} | {} | {:.2} GB | skipped: a live peak past the host replay's {} GB \
+                 (VRAMKIT_BACKEND=cuda replays it on a GPU) | | | | |",
+                t.name,
+                t.allocations,
+                t.live_peak as f64 / 1e9,
+                HOST_LIVE_LIMIT / 1_000_000_000
+            );
+            continue;
+        }
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(t.allocations);
         for op in &t.ops {
             match *op {
@@ -89,6 +108,8 @@ fn main() -> anyhow::Result<()> {
         let mut s = VramkitStats::default();
         // SAFETY: `s` is a writable stats struct.
         anyhow::ensure!(unsafe { vramkit_get_stats(device, &mut s) } == 0);
+        // The next trace's device starts with this one's memory given back.
+        anyhow::ensure!(vramkit_trim(device) == 0);
         anyhow::ensure!(s.live == 0 && s.malloc_calls == t.allocations as u64);
         let per = |ns: u64| ns as f64 / s.malloc_calls.max(1) as f64;
         let pair = per(s.malloc_ns + s.free_ns);
