@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 
 use replay::Op;
 use vramkit_capi::{
-    vramkit_configure, vramkit_free, vramkit_get_stats, vramkit_malloc, vramkit_trim,
-    VramkitStats,
+    vramkit_configure, vramkit_free, vramkit_get_stats, vramkit_malloc, vramkit_trim, VramkitStats,
 };
 
 /// The memory a host segment reserves (`host_reserve`: pages given back inside it keep their
