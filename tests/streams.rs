@@ -166,97 +166,166 @@ struct Released {
 
 #[test]
 fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::Result<()> {
-    let streams = [A, B, C];
     for seed in 0..8u64 {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let ctx = ctx(ContextDesc {
+        let c = ctx(ContextDesc {
             release_threshold: if seed % 2 == 0 { u64::MAX } else { 4 << 20 },
             ..Default::default()
         });
-        let mut resumes = [0u64; 3];
-        let mut live: Vec<(vramkit::BufferHandle, u64, u64, usize, Vec<usize>)> = Vec::new();
-        let mut released: Vec<Released> = Vec::new();
-        for step in 0..1500 {
-            // What the backend resumed on its own (vramkit waited) counts as a resume.
-            for (i, s) in streams.iter().enumerate() {
-                if resumes[i] % 2 == 1 && !ctx.backend().is_held(*s) {
+        random_streams(&c, seed, false)?;
+    }
+    Ok(())
+}
+
+/// As PyTorch through the C ABI: segments whose free pages follow the live set (moved where a
+/// request needs memory, given back), where a page released on a stream still running must
+/// keep its bytes until that stream passed.
+#[test]
+fn random_streams_never_take_pages_a_running_stream_still_uses() -> anyhow::Result<()> {
+    for seed in 0..8u64 {
+        let c = as_the_c_abi();
+        random_streams(&c, seed, true)?;
+    }
+    Ok(())
+}
+
+/// Segments as the C ABI's: pages that follow the live set, no compaction before growth.
+fn as_the_c_abi() -> Context<HostBackend> {
+    segments(ContextDesc {
+        follow_live: true,
+        compaction: vramkit::memory::CompactionDesc {
+            before_growth: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+}
+
+/// Byte the model's streams leave in memory they release while held.
+const IN_FLIGHT: u8 = 0x3c;
+
+/// A seeded random run of allocations and releases on three streams held and resumed at
+/// random, checked against the model of in-flight work: no other stream gets memory a held
+/// stream released, and with `bytes`, the released bytes stay as that stream left them
+/// (written before the release) until it passed or the same stream takes them again.
+fn random_streams(ctx: &Context<HostBackend>, seed: u64, bytes: bool) -> anyhow::Result<()> {
+    let streams = [A, B, C];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut resumes = [0u64; 3];
+    let mut live: Vec<(vramkit::BufferHandle, u64, u64, usize, Vec<usize>)> = Vec::new();
+    let mut released: Vec<Released> = Vec::new();
+    let mut last = 0;
+    for step in 0..1500 {
+        // What the backend resumed on its own (vramkit waited) counts as a resume.
+        for (i, s) in streams.iter().enumerate() {
+            if resumes[i] % 2 == 1 && !ctx.backend().is_held(*s) {
+                resumes[i] += 1;
+            }
+        }
+        match rng.random_range(0..10) {
+            0 => {
+                let i = rng.random_range(0..3);
+                if resumes[i] % 2 == 0 {
+                    ctx.backend().hold_stream(streams[i]);
                     resumes[i] += 1;
                 }
             }
-            match rng.random_range(0..10) {
-                0 => {
-                    let i = rng.random_range(0..3);
-                    if resumes[i] % 2 == 0 {
-                        ctx.backend().hold_stream(streams[i]);
-                        resumes[i] += 1;
+            1 => {
+                let i = rng.random_range(0..3);
+                if resumes[i] % 2 == 1 {
+                    ctx.backend().resume_stream(streams[i]);
+                    resumes[i] += 1;
+                }
+            }
+            2..=5 => {
+                // Runs on one stream, as a program's: most requests on the last one's stream.
+                let i = if rng.random_range(0..4) == 0 {
+                    rng.random_range(0..3)
+                } else {
+                    last
+                };
+                last = i;
+                let size = rng.random_range(1..(3 << 20));
+                let (h, p) = ctx.interop().alloc_on(desc(size), streams[i])?;
+                for (j, s) in streams.iter().enumerate() {
+                    if resumes[j] % 2 == 1 && !ctx.backend().is_held(*s) {
+                        resumes[j] += 1;
                     }
                 }
-                1 => {
-                    let i = rng.random_range(0..3);
-                    if resumes[i] % 2 == 1 {
-                        ctx.backend().resume_stream(streams[i]);
-                        resumes[i] += 1;
+                for r in &released {
+                    let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
+                    let overlaps = p.address < r.end && r.start < p.address + size;
+                    assert!(
+                        !(overlaps && r.stream != streams[i] && resumes[j] == r.resumes),
+                        "seed {seed} step {step}: stream {:?} got memory {:?} still uses",
+                        streams[i],
+                        r.stream
+                    );
+                }
+                let mut uses = Vec::new();
+                if rng.random_range(0..4) == 0 {
+                    let u = rng.random_range(0..3);
+                    if u != i {
+                        ctx.interop().record_stream(h, streams[u])?;
+                        uses.push(u);
                     }
                 }
-                2..=5 => {
-                    let i = rng.random_range(0..3);
-                    let size = rng.random_range(1..(3 << 20));
-                    let (h, p) = ctx.interop().alloc_on(desc(size), streams[i])?;
-                    for (j, s) in streams.iter().enumerate() {
-                        if resumes[j] % 2 == 1 && !ctx.backend().is_held(*s) {
-                            resumes[j] += 1;
-                        }
-                    }
-                    for r in &released {
-                        let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
-                        let overlaps = p.address < r.end && r.start < p.address + size;
-                        assert!(
-                            !(overlaps && r.stream != streams[i] && resumes[j] == r.resumes),
-                            "seed {seed} step {step}: stream {:?} got memory {:?} still uses",
-                            streams[i],
-                            r.stream
-                        );
-                    }
-                    let mut uses = Vec::new();
-                    if rng.random_range(0..4) == 0 {
-                        let u = rng.random_range(0..3);
-                        if u != i {
-                            ctx.interop().record_stream(h, streams[u])?;
-                            uses.push(u);
-                        }
-                    }
-                    live.push((h, p.address, size, i, uses));
+                live.push((h, p.address, size, i, uses));
+            }
+            _ => {
+                if live.is_empty() {
+                    continue;
                 }
-                _ => {
-                    if live.is_empty() {
-                        continue;
-                    }
-                    let k = rng.random_range(0..live.len());
-                    let (h, address, size, i, uses) = live.swap_remove(k);
-                    ctx.release(h)?;
-                    for s in std::iter::once(i).chain(uses) {
-                        if resumes[s] % 2 == 1 {
-                            released.push(Released {
-                                start: address,
-                                end: address + size,
-                                stream: streams[s],
-                                resumes: resumes[s],
-                            });
-                        }
+                let k = rng.random_range(0..live.len());
+                let (h, address, size, i, uses) = live.swap_remove(k);
+                let in_flight = std::iter::once(i)
+                    .chain(uses.iter().copied())
+                    .any(|s| resumes[s] % 2 == 1);
+                if bytes && in_flight {
+                    // SAFETY: the host backend's address of `size` bytes the allocation owns.
+                    unsafe { std::ptr::write_bytes(address as *mut u8, IN_FLIGHT, size as usize) };
+                }
+                ctx.release(h)?;
+                for s in std::iter::once(i).chain(uses) {
+                    if resumes[s] % 2 == 1 {
+                        released.push(Released {
+                            start: address,
+                            end: address + size,
+                            stream: streams[s],
+                            resumes: resumes[s],
+                        });
                     }
                 }
             }
-            // Only in-flight releases matter.
-            released.retain(|r| {
-                let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
-                resumes[j] == r.resumes
-            });
         }
-        for (h, ..) in live {
-            ctx.release(h)?;
+        // Only in-flight releases matter.
+        released.retain(|r| {
+            let j = streams.iter().position(|s| *s == r.stream).unwrap_or(0);
+            resumes[j] == r.resumes
+        });
+        if bytes {
+            for r in &released {
+                // Taken again by a live allocation (on the releasing stream, as checked above):
+                // its bytes are that allocation's now.
+                if live.iter().any(|l| l.1 < r.end && r.start < l.1 + l.2) {
+                    continue;
+                }
+                // SAFETY: released but in flight on a held stream: the segment keeps the range
+                // (reserved host memory; pages given back read as the model's poison).
+                let now = unsafe {
+                    std::slice::from_raw_parts(r.start as *const u8, (r.end - r.start) as usize)
+                };
+                assert!(
+                    now.iter().all(|&b| b == IN_FLIGHT),
+                    "seed {seed} step {step}: pages {:?} released still used went away",
+                    r.stream
+                );
+            }
         }
-        ctx.observe().audit().check()?;
     }
+    for (h, ..) in live {
+        ctx.release(h)?;
+    }
+    ctx.observe().audit().check()?;
     Ok(())
 }
 
@@ -354,5 +423,55 @@ fn forgetting_a_stream_confirms_its_releases() -> anyhow::Result<()> {
     assert!(s.backend().is_held(A));
     s.release(h)?;
     s.backend().resume_stream(A);
+    Ok(())
+}
+
+/// Following the live set, free pages released before a running stream's release go back (or
+/// move) at once, and that stream's released pages stay until it passed.
+#[test]
+fn pages_released_before_a_running_stream_go_without_waiting_for_it() -> anyhow::Result<()> {
+    const MIB: u64 = 1 << 20;
+    let s = as_the_c_abi();
+    // [Z: B's, 4 MiB][K][W: A's, 4 MiB][K2][V: B's, 4 MiB][K3][X: A's, 8 MiB][K4]
+    let (z, _) = s.interop().alloc_on(desc(4 * MIB), B)?;
+    let (k, _) = s.interop().alloc_on(desc(MIB), A)?;
+    let (w, _) = s.interop().alloc_on(desc(4 * MIB), A)?;
+    let (k2, _) = s.interop().alloc_on(desc(MIB), A)?;
+    let (v, _) = s.interop().alloc_on(desc(4 * MIB), B)?;
+    let (k3, _) = s.interop().alloc_on(desc(MIB), A)?;
+    let (x, px) = s.interop().alloc_on(desc(8 * MIB), A)?;
+    let (k4, _) = s.interop().alloc_on(desc(MIB), A)?;
+    for h in [z, w, v] {
+        s.release(h)?;
+    }
+    // B and A passed those releases (nothing held them); then A runs on, over X.
+    let (t, _) = s.interop().alloc_on(desc(4096), C)?;
+    s.release(t)?;
+    s.backend().hold_stream(A);
+    // SAFETY: the host backend's address of 8 MiB the allocation owns.
+    unsafe { std::ptr::write_bytes(px.address as *mut u8, IN_FLIGHT, (8 * MIB) as usize) };
+    s.release(x)?;
+    // 9 MiB fit no hole: the segment grows past the slack over the peak, and pages go to make
+    // room: Z's, W's and V's, released before A's release, without waiting for A; not X's,
+    // the largest free range, which A may still use.
+    let (y, _) = s.interop().alloc_on(desc(9 * MIB), A)?;
+    let st = s.stats();
+    assert!(
+        st.pages.unmapped_bytes + st.pages.moved_bytes >= 4 * MIB,
+        "no free pages went: {:?}",
+        st.pages
+    );
+    assert!(s.backend().is_held(A), "the allocation waited for A");
+    // SAFETY: released, still in flight on A: reserved host memory of the segment.
+    let now = unsafe { std::slice::from_raw_parts(px.address as *const u8, (8 * MIB) as usize) };
+    assert!(
+        now.iter().all(|&b| b == IN_FLIGHT),
+        "pages A released went while A ran"
+    );
+    s.backend().resume_stream(A);
+    for h in [k, k2, k3, k4, y] {
+        s.release(h)?;
+    }
+    s.observe().audit().check()?;
     Ok(())
 }

@@ -17,8 +17,9 @@ Usage (on the GPU machine):
     python3 benches/traces/capture.py OUTDIR            # every workload
     python3 benches/traces/capture.py OUTDIR gpt_train   # one
 The live benchmark's workloads (benches/torch/workloads.py: lora_llama, moe, convnext,
-llama_serving, bert_varlen) are captured too when named, over the benchmark's 13 steps
-(3 warm-up + 10), as `live_NAME`.
+llama_serving, bert_varlen) are captured too when named, as `live_NAME`: 13 steps (3 warm-up
+and 10 timed, as the benchmark's shorter runs), with the workloads' default kernels (not
+run_one.py's deterministic settings, under which cuBLAS's workspaces may differ).
 Models are built with random weights (no downloads); data is random.
 """
 import gzip

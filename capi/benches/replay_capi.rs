@@ -33,7 +33,8 @@ fn main() -> anyhow::Result<()> {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    // On the host, traces whose segment would pass the reservation are left to a GPU.
+    // On the host (`VRAMKIT_BACKEND` unset), traces whose live peak is past what the host
+    // replay takes on are left to a GPU.
     let host = std::env::var_os("VRAMKIT_BACKEND").is_none();
     if host {
         let settings = CString::new(if bench {

@@ -353,8 +353,9 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Places a request and maps the pages of its place that went back. A place that would map
-    /// pages again gives way to a free range near its size whose pages are all mapped: memory
-    /// held is used before the driver maps more.
+    /// pages again gives way to a free range near its size whose pages are all mapped, else to
+    /// the place among those ranges that meets the fewest pages given back: memory held is
+    /// used before the driver maps or moves more.
     fn place_mapped(
         &mut self,
         backend: &B,
@@ -366,7 +367,7 @@ impl<B: Storage> Manager<B> {
         let pool = &mut self.pools[kind.index()];
         if pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
             let better = take_mapped(pool, size, MAPPED_SCAN, Some(&p))
-                .or_else(|| take_least_unmapped(pool, size, MAPPED_SCAN, &p));
+                .or_else(|| pool.take_least_unmapped(size, LEAST_SCAN, &p));
             if let Some(q) = better {
                 // The place first found goes back as any release does (a block it empties
                 // stays cached, or goes past the release threshold).
@@ -450,24 +451,8 @@ impl<B: Storage> Manager<B> {
     }
 }
 
-/// Takes `size` bytes from the free range, among the `limit` smallest that hold it, where they
-/// meet the fewest pages given back, if fewer than placement `p` (taken) meets: fewer pages to
-/// map or move.
-fn take_least_unmapped<Blk>(
-    pool: &mut Pool<Blk>,
-    size: u64,
-    limit: usize,
-    p: &Placement,
-) -> Option<Placement> {
-    let (id, skip, bytes) = pool.least_unmapped_fit(size, limit)?;
-    let now = pool
-        .block(p.block)
-        .map_or(0, |b| b.unmapped.bytes_in(p.offset..p.offset + p.size));
-    if bytes >= now {
-        return None;
-    }
-    Some(take_at(pool, id, skip, size))
-}
+/// Free ranges searched for the place that meets the fewest pages given back.
+const LEAST_SCAN: usize = 16;
 
 /// Free ranges a request that would map pages again tries for a place already mapped.
 const MAPPED_SCAN: usize = 64;
@@ -481,16 +466,5 @@ fn take_mapped<Blk>(
     held: Option<&Placement>,
 ) -> Option<Placement> {
     let (id, skip) = pool.mapped_fit(size, limit, held)?;
-    Some(take_at(pool, id, skip, size))
-}
-
-/// Takes `size` bytes at `skip` bytes into free chunk `id`.
-fn take_at<Blk>(pool: &mut Pool<Blk>, id: u32, skip: u64, size: u64) -> Placement {
-    let before = (skip > 0).then(|| pool.take(id, skip));
-    // Carved from the front, the free rest keeps its id.
-    let p = pool.take(id, size);
-    if let Some(before) = before {
-        pool.free(before.chunk);
-    }
-    p
+    Some(pool.take_at(id, skip, size))
 }

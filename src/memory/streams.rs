@@ -63,6 +63,27 @@ struct Entry {
     confirmed: u64,
     /// A mark and the release count it covers.
     mark: Option<(Mark, u64)>,
+    /// The stamp ([`Streams::seq`]) of the oldest release not known to have passed (`NONE`:
+    /// every release passed).
+    oldest: u64,
+    /// The stamp of the first release after the mark was made (`NONE`: none yet).
+    after_mark: u64,
+}
+
+/// No stamp.
+const NONE: u64 = u64::MAX;
+
+impl Entry {
+    /// Marks the stream where it is now, covering every release so far (a mark made before
+    /// is forgotten).
+    fn mark_all<B: Storage>(&mut self, backend: &B) -> Result<()> {
+        if let Some((old, _)) = self.mark.take() {
+            old.forget(backend);
+        }
+        self.mark = Some((Mark::on(backend, self.stream)?, self.released));
+        self.after_mark = NONE;
+        Ok(())
+    }
 }
 
 /// A released allocation that other streams still use.
@@ -106,6 +127,9 @@ pub(crate) struct Streams {
     pub held_bytes: u64,
     /// Host time spent in [`settle`](Self::settle) waiting.
     pub waited: std::time::Duration,
+    /// Releases counted, on every stream: the stamp of the latest. Memory freed now is safe to
+    /// give back to the device once the [`horizon`](Self::horizon) has passed this.
+    pub seq: u64,
 }
 
 impl Streams {
@@ -124,15 +148,33 @@ impl Streams {
         if !self.active {
             return;
         }
+        self.seq += 1;
+        let seq = self.seq;
         match self.entries.iter_mut().find(|e| e.stream == stream) {
-            Some(e) => e.released += 1,
+            Some(e) => {
+                e.released += 1;
+                if e.oldest == NONE {
+                    e.oldest = seq;
+                }
+                if e.mark.is_some() && e.after_mark == NONE {
+                    e.after_mark = seq;
+                }
+            }
             None => self.entries.push(Entry {
                 stream,
                 released: 1,
                 confirmed: 0,
                 mark: None,
+                oldest: seq,
+                after_mark: NONE,
             }),
         }
+    }
+
+    /// The stamp of the oldest release on any stream not known to have passed (`u64::MAX`:
+    /// every release passed): memory freed at a lower stamp is used by no stream's work.
+    pub fn horizon(&self) -> u64 {
+        self.entries.iter().map(|e| e.oldest).min().unwrap_or(NONE)
     }
 
     /// Confirms the releases of every stream but `on` (`None`: of every stream), marking
@@ -165,11 +207,11 @@ impl Streams {
             if Some(e.stream) == on || e.released == e.confirmed {
                 continue;
             }
-            if e.mark.is_none_or(|(_, covers)| covers != e.released) {
-                if let Some((old, _)) = e.mark.take() {
-                    old.forget(backend);
-                }
-                e.mark = Some((Mark::on(backend, e.stream)?, e.released));
+            // Waiting, one mark covers every release. Polling, a mark made earlier is kept
+            // until it is done (a new one would only pass later), then another covers the rest.
+            let stale = e.mark.is_some_and(|(_, covers)| covers != e.released);
+            if e.mark.is_none() || (wait && stale) {
+                e.mark_all(backend)?;
             }
             let Some((mark, covers)) = e.mark else {
                 continue;
@@ -178,6 +220,16 @@ impl Streams {
                 mark.forget(backend);
                 e.mark = None;
                 e.confirmed = covers;
+                e.oldest = if covers == e.released {
+                    NONE
+                } else {
+                    e.after_mark
+                };
+                e.after_mark = NONE;
+                if e.confirmed != e.released {
+                    e.mark_all(backend)?;
+                    all = false;
+                }
             } else {
                 all = false;
             }

@@ -20,7 +20,9 @@ impl<B: Storage> Manager<B> {
     /// Free mapped pages of `kind` that may go now, up to `want` bytes (whole pages, the
     /// last piece rounded up to a page), largest free range first, not those of `keep`. Nothing
     /// may still use them: other streams' work on memory released here and the blocks' own;
-    /// without `wait`, only pages they have finished with are given.
+    /// without `wait`, only pages they have finished with are given: free ranges freed before
+    /// the oldest release some stream has not passed yet (`Streams::horizon`), in blocks whose
+    /// own work finished.
     pub(super) fn donor_pages(
         &mut self,
         backend: &B,
@@ -35,15 +37,18 @@ impl<B: Storage> Manager<B> {
         if want == 0 {
             return Ok(Vec::new());
         }
-        let mut candidates = self.pools[kind.index()].unmappable(page);
+        // Where a stream has not passed all its releases, only ranges freed before the oldest
+        // of those may go (waiting, every stream passes them all).
+        let mut horizon = u64::MAX;
+        if self.streams.active && !self.streams.settle(backend, None, wait)? {
+            horizon = self.streams.horizon();
+        }
+        let mut candidates = self.pools[kind.index()].unmappable(page, horizon);
         if let Some(k) = keep {
             let w = k.offset / page * page..(k.offset + k.size).next_multiple_of(page);
             candidates.retain(|(b, r)| *b != k.block || r.end <= w.start || w.end <= r.start);
         }
         if candidates.is_empty() {
-            return Ok(Vec::new());
-        }
-        if self.streams.active && !self.streams.settle(backend, None, wait)? {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();

@@ -81,6 +81,9 @@ impl<B: Storage> Manager<B> {
     pub(super) fn free_placement(&mut self, backend: &B, kind: MemoryKind, p: Placement) {
         let keep = self.settings.release_threshold;
         let pool = &mut self.pools[kind.index()];
+        // Freed after every release counted so far: given back to the device only once every
+        // stream passed them (`Streams::horizon`).
+        pool.stamp = self.streams.seq;
         if pool.free(p.chunk).is_some() && pool.empty_bytes > keep {
             self.release_empty(backend, kind, keep, false);
         }

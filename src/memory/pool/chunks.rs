@@ -39,6 +39,9 @@ pub(crate) struct Chunk {
     pub owner: Option<BufferKey>,
     /// A used chunk whose allocation may not move.
     pub pinned: bool,
+    /// A free chunk: the pool's release stamp ([`Pool::stamp`](super::Pool::stamp)) when its
+    /// bytes were last freed, the latest of the ranges it joins (0: never used).
+    pub freed_at: u64,
 }
 
 impl Chunk {
@@ -85,6 +88,7 @@ impl Chunks {
             state: State::Free,
             owner: None,
             pinned: false,
+            freed_at: 0,
         })
     }
 
@@ -104,6 +108,7 @@ impl Chunks {
             state: self[id].state,
             owner: None,
             pinned: false,
+            freed_at: self[id].freed_at,
         });
         if next != NIL {
             self[next].prev = tail;
@@ -118,6 +123,7 @@ impl Chunks {
     pub fn absorb_next(&mut self, id: u32) {
         let next = self[id].next;
         let (size, after) = (self[next].size, self[next].next);
+        self[id].freed_at = self[id].freed_at.max(self[next].freed_at);
         self[id].size += size;
         self[id].next = after;
         if after != NIL {

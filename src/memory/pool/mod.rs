@@ -91,6 +91,10 @@ pub(crate) struct Pool<Blk> {
     segment: Option<u32>,
     /// Bytes of pages given back inside blocks (part of their sizes, not of what they hold).
     pub unmapped_bytes: u64,
+    /// The release stamp that chunks freed now take (`Chunk::freed_at`): the memory manager's
+    /// count of stream releases ([`Streams::seq`](crate::memory::streams::Streams)), never
+    /// lower than any release of the bytes freed.
+    pub stamp: u64,
 }
 
 impl<Blk> Pool<Blk> {
@@ -107,6 +111,7 @@ impl<Blk> Pool<Blk> {
             block_count: 0,
             segment: None,
             unmapped_bytes: 0,
+            stamp: 0,
         }
     }
 
@@ -167,6 +172,7 @@ impl<Blk> Pool<Blk> {
                 state: State::Used,
                 owner: None,
                 pinned: false,
+                freed_at: 0,
             });
             let f = &mut self.chunks[id];
             f.offset += size;
@@ -329,7 +335,10 @@ impl<Blk> Pool<Blk> {
         u.offset = f_offset;
         u.prev = p;
         u.next = f;
+        let stamp = self.stamp;
         let fc = &mut self.chunks[f];
+        // It now covers bytes the moved allocation held.
+        fc.freed_at = fc.freed_at.max(stamp);
         fc.offset = f_offset + size;
         fc.prev = id;
         fc.next = n;
@@ -358,10 +367,12 @@ impl<Blk> Pool<Blk> {
         let Some(class) = self.block(b).map(|blk| blk.class as usize) else {
             return;
         };
+        let stamp = self.stamp;
         let c = &mut self.chunks[id];
         c.state = State::Free;
         c.owner = None;
         c.pinned = false;
+        c.freed_at = stamp;
         let (prev, next, offset, size) = (c.prev, c.next, c.offset, c.size);
         let prev_free = prev != NIL && self.chunks[prev].state == State::Free;
         let next_free = next != NIL && self.chunks[next].state == State::Free;
@@ -381,6 +392,7 @@ impl<Blk> Pool<Blk> {
             (false, true) => {
                 let n = &mut self.chunks[next];
                 let old = n.size;
+                n.freed_at = n.freed_at.max(stamp);
                 n.offset = offset;
                 n.size += size;
                 n.prev = prev;

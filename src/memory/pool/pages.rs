@@ -189,8 +189,9 @@ impl<Blk> Pool<Blk> {
     }
 
     /// Among the `limit` free chunks nearest `size` that hold it (as [`Pool::mapped_fit`]),
-    /// the place of `size` bytes that meets the fewest pages given back: the chunk, where in it
-    /// the place starts, and the unmapped bytes it meets.
+    /// the place of `size` bytes that meets the fewest pages given back (within each chunk, as
+    /// [`Unmapped::least_window`] finds it): the chunk, where in it the place starts, and the
+    /// unmapped bytes it meets.
     pub fn least_unmapped_fit(&self, size: u64, limit: usize) -> Option<(u32, u64, u64)> {
         let mut best: Option<(u32, u64, u64)> = None;
         for index in &self.free {
@@ -199,6 +200,13 @@ impl<Blk> Pool<Blk> {
                 let Some(blk) = self.block(c.block) else {
                     return false;
                 };
+                // A place in this chunk meets at least what the chunk's unmapped bytes exceed
+                // its room by: no better than the best found, it is not searched.
+                let floor =
+                    (blk.unmapped.bytes_in(c.offset..c.end())).saturating_sub(c.size - size);
+                if best.is_some_and(|b| floor >= b.2) {
+                    return false;
+                }
                 if let Some((at, bytes)) = blk.unmapped.least_window(c.offset..c.end(), size) {
                     if best.is_none_or(|b| bytes < b.2) {
                         best = Some((id, at - c.offset, bytes));
@@ -209,6 +217,36 @@ impl<Blk> Pool<Blk> {
             });
         }
         best
+    }
+
+    /// Takes `size` bytes from the free range, among the `limit` smallest that hold it, where
+    /// they meet the fewest pages given back, if fewer than placement `p` (taken) meets: fewer
+    /// pages to map or move.
+    pub fn take_least_unmapped(
+        &mut self,
+        size: u64,
+        limit: usize,
+        p: &Placement,
+    ) -> Option<Placement> {
+        let (id, skip, bytes) = self.least_unmapped_fit(size, limit)?;
+        let now = self
+            .block(p.block)
+            .map_or(0, |b| b.unmapped.bytes_in(p.offset..p.offset + p.size));
+        if bytes >= now {
+            return None;
+        }
+        Some(self.take_at(id, skip, size))
+    }
+
+    /// Takes `size` bytes at `skip` bytes into free chunk `id`.
+    pub fn take_at(&mut self, id: u32, skip: u64, size: u64) -> Placement {
+        let before = (skip > 0).then(|| self.take(id, skip));
+        // Carved from the front, the free rest keeps its id.
+        let p = self.take(id, size);
+        if let Some(before) = before {
+            self.free(before.chunk);
+        }
+        p
     }
 
     /// Whether placement `p` lies in part on pages given back.
@@ -260,14 +298,14 @@ impl<Blk> Pool<Blk> {
         cut
     }
 
-    /// The mapped whole pages inside free chunks of segment blocks, as (block, range), largest
-    /// free chunk first.
-    pub fn unmappable(&self, page: u64) -> Vec<(u32, Range<u64>)> {
+    /// The mapped whole pages inside free chunks of segment blocks freed before `horizon` (a
+    /// release stamp: `u64::MAX` for all), as (block, range), largest free chunk first.
+    pub fn unmappable(&self, page: u64, horizon: u64) -> Vec<(u32, Range<u64>)> {
         let mut chunks: Vec<(u64, u32, Range<u64>)> = Vec::new();
         for (b, _) in self.blocks().filter(|(_, blk)| blk.segment) {
             for id in self.chunks_of(b) {
                 let c = &self.chunks[id];
-                if c.state != State::Free {
+                if c.state != State::Free || c.freed_at >= horizon {
                     continue;
                 }
                 let inner = c.offset.next_multiple_of(page)..c.end() / page * page;
