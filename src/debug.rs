@@ -9,7 +9,7 @@ impl<B: crate::backend::Backend> crate::Context<B> {
 
     /// The cooperative-matrix configurations kernels may use: the backend's, unless
     /// [`DebugSettings::no_cooperative_matrix`].
-    pub(crate) fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+    pub(crate) fn cooperative_matrices(&self) -> &[crate::backend::CooperativeMatrix] {
         if self.debug.no_cooperative_matrix {
             &[]
         } else {

@@ -7,6 +7,7 @@ use crate::backend::{Backend, Storage};
 use crate::memory::manager::Access;
 use crate::transfers::Transfers;
 use crate::types::error::{Error, Result, StaleReason};
+use crate::types::write_only::WriteOnly;
 use crate::types::{MemoryKind, QueueIndex};
 use crate::BufferHandle;
 
@@ -123,7 +124,7 @@ impl<B: Backend> Transfers<'_, B> {
     pub fn fill_staging(
         &self,
         buf: &mut StagingBuffer<B>,
-        fill: impl FnOnce(crate::wgpu::WriteOnly<'_, [u8]>),
+        fill: impl FnOnce(WriteOnly<'_>),
     ) -> Result<()> {
         let block = self.own(buf)?;
         if buf.in_flight != 0 {

@@ -9,6 +9,7 @@ use bytemuck::Pod;
 
 pub use crate::staging_buffer::StagingBuffer;
 pub use crate::types::host_bytes::copy_to_staging;
+pub use crate::types::write_only::WriteOnly;
 
 use crate::backend::Backend;
 use crate::memory::{BufferHandle, EventKind};
@@ -180,7 +181,7 @@ impl<B: Backend> Transfers<'_, B> {
     /// [`staging_chunk`](Self::staging_chunk) bytes); the device copies chunk `i` while
     /// `fill` writes chunk `i + 1`.
     ///
-    /// The chunk is a [`WriteOnly`](crate::wgpu::WriteOnly) view: mapped staging may be
+    /// The chunk is a [`WriteOnly`] view: mapped staging may be
     /// write-combining, where reads crawl, and its earlier contents are none of the filler's
     /// business. Write all of it: bytes left unwritten are unspecified (earlier staging
     /// contents, never memory outside staging). `copy_from_slice`, `write_iter`, `fill` and
@@ -213,7 +214,7 @@ impl<B: Backend> Transfers<'_, B> {
         &self,
         handle: BufferHandle,
         range: Range<u64>,
-        mut fill: impl FnMut(u64, crate::wgpu::WriteOnly<'_, [u8]>),
+        mut fill: impl FnMut(u64, WriteOnly<'_>),
     ) -> Result<()> {
         let len = range.end.saturating_sub(range.start);
         let id = self.ctx.id;

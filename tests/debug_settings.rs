@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use common::Mk;
 use vramkit::backend::host::{HostBackend, HostBlock, HostTexture};
 use vramkit::backend::{
-    Backend, BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, MemoryInfo,
-    QueueIndex, Storage,
+    Backend, BackendLimits, BlockRange, Compute, Constants, CooperativeMatrix, CooperativeScalar,
+    DeviceInfo, KernelSource, MemoryInfo, QueueIndex, Storage,
 };
 use vramkit::kernels::{matmul_f16_kernel, matmul_with, MatmulDims, MatmulKernel};
 use vramkit::texture::TextureCopy;
@@ -116,19 +116,18 @@ fn allocations_are_logged_at_info_only_when_asked<B: Backend>(mk: Mk<B>) {
 struct Vendor {
     host: HostBackend,
     blas: bool,
-    coop: Vec<wgpu::CooperativeMatrixProperties>,
+    coop: Vec<CooperativeMatrix>,
     calls: AtomicUsize,
 }
 
 impl Vendor {
     fn new(blas: bool, coop: bool) -> Self {
-        let tile = wgpu::CooperativeMatrixProperties {
-            m_size: 16,
-            n_size: 16,
-            k_size: 16,
-            ab_type: wgpu::CooperativeScalarType::F16,
-            cr_type: wgpu::CooperativeScalarType::F32,
-            saturating_accumulation: false,
+        let tile = CooperativeMatrix {
+            m: 16,
+            n: 16,
+            k: 16,
+            inputs: CooperativeScalar::F16,
+            accumulator: CooperativeScalar::F32,
         };
         Self {
             host: HostBackend::default(),
@@ -139,7 +138,6 @@ impl Vendor {
     }
 }
 
-use vramkit::wgpu;
 
 // SAFETY: every method passes its arguments, and with them the caller's contract, to the host
 // backend, which keeps the promises of `Storage`.
@@ -300,7 +298,7 @@ unsafe impl Compute for Vendor {
         self.host.submit()
     }
 
-    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+    fn cooperative_matrices(&self) -> &[CooperativeMatrix] {
         &self.coop
     }
 }

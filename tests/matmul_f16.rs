@@ -206,9 +206,9 @@ fn auto_picks_the_cooperative_kernel_where_the_adapter_has_one<B: Backend>(mk: M
         .cooperative_matrices()
         .iter()
         .filter(|p| {
-            (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
-                && p.ab_type == wgpu::CooperativeScalarType::F16
-                && p.cr_type == wgpu::CooperativeScalarType::F32
+            (p.m, p.n, p.k) == (16, 16, 16)
+                && p.inputs == vramkit::backend::CooperativeScalar::F16
+                && p.accumulator == vramkit::backend::CooperativeScalar::F32
         })
         .copied()
         .collect();

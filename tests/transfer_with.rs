@@ -331,7 +331,7 @@ fn copy_to_staging_equals_a_plain_copy() {
         let src = random_bytes(len, len as u64);
         for shift in [0usize, 1, 7, 16, 33] {
             let mut dst = vec![0xA5u8; len + shift + 40];
-            let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[shift..shift + len]);
+            let view = vramkit::transfers::WriteOnly::from_mut(&mut dst[shift..shift + len]);
             vramkit::transfers::copy_to_staging(&src, view).expect("copy");
             assert!(
                 dst[shift..shift + len] == src[..],
@@ -348,7 +348,7 @@ fn copy_to_staging_equals_a_plain_copy() {
     }
     // Lengths that differ are a typed error, and nothing is written.
     let mut dst = [0xA5u8; 64];
-    let view = vramkit::wgpu::WriteOnly::from_mut(&mut dst[..32]);
+    let view = vramkit::transfers::WriteOnly::from_mut(&mut dst[..32]);
     match vramkit::transfers::copy_to_staging(&[1u8; 33], view) {
         Err(Error::ShapeMismatch { .. }) => {}
         other => panic!("33 bytes into 32 gave {other:?}"),

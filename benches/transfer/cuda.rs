@@ -186,7 +186,7 @@ fn one_size(c: &mut Criterion, ctx: &Ctx, wide: &Ctx, name: &str, size: usize) {
     }
     g.bench_function("host_copy_to_pinned_copy_to_staging", |b| {
         b.iter(|| {
-            let view = vramkit::wgpu::WriteOnly::from_mut(pinned.slice());
+            let view = vramkit::transfers::WriteOnly::from_mut(pinned.slice());
             vramkit::transfers::copy_to_staging(&data, view).expect("copy")
         })
     });

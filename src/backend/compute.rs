@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::{BlockRange, Storage};
 use crate::types::error::{Error, Result};
-use crate::types::QueueIndex;
+use crate::types::{CooperativeMatrix, QueueIndex};
 
 /// Values for a kernel's `override` constants, by name. The context builds one pipeline per
 /// kernel and set of values, and caches it.
@@ -283,11 +283,11 @@ pub unsafe trait Compute: Storage {
         })
     }
 
-    /// The cooperative-matrix (tensor core) configurations the device was opened with: those
-    /// the adapter reports (`wgpu::Adapter::cooperative_matrix_properties`) where the wgpu
-    /// backend enabled `EXPERIMENTAL_COOPERATIVE_MATRIX`, none elsewhere. Kernels that use
-    /// them (the f16 matmul's cooperative variant) run only when a matching one is listed.
-    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+    /// The cooperative-matrix (tensor core) configurations the device was opened with for
+    /// kernels to use (the wgpu backend lists those of the adapter it enabled; none elsewhere).
+    /// Kernels that use them (the f16 matmul's cooperative variant) run only when a matching
+    /// one is listed.
+    fn cooperative_matrices(&self) -> &[CooperativeMatrix] {
         &[]
     }
 

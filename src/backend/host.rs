@@ -18,6 +18,7 @@ use super::{
 use super::{ForeignStream, StreamMark};
 use crate::types::error::{Error, Result};
 use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::write_only::WriteOnly;
 use crate::types::{MemoryKind, QueueIndex};
 
 /// A block of host memory.
@@ -340,16 +341,16 @@ unsafe impl Storage for HostBackend {
         block: &HostBlock,
         offset: u64,
         len: usize,
-        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+        f: &mut dyn FnMut(WriteOnly<'_>),
     ) -> Result<()> {
         let mut bytes = lock(block);
         if bytes.is_empty() {
             // A block that keeps no bytes (`HostConfig::keep_bytes` off): the writes go nowhere.
             let mut tmp = crate::types::host_bytes::host_buffer(len as u64, "a staging fill")?;
-            f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
+            f(WriteOnly::from_mut(&mut tmp[..]));
             return Ok(());
         }
-        f(wgpu::WriteOnly::from_mut(
+        f(WriteOnly::from_mut(
             bytes.range_mut(range(offset, len as u64)),
         ));
         Ok(())

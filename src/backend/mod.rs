@@ -43,7 +43,9 @@ mod linear_texture;
 mod storage;
 mod stream;
 
-pub use crate::types::{BackendLimits, DeviceInfo, MemoryInfo, QueueIndex};
+pub use crate::types::{
+    BackendLimits, CooperativeMatrix, CooperativeScalar, DeviceInfo, MemoryInfo, QueueIndex,
+};
 pub use compute::{Compute, Constants, KernelBinding, KernelSource};
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;

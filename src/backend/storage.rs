@@ -3,6 +3,7 @@
 use super::{BackendLimits, DeviceInfo, ForeignStream, MemoryInfo, StreamMark};
 use crate::types::error::{Error, Result};
 use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::write_only::WriteOnly;
 use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
 
 /// Blocks of memory, host access, queue-ordered copies and clears, and submissions.
@@ -198,7 +199,7 @@ pub unsafe trait Storage: Send + Sync + 'static {
 
     /// Lets `f` write `len` bytes at `offset` of a host-visible block in place (pinned memory on
     /// CUDA, the mapped buffer on wgpu), so a producer fills staging with no extra copy. The
-    /// view is write-only ([`wgpu::WriteOnly`]): mapped memory may be write-combining, where
+    /// view is write-only ([`WriteOnly`]): mapped memory may be write-combining, where
     /// reads are very slow, and staging's old bytes are none of the producer's business. The
     /// default fills a zeroed temporary and [`write_host`](Storage::write_host)s it. If `f`
     /// panics, the panic propagates; the range then holds whatever `f` wrote.
@@ -211,10 +212,10 @@ pub unsafe trait Storage: Send + Sync + 'static {
         block: &Self::Block,
         offset: u64,
         len: usize,
-        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+        f: &mut dyn FnMut(WriteOnly<'_>),
     ) -> Result<()> {
         let mut tmp = crate::types::host_bytes::host_buffer(len as u64, "a staging fill")?;
-        f(wgpu::WriteOnly::from_mut(&mut tmp[..]));
+        f(WriteOnly::from_mut(&mut tmp[..]));
         // SAFETY: the caller's contract, passed on.
         unsafe { self.write_host(block, offset, &tmp) }
     }

@@ -55,7 +55,7 @@
 //! slice adds to C). The CPU twin and the error bound the tests hold the kernels to are in
 //! [`matmul_f16_cpu`](mod@super::matmul_f16_cpu).
 
-use crate::backend::Backend;
+use crate::backend::{Backend, CooperativeMatrix, CooperativeScalar};
 use crate::types::error::{Error, Result};
 use crate::SubmissionIndex;
 use crate::{shaders, Binding, BufferHandle, Context};
@@ -211,10 +211,12 @@ const MAX_BINDING: u64 = 1 << 31;
 
 /// Whether the backend lists the cooperative-matrix configuration of the cooperative kernel.
 fn has_cooperative<B: Backend>(ctx: &Context<B>) -> bool {
-    ctx.cooperative_matrices().iter().any(|p| {
-        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
-            && p.ab_type == wgpu::CooperativeScalarType::F16
-            && p.cr_type == wgpu::CooperativeScalarType::F32
+    ctx.cooperative_matrices().contains(&CooperativeMatrix {
+        m: 16,
+        n: 16,
+        k: 16,
+        inputs: CooperativeScalar::F16,
+        accumulator: CooperativeScalar::F32,
     })
 }
 

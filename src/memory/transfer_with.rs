@@ -18,9 +18,10 @@ use super::transfer::{copy_into_slot, pipelined_readback, slot_pieces, Transfer,
 use super::BufferHandle;
 use crate::backend::Storage;
 use crate::types::error::{Error, Result};
+use crate::types::write_only::WriteOnly;
 
 /// A caller's filler: the chunk's offset from the range's start, and the chunk to fill.
-pub(crate) type Fill<'f> = &'f mut dyn FnMut(u64, wgpu::WriteOnly<'_, [u8]>);
+pub(crate) type Fill<'f> = &'f mut dyn FnMut(u64, WriteOnly<'_>);
 /// A caller's reader: the chunk's offset from the range's start, and the chunk's bytes.
 pub(crate) type View<'f> = &'f mut dyn FnMut(u64, &[u8]);
 
@@ -73,7 +74,7 @@ impl<B: Storage> Transfer<'_, B> {
                 crate::types::host_bytes::host_buffer(chunk.min(len) as u64, "an upload chunk")?;
             for at in (0..len).step_by(chunk) {
                 let piece = &mut tmp[..chunk.min(len - at)];
-                f(at as u64, wgpu::WriteOnly::from_mut(&mut *piece));
+                f(at as u64, WriteOnly::from_mut(&mut *piece));
                 self.upload(h, range.start + at as u64, piece)?;
             }
             return Ok(());

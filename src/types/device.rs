@@ -29,6 +29,31 @@ pub struct BackendLimits {
     pub max_invocations: u32,
 }
 
+/// A cooperative-matrix (tensor core) configuration a device was opened with: `m × k` by
+/// `k × n` inputs of `inputs`, accumulated (and returned) in `accumulator`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CooperativeMatrix {
+    /// Rows of the first input and of the result.
+    pub m: u32,
+    /// Columns of the second input and of the result.
+    pub n: u32,
+    /// Columns of the first input, rows of the second.
+    pub k: u32,
+    /// Element type of the inputs.
+    pub inputs: CooperativeScalar,
+    /// Element type of the accumulator and the result.
+    pub accumulator: CooperativeScalar,
+}
+
+/// The element types of cooperative matrices vramkit's kernels use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CooperativeScalar {
+    /// IEEE half precision.
+    F16,
+    /// IEEE single precision.
+    F32,
+}
+
 /// Total and free memory of the device, where the API tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryInfo {

@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::types::error::{Error, Result};
+use crate::types::write_only::WriteOnly;
 
 /// Below this, one thread copies: fork and join would cost more than they save.
 const PARALLEL_FROM: usize = 1 << 20;
@@ -46,7 +47,7 @@ fn piece(len: usize) -> Option<usize> {
 ///
 /// # Errors
 /// [`Error::ShapeMismatch`] when the lengths differ (nothing is copied).
-pub fn copy_to_staging(src: &[u8], dst: wgpu::WriteOnly<'_, [u8]>) -> Result<()> {
+pub fn copy_to_staging(src: &[u8], dst: WriteOnly<'_>) -> Result<()> {
     if src.len() != dst.len() {
         return Err(Error::ShapeMismatch {
             expected: format!("a source of {} bytes, the chunk's length", dst.len()),
@@ -59,9 +60,9 @@ pub fn copy_to_staging(src: &[u8], dst: wgpu::WriteOnly<'_, [u8]>) -> Result<()>
 
 /// [`copy_to_staging`] where the lengths agree by construction: copies the first
 /// `min(src.len(), dst.len())` bytes.
-pub(crate) fn stream_copy(src: &[u8], mut dst: wgpu::WriteOnly<'_, [u8]>) {
+pub(crate) fn stream_copy(src: &[u8], mut dst: WriteOnly<'_>) {
     let src = &src[..src.len().min(dst.len())];
-    let base = dst.as_raw_ptr().cast::<u8>().as_ptr() as usize;
+    let base = dst.as_raw_ptr().as_ptr() as usize;
     let Some(piece) = piece(src.len()) else {
         // SAFETY: `dst` is a write-only view of at least `src.len()` bytes held exclusively
         // here.
@@ -95,13 +96,9 @@ pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
 /// # Safety
 /// 1. `at..at + len` is valid for writes and nothing else accesses it while the view lives.
 #[cfg(feature = "cuda")]
-pub(crate) unsafe fn write_only<'a>(at: *mut u8, len: usize) -> wgpu::WriteOnly<'a, [u8]> {
-    let ptr = std::ptr::NonNull::slice_from_raw_parts(
-        std::ptr::NonNull::new(at).unwrap_or(std::ptr::NonNull::dangling()),
-        len,
-    );
-    // SAFETY: the caller's contract; bytes need no alignment.
-    unsafe { wgpu::WriteOnly::new(ptr) }
+pub(crate) unsafe fn write_only<'a>(at: *mut u8, len: usize) -> WriteOnly<'a> {
+    // SAFETY: the caller's contract.
+    unsafe { WriteOnly::from_raw(at, len) }
 }
 
 /// Copies `src` to `dst..dst + src.len()` with streaming stores where the CPU has them.

@@ -12,10 +12,11 @@ pub(crate) mod host_bytes;
 pub(crate) mod memory;
 pub(crate) mod texture;
 pub(crate) mod units;
+pub(crate) mod write_only;
 
 #[cfg(feature = "nccl")]
 pub use collective::ReduceOp;
-pub use device::{BackendLimits, DeviceInfo, MemoryInfo};
+pub use device::{BackendLimits, CooperativeMatrix, CooperativeScalar, DeviceInfo, MemoryInfo};
 pub use memory::{Label, MemoryAdvice, MemoryKind, QueueIndex};
 
 /// Locks a mutex, ignoring poisoning: every critical section of vramkit leaves its data valid

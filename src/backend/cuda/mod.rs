@@ -42,6 +42,7 @@ use super::{
 use crate::types::error::{Error, Result};
 use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::write_only::WriteOnly;
 use crate::types::{MemoryAdvice, MemoryKind, QueueIndex};
 pub use config::CudaConfig;
 use driver::Device;
@@ -267,7 +268,7 @@ unsafe impl Storage for CudaBackend {
         block: &CudaBlock,
         offset: u64,
         len: usize,
-        f: &mut dyn FnMut(crate::wgpu::WriteOnly<'_, [u8]>),
+        f: &mut dyn FnMut(WriteOnly<'_>),
     ) -> Result<()> {
         let dst = block.host_ptr(offset, len)?;
         self.host_access(block, offset, len)?;

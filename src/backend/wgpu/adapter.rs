@@ -14,6 +14,7 @@
 //! debug settings travel in `ContextDesc::debug`.
 
 use crate::types::error::{Error, Result};
+use crate::types::{CooperativeMatrix, CooperativeScalar};
 
 /// Held while an instance is made and its adapters and devices are opened: one thread at a
 /// time in the process. NVIDIA's Vulkan driver (580, H200) hung with four threads opening
@@ -47,7 +48,7 @@ pub(super) type Opened = (
     wgpu::Adapter,
     wgpu::Device,
     wgpu::Queue,
-    Vec<wgpu::CooperativeMatrixProperties>,
+    Vec<CooperativeMatrix>,
 );
 
 /// The instance and adapters of the backends `WGPU_BACKEND` asks for (`default` otherwise).
@@ -223,7 +224,7 @@ pub(super) const COOPERATIVE_FEATURES: wgpu::Features =
 /// f16 A and B, f32 C, where the adapter offers `EXPERIMENTAL_COOPERATIVE_MATRIX`,
 /// `SHADER_F16` and `SUBGROUP` and its subgroups are exactly 32 wide; empty otherwise (lavapipe
 /// has none).
-pub(super) fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeMatrixProperties> {
+pub(super) fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<CooperativeMatrix> {
     let info = adapter.get_info();
     if !adapter.features().contains(COOPERATIVE_FEATURES)
         || info.subgroup_min_size != 32
@@ -233,7 +234,16 @@ pub(super) fn cooperative_f16(adapter: &wgpu::Adapter) -> Vec<wgpu::CooperativeM
     }
     let all = adapter.cooperative_matrix_properties();
     log::info!("vramkit: the adapter's cooperative matrices: {all:?}");
-    all.into_iter().filter(is_f16_16x16).collect()
+    all.into_iter()
+        .filter(is_f16_16x16)
+        .map(|p| CooperativeMatrix {
+            m: p.m_size,
+            n: p.n_size,
+            k: p.k_size,
+            inputs: CooperativeScalar::F16,
+            accumulator: CooperativeScalar::F32,
+        })
+        .collect()
 }
 
 /// Whether `p` is the configuration of shaders/matmul_f16_coop.wgsl.

@@ -42,7 +42,7 @@ unsafe impl Compute for WgpuBackend {
         self.launch(kernel, &bind_group, workgroups)
     }
 
-    fn cooperative_matrices(&self) -> &[wgpu::CooperativeMatrixProperties] {
+    fn cooperative_matrices(&self) -> &[crate::backend::CooperativeMatrix] {
         &self.cooperative
     }
 

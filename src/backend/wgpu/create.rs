@@ -114,7 +114,7 @@ impl WgpuBackend {
         adapter: wgpu::Adapter,
         device: wgpu::Device,
         queue: wgpu::Queue,
-        cooperative: Vec<wgpu::CooperativeMatrixProperties>,
+        cooperative: Vec<crate::backend::CooperativeMatrix>,
         own: bool,
     ) -> Self {
         let l = device.limits();

@@ -36,6 +36,7 @@ use super::{BackendLimits, DeviceInfo, MemoryInfo, Storage};
 use crate::types::error::{Error, Result};
 use crate::types::lock;
 use crate::types::texture::{TextureCopy, TextureDesc};
+use crate::types::write_only::WriteOnly;
 use crate::types::{MemoryKind, QueueIndex};
 
 /// The wgpu backend. See the [module docs](self).
@@ -59,7 +60,7 @@ pub struct WgpuBackend {
     /// The linear clamp-to-edge sampler of texture kernels, made on first use.
     sampler: OnceLock<wgpu::Sampler>,
     /// The cooperative-matrix configurations the device was opened with (see `adapter`).
-    cooperative: Vec<wgpu::CooperativeMatrixProperties>,
+    cooperative: Vec<crate::backend::CooperativeMatrix>,
     /// Shared by the backends of one device ([`on_same_device`](Self::on_same_device)).
     shared: Arc<()>,
 }
@@ -219,7 +220,7 @@ unsafe impl Storage for WgpuBackend {
                     .map_err(|e| Error::Backend {
                         message: format!("mapped write: {e}"),
                     })?;
-                crate::types::host_bytes::stream_copy(data, view.slice(at..at + data.len()));
+                crate::types::host_bytes::stream_copy(data, view.slice(at..at + data.len()).into());
                 Ok(())
             },
         )
@@ -248,7 +249,7 @@ unsafe impl Storage for WgpuBackend {
         block: &WgpuBlock,
         offset: u64,
         len: usize,
-        f: &mut dyn FnMut(wgpu::WriteOnly<'_, [u8]>),
+        f: &mut dyn FnMut(WriteOnly<'_>),
     ) -> Result<()> {
         self.check_lost()?;
         self.submit_before_map(block, true)?;
@@ -263,7 +264,7 @@ unsafe impl Storage for WgpuBackend {
                     .map_err(|e| Error::Backend {
                         message: format!("mapped write: {e}"),
                     })?;
-                f(view.slice(at..at + len));
+                f(view.slice(at..at + len).into());
                 Ok(())
             },
         )
@@ -400,5 +401,16 @@ unsafe impl Storage for WgpuBackend {
         self.completed.fetch_max(index, Ordering::AcqRel);
         self.prune_submitted();
         self.check_lost()
+    }
+}
+
+/// wgpu's mapped write view as the seam's.
+impl<'a> From<wgpu::WriteOnly<'a, [u8]>> for WriteOnly<'a> {
+    fn from(mut view: wgpu::WriteOnly<'a, [u8]>) -> Self {
+        let len = view.len();
+        let ptr = view.as_raw_element_ptr();
+        // SAFETY: wgpu's view holds `len` writable bytes at `ptr` exclusively for `'a`, and it
+        // is consumed here.
+        unsafe { Self::from_raw(ptr.as_ptr(), len) }
     }
 }
