@@ -138,7 +138,6 @@ impl Vendor {
     }
 }
 
-
 // SAFETY: every method passes its arguments, and with them the caller's contract, to the host
 // backend, which keeps the promises of `Storage`.
 unsafe impl Storage for Vendor {
