@@ -16,7 +16,8 @@
 //!   (as a release on its own stream) once every mark is done.
 //! - Before memory goes back to the device (a block freed, a segment end unmapped) every
 //!   stream's releases are confirmed, waiting where needed, as PyTorch synchronises before
-//!   `cudaFree`.
+//!   `cudaFree`; free pages inside a segment may go without a wait where they were freed
+//!   before the oldest release some stream has not passed ([`Streams::horizon`]).
 
 use super::pool::Placement;
 use crate::backend::{ForeignStream, Storage, StreamMark, StreamRef};

@@ -46,6 +46,7 @@ pub struct CooperativeMatrix {
 }
 
 /// The element types of cooperative matrices vramkit's kernels use.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CooperativeScalar {
     /// IEEE half precision.

@@ -43,10 +43,12 @@ impl<'a> WriteOnly<'a> {
     /// The view of `len` bytes at `ptr`.
     ///
     /// # Safety
-    /// 1. `ptr .. ptr + len` is valid for writes for `'a` (any pointer where `len` is 0).
+    /// 1. `ptr .. ptr + len` is valid for writes for `'a` (any pointer where `len` is 0), and
+    ///    `len` is at most `isize::MAX`.
     /// 2. Nothing else reads or writes those bytes while the view (or a view split from it)
     ///    lives.
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Self {
+        debug_assert!(!ptr.is_null() || len == 0, "a null pointer to {len} bytes");
         Self {
             ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
             len,
@@ -119,6 +121,14 @@ impl<'a> WriteOnly<'a> {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr(), self.len) };
     }
 
+    /// Writes the bytes of `iter` over the view from its start, until either runs out.
+    pub fn write_iter(self, iter: impl IntoIterator<Item = u8>) {
+        for (i, b) in iter.into_iter().take(self.len).enumerate() {
+            // SAFETY: `i < len`: a byte the view holds exclusively.
+            unsafe { self.ptr.add(i).write(b) };
+        }
+    }
+
     /// Writes `value` into every byte of the view.
     pub fn fill(&mut self, value: u8) {
         // SAFETY: the view holds `len` writable bytes exclusively.
@@ -126,7 +136,8 @@ impl<'a> WriteOnly<'a> {
     }
 
     /// The first byte's address, for writes of the caller's own (streaming stores, a copy
-    /// engine): `len()` bytes from it are writable while the view is borrowed.
+    /// engine): `len()` bytes from it are writable until the view (or a view split from it) is
+    /// next used or dropped.
     pub fn as_raw_ptr(&mut self) -> NonNull<u8> {
         self.ptr
     }
@@ -134,11 +145,11 @@ impl<'a> WriteOnly<'a> {
     fn bounds(&self, range: impl RangeBounds<usize>) -> (usize, usize) {
         let start = match range.start_bound() {
             Bound::Included(&s) => s,
-            Bound::Excluded(&s) => s.saturating_add(1),
+            Bound::Excluded(&s) => s.checked_add(1).expect("a range starting past usize::MAX"),
             Bound::Unbounded => 0,
         };
         let end = match range.end_bound() {
-            Bound::Included(&e) => e.saturating_add(1),
+            Bound::Included(&e) => e.checked_add(1).expect("a range ending past usize::MAX"),
             Bound::Excluded(&e) => e,
             Bound::Unbounded => self.len,
         };
@@ -179,6 +190,12 @@ mod tests {
         tail.slice(4..).fill(9);
         assert!(head.slice(5..).is_empty());
         assert_eq!(bytes, [1, 1, 1, 7, 8, 0, 0, 0, 0, 9]);
+        let mut short = [0u8; 3];
+        WriteOnly::from_mut(&mut short).write_iter(5..);
+        assert_eq!(short, [5, 6, 7]);
+        let mut long = [0u8; 3];
+        WriteOnly::from_mut(&mut long).write_iter([1]);
+        assert_eq!(long, [1, 0, 0]);
     }
 
     #[test]

@@ -272,8 +272,10 @@ impl<B: Storage> Manager<B> {
         };
         self.emit(DriverCall::Grow.since(start));
         let raw = made?;
-        // The backend may clear a new block on its own queue: other streams wait for that.
+        // The backend may clear a new block on its own queue: other streams wait for that, and
+        // its pages go back only after it.
         self.streams.on_release(StreamRef::Own);
+        self.pools[kind.index()].stamp = self.streams.seq;
         log::debug!("vramkit: new {kind:?} block of {block} B ({class:?})");
         self.emit(Change::BlockMade {
             kind,
@@ -407,7 +409,9 @@ impl<B: Storage> Manager<B> {
         let grown = backend.grow_block(&blk.raw, new_size);
         self.emit(DriverCall::Grow.since(start));
         grown?;
+        // The growth's clear on vramkit's own queue: as a new block's.
         self.streams.on_release(StreamRef::Own);
+        self.pools[kind.index()].stamp = self.streams.seq;
         log::debug!("vramkit: {kind:?} segment grew by {extra} B to {new_size} B");
         self.emit(Change::SegmentGrown { kind, bytes: extra });
         self.pools[kind.index()].extend(seg, extra);

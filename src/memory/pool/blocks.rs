@@ -31,12 +31,16 @@ impl<Blk> Pool<Blk> {
         let Some(blk) = self.block(b) else { return };
         let (last, class, old, live) = (blk.last, blk.class, blk.size, blk.live);
         let index = &mut self.free[class as usize];
+        // New bytes may be cleared by work counted as a release (`Pool::stamp`).
+        let stamp = self.stamp;
         if self.chunks[last].state == State::Free {
             index.remove(&mut self.chunks, last);
             self.chunks[last].size += extra;
+            self.chunks[last].freed_at = self.chunks[last].freed_at.max(stamp);
             index.insert(&mut self.chunks, last);
         } else {
             let id = self.chunks.new_free(b, old, extra);
+            self.chunks[id].freed_at = stamp;
             self.chunks[id].prev = last;
             self.chunks[last].next = id;
             index.insert(&mut self.chunks, id);
@@ -92,6 +96,8 @@ impl<Blk> Pool<Blk> {
     pub fn add_block(&mut self, raw: Blk, size: u64, class: Class, segment: bool) -> u32 {
         let b = self.vacant.pop().unwrap_or(self.blocks.len() as u32);
         let first = self.chunks.new_free(b, 0, size);
+        // A new block may be cleared by work counted as a release (`Pool::stamp`).
+        self.chunks[first].freed_at = self.stamp;
         self.free[class as usize].insert(&mut self.chunks, first);
         let block = PoolBlock {
             raw,
