@@ -62,6 +62,10 @@ struct Args {
     /// With --budget: audit the context every N events.
     #[arg(long, default_value_t = 0)]
     audit: usize,
+    /// The compaction slack in thousandths (`CompactionDesc::slack_permille`; default 5, and
+    /// with --pinned the C ABI's 19).
+    #[arg(long)]
+    slack: Option<u32>,
 }
 
 fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
@@ -70,8 +74,14 @@ fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
         debug: vramkit::DebugSettings::from_env(),
         ..Default::default()
     };
-    d.compaction.before_growth = !args.no_compaction && !args.pinned;
-    d.follow_live = args.pinned && !args.keep_pages;
+    if args.pinned {
+        d = replay::pinned_desc(d);
+        d.follow_live = !args.keep_pages;
+    }
+    d.compaction.before_growth &= !args.no_compaction;
+    if let Some(s) = args.slack {
+        d.compaction.slack_permille = s;
+    }
     d
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use vramkit::backend::Backend;
-use vramkit::{AllocDesc, BufferHandle, Context, Error};
+use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, Error};
 
 /// One event: an allocation of that many bytes, or the release of allocation number `i`
 /// (allocations are numbered from 0 in trace order).
@@ -111,6 +111,15 @@ pub struct Outcome {
 /// Whether replays make their allocations immovable, as the C ABI's are (PyTorch holds raw
 /// pointers): compaction can then move nothing.
 pub static PINNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The C ABI's settings for pinned replays: no compaction before growth (nothing could move),
+/// free pages following the live set, and its slack (the `slack` setting's default, 1.9 %).
+pub fn pinned_desc(mut d: ContextDesc) -> ContextDesc {
+    d.compaction.before_growth = false;
+    d.compaction.slack_permille = 19;
+    d.follow_live = true;
+    d
+}
 
 /// Replays `trace` on `ctx` (a fresh context). With `timed`, also takes each pair's time.
 pub fn replay<B: Backend>(ctx: &Context<B>, trace: &Trace, timed: bool) -> Outcome {

@@ -22,8 +22,12 @@
  *                              front, its pages as they are touched)
  *   VRAMKIT_FOLLOW_LIVE        "on" (default): free 2 MiB pages inside segments go
  *                              back to the device before new memory would take the
- *                              free memory past 0.5 % of the peak in use; "off"
- *                              keeps them until trim or pressure
+ *                              memory held past the slack over the peak in use;
+ *                              "off" keeps them until trim or pressure
+ *   VRAMKIT_SLACK              how far the memory held may pass the peak in use
+ *                              ("1.9%" or "0.019", the default); past three
+ *                              quarters of it, pages whose work finished go back,
+ *                              past all of it an allocation waits for them
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or

@@ -29,6 +29,9 @@ pub struct Config {
     pub follow_live: bool,
     /// Address space a host device's segment reserves (what it can grow to).
     pub host_reserve: u64,
+    /// How far, in thousandths, the memory held may pass the most ever in use
+    /// (`CompactionDesc::slack_permille`).
+    pub slack_permille: u32,
 }
 
 impl Default for Config {
@@ -41,18 +44,20 @@ impl Default for Config {
             trace: 0,
             follow_live: true,
             host_reserve: 4 << 30,
+            slack_permille: 19,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 7] = [
     "budget",
     "release_threshold",
     "backend",
     "trace",
     "follow_live",
     "host_reserve",
+    "slack",
 ];
 
 impl Config {
@@ -149,6 +154,10 @@ impl Config {
                 };
                 Ok(())
             }
+            "slack" => {
+                self.slack_permille = parse_slack(value)?;
+                Ok(())
+            }
             "trace" => {
                 self.trace = value.parse().map_err(|_| {
                     format!("trace `{value}`: give the timeline's capacity in events, e.g. 100000")
@@ -184,6 +193,22 @@ impl Config {
     /// The budget of device `d`.
     pub fn budget_of(&self, d: usize) -> Option<u64> {
         self.device_budgets.get(&d).copied().unwrap_or(self.budget)
+    }
+}
+
+/// A share of the peak in use: `2%` or `0.02`, at most 100 %.
+fn parse_slack(v: &str) -> Result<u32, String> {
+    let t = v.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 10.0),
+        None => (t, 1000.0),
+    };
+    match num.parse::<f64>() {
+        Ok(x) if (0.0..=1000.0).contains(&(x * scale)) => Ok((x * scale).round() as u32),
+        _ => Err(format!(
+            "slack `{v}`: give how far the memory held may pass the most ever in use, \
+             from 0 to 100 %, e.g. 2% or 0.02"
+        )),
     }
 }
 
@@ -249,10 +274,13 @@ mod tests {
         let mut c = Config::default();
         c.apply(
             "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
-             follow_live=off",
+             follow_live=off, slack=1.5%",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!c.follow_live);
+        assert_eq!(c.slack_permille, 15);
+        c.apply("slack=0.02").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.slack_permille, 20);
         assert_eq!(c.budget_of(0), Some(70 << 30));
         assert_eq!(c.budget_of(1), None);
         assert_eq!(c.budget_of(2), None);
@@ -286,6 +314,9 @@ mod tests {
             .unwrap_err()
             .contains("device number"));
         assert!(c.apply("trace=5, backend=metal").is_err());
+        for bad in ["slack=-1%", "slack=200%", "slack=NaN", "slack=lots"] {
+            assert!(c.apply(bad).unwrap_err().contains("0 to 100 %"), "{bad}");
+        }
         assert_eq!(c, Config::default(), "a refused string changes nothing");
     }
 }

@@ -83,6 +83,7 @@ impl Device {
             // go back instead.
             compaction: CompactionDesc {
                 before_growth: false,
+                slack_permille: config.slack_permille,
                 ..Default::default()
             },
             follow_live: config.follow_live,

@@ -10,7 +10,7 @@ backend run in subprocesses (see ``gpu.py``).
 import os
 
 os.environ["VRAMKIT_BACKEND"] = "host"
-for _name in ("VRAMKIT_BUDGET", "VRAMKIT_RELEASE_THRESHOLD", "VRAMKIT_TRACE", "VRAMKIT_FOLLOW_LIVE"):
+for _name in ("VRAMKIT_BUDGET", "VRAMKIT_RELEASE_THRESHOLD", "VRAMKIT_TRACE", "VRAMKIT_FOLLOW_LIVE", "VRAMKIT_SLACK"):
     os.environ.pop(_name, None)
 
 import pytest  # noqa: E402

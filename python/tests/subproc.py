@@ -23,7 +23,7 @@ SCRIPTS = Path(__file__).resolve().parent / "scripts"
 def script_env(**extra):
     """The environment of a script: CUDA backend, vramkit importable, no stray settings."""
     env = dict(os.environ)
-    for name in ("VRAMKIT_BACKEND", "VRAMKIT_BUDGET", "VRAMKIT_RELEASE_THRESHOLD", "VRAMKIT_TRACE", "VRAMKIT_FOLLOW_LIVE"):
+    for name in ("VRAMKIT_BACKEND", "VRAMKIT_BUDGET", "VRAMKIT_RELEASE_THRESHOLD", "VRAMKIT_TRACE", "VRAMKIT_FOLLOW_LIVE", "VRAMKIT_SLACK"):
         env.pop(name, None)
     package_parent = str(Path(vramkit.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)

@@ -14,6 +14,7 @@ def test_settings_string_in_plain_bytes():
     assert settings_string(backend="host", trace=100) == "backend=host;trace=100"
     assert settings_string(budget="none") == "budget=none"
     assert settings_string() == ""
+    assert settings_string(follow_live=True, slack=0.019) == "follow_live=on;slack=0.019"
 
 
 def test_per_device_budgets():
@@ -24,6 +25,7 @@ def test_per_device_budgets():
 def test_configure_returns_what_it_applied(no_budget):
     assert vramkit.configure(release_threshold="1GiB") == f"release_threshold={GiB}B"
     assert vramkit.configure(release_threshold="all") == "release_threshold=all"
+    assert vramkit.configure(slack=0.019) == "slack=0.019"
     assert vramkit.configure() == ""
 
 
@@ -57,6 +59,9 @@ def test_release_threshold_keeps_that_much_cached():
         ({"release_threshold": -5}, ValueError, "negative"),
         ({"backend": "rocm"}, ValueError, "'cuda', 'host'"),
         ({"trace": -1}, ValueError, "negative"),
+        ({"slack": 1.5}, ValueError, "between 0 and 1"),
+        ({"slack": float("nan")}, ValueError, "between 0 and 1"),
+        ({"slack": "2%"}, TypeError, "fraction"),
         ({"trace": "many"}, TypeError, "whole number"),
     ],
 )

@@ -4,7 +4,8 @@
 values; it is read before a device's first use (budgets and the release threshold
 also apply to devices already in use). The same settings can come from the
 environment (``VRAMKIT_BUDGET``, ``VRAMKIT_RELEASE_THRESHOLD``, ``VRAMKIT_BACKEND``,
-``VRAMKIT_TRACE``), read once at the library's first call.
+``VRAMKIT_TRACE``, ``VRAMKIT_FOLLOW_LIVE``, ``VRAMKIT_SLACK``), read once at the library's
+first call.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def settings_string(
     backend: Optional[str] = None,
     trace: Optional[int] = None,
     follow_live: Optional[bool] = None,
+    slack: Optional[float] = None,
 ) -> str:
     """The ``vramkit_configure`` text for the given values (``None``: left as it is)."""
     pairs = []
@@ -79,6 +81,12 @@ def settings_string(
         if not isinstance(follow_live, bool):
             raise TypeError(f"follow_live must be True or False, not {follow_live!r}")
         pairs.append(f"follow_live={'on' if follow_live else 'off'}")
+    if slack is not None:
+        if isinstance(slack, bool) or not isinstance(slack, (int, float)):
+            raise TypeError(f"slack must be a fraction of the peak in use such as 0.019, not {slack!r}")
+        if not 0 <= slack <= 1:
+            raise ValueError(f"slack must be between 0 and 1 (a fraction of the peak in use), got {slack!r}")
+        pairs.append(f"slack={slack!r}")
     return ";".join(pairs)
 
 
@@ -88,6 +96,7 @@ def configure(
     backend: Optional[str] = None,
     trace: Optional[int] = None,
     follow_live: Optional[bool] = None,
+    slack: Optional[float] = None,
 ) -> str:
     """Sets the allocator's configuration; returns the settings string it applied.
 
@@ -98,16 +107,21 @@ def configure(
     * ``backend``: ``"cuda"`` (the default) or ``"host"`` (host memory, for tests).
     * ``trace``: timeline capacity in events (0: off).
     * ``follow_live``: ``True`` (the default) gives free 2 MiB pages inside segments
-      back to the device before new memory would take the free memory past 0.5 % of
-      the peak in use (physical memory follows what is live, while no pointer moves);
-      ``False`` keeps them until :func:`trim` or a refusal.
+      back to the device before new memory would take the memory held past the slack
+      over the peak in use (physical memory follows what is live, while no pointer
+      moves); ``False`` keeps them until :func:`trim` or a refusal.
+    * ``slack``: with ``follow_live``, how far the memory held may pass the most ever
+      in use, as a fraction (default ``0.019``). Past three quarters of it, free pages
+      whose work finished go back; past all of it, an allocation waits for the device
+      to give pages back. A larger slack spends memory to save the driver's page
+      calls (tens of microseconds per 2 MiB page).
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
     the backend and trace settings take effect at a device's first use.
     Raises ``ValueError``/``TypeError`` for a bad value and
     :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
     """
-    text = settings_string(budget, release_threshold, backend, trace, follow_live)
+    text = settings_string(budget, release_threshold, backend, trace, follow_live, slack)
     if text:
         check(_lib.load().vramkit_configure(text.encode()), f"vramkit_configure({text!r})")
     return text

@@ -28,10 +28,13 @@ use crate::backend::Storage;
 use crate::types::error::Result;
 use crate::types::MemoryKind;
 
-/// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), how many times the
-/// compaction slack the memory held may pass the peak in use before an allocation waits for the
-/// device to give pages back (within it, only pages whose work finished go).
-const HARD_SLACK: u64 = 3;
+/// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), the share of the
+/// compaction slack (in quarters) past which free pages whose work finished go back. Between
+/// it and the whole slack, pages are kept until their work finishes; past the whole slack, an
+/// allocation waits for the device to give them back. Each page given back costs the driver
+/// tens of microseconds now and again when it is mapped again, so the quarter of the slack
+/// kept as a margin saves most of the page traffic of a workload whose live set moves.
+const SOFT_QUARTERS: u64 = 3;
 
 impl<B: Storage> Manager<B> {
     /// Maps the pages a placement touches that were given back, within the budget (giving
@@ -186,16 +189,24 @@ impl<B: Storage> Manager<B> {
         if self.settings.follow_live {
             // Physical memory stays within the slack over the most ever in use: free memory
             // is kept while in use is below its peak (the next step reuses it), and goes only
-            // where the next mapping would pass that. Within the slack, only pages whose work
-            // has finished go (the host never waits for the device in an allocation: that would
-            // stall the program's queue); past `HARD_SLACK` times the slack, the rest go after
-            // a wait.
+            // where the next mapping would pass that. Past `SOFT_QUARTERS` of the slack, only
+            // pages whose work has finished go (the host does not wait for the device in an
+            // allocation while it can help it: that would stall the program's queue); past the
+            // whole slack, the rest go after a wait.
             let peak = k.peak_in_use.max(in_use);
-            let slack = peak / 1000 * u64::from(self.settings.compaction.slack_permille);
-            excess = excess.max(after.saturating_sub(peak + slack));
-            must = must.max(after.saturating_sub(peak + HARD_SLACK * slack));
+            let (soft, slack) = self.page_slack(peak);
+            excess = excess.max(after.saturating_sub(peak + soft));
+            must = must.max(after.saturating_sub(peak + slack));
         }
         (excess, must)
+    }
+
+    /// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live) and `peak` bytes the
+    /// most in use: the bytes held past it from which free pages whose work finished go back,
+    /// and those past which the rest go after a wait (the compaction slack).
+    pub(super) fn page_slack(&self, peak: u64) -> (u64, u64) {
+        let slack = peak / 1000 * u64::from(self.settings.compaction.slack_permille);
+        (slack / 4 * SOFT_QUARTERS, slack)
     }
 
     /// After a release under a release threshold: gives back free pages past it, of blocks

@@ -317,13 +317,13 @@ impl<B: Storage> Manager<B> {
                     return Some(step);
                 }
                 // A growth costs the driver's mapping calls whatever its size: following the
-                // live set, it takes up to one slack more where the slack over the peak in use
-                // still allows (whole pages), so that the requests of a growing step do not
-                // each grow the segment.
+                // live set, it takes up to the part of the slack kept without waiting more,
+                // where the slack over the peak in use still allows (whole pages), so that the
+                // requests of a growing step do not each grow the segment.
                 let k = &self.counters.kinds[kind.index()];
-                let slack = k.peak_in_use.max(k.in_use + need) / 1000
-                    * u64::from(self.settings.compaction.slack_permille);
-                let ahead = self.slack_room(kind, need).min(step + slack) / page * page;
+                let (soft, slack) = self.page_slack(k.peak_in_use.max(k.in_use + need));
+                let room = self.slack_room(kind, need).saturating_sub(slack - soft);
+                let ahead = room.min(step + soft) / page * page;
                 Some(step.max(ahead.min(headroom / g.unit * g.unit)))
             }
             _ => g.segment_step(size, need, headroom),
