@@ -4,8 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::backend::host::HostBackend;
+#[cfg(feature = "wgpu")]
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
-use crate::backend::Backend;
+use crate::backend::{Backend, DefaultBackend};
 use crate::memory::access::SharedManager;
 use crate::memory::manager::{Manager, Settings};
 use crate::memory::staging::Staging;
@@ -107,7 +108,7 @@ pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, CachedKernel<K>>>;
 /// ctx.release(buf)?;
 /// # Ok::<(), vramkit::Error>(())
 /// ```
-pub struct Context<B: Backend = WgpuBackend> {
+pub struct Context<B: Backend = DefaultBackend> {
     pub(crate) id: u32,
     pub(crate) backend: B,
     pub(crate) mem: SharedManager<B>,
@@ -127,6 +128,7 @@ impl<B: Backend> std::fmt::Debug for Context<B> {
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl Context<WgpuBackend> {
     /// A context on the wgpu adapter chosen by `WGPU_BACKEND` / `WGPU_ADAPTER_NAME`, or the
     /// default one, with cooperative matrices unless [`DebugSettings::no_cooperative_matrix`]

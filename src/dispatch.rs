@@ -4,8 +4,8 @@
 //! they compile every kernel, vramkit's own included, with runtime bounds checks (WGSL's, and
 //! `BUF` in the CUDA twins), so no params can reach past a binding. vramkit's typed kernel
 //! functions ([`crate::kernels`]) validate their params against the bound sizes and launch the
-//! unchecked builds of its [guarded](crate::backend::KernelSource::is_guarded) kernels through
-//! the crate-private [`Context::dispatch_guarded`].
+//! builds without checks of kernels made [`unchecked`](crate::backend::KernelSource::unchecked)
+//! through [`Context::dispatch_unchecked`], whose `# Safety` states what the validation owes.
 
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl<B: Backend> Context<B> {
         let key = (
             label,
             entry,
-            source.is_guarded(),
+            source.is_unchecked(),
             constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
         );
         // A label names one source at a time: a different source under a cached label (WGSL
@@ -126,12 +126,27 @@ impl<B: Backend> Context<B> {
         workgroups: [u32; 3],
     ) -> Result<SubmissionIndex> {
         let kernel = &*kernel.as_checked();
-        self.dispatch_guarded(kernel, constants, bindings, params, workgroups)
+        // SAFETY: `as_checked` compiles the kernel with runtime bounds checks, which is all
+        // `dispatch_unchecked` asks of a kernel not made `unchecked`.
+        unsafe { self.dispatch_unchecked(kernel, constants, bindings, params, workgroups) }
     }
 
-    /// [`dispatch_with`](Self::dispatch_with) for vramkit's typed kernel functions, which have
-    /// validated `params` against the bound sizes: a guarded kernel runs without bounds checks.
-    pub(crate) fn dispatch_guarded(
+    /// [`dispatch_with`](Self::dispatch_with) without runtime checks for a kernel made
+    /// [`unchecked`](KernelSource::unchecked): the launch of a typed kernel function that has
+    /// validated its params against the bound sizes. The bindings, params size and grid are
+    /// still checked against the entry point and the device, as for every launch; any other
+    /// kernel is compiled with its checks, as by `dispatch_with`.
+    ///
+    /// # Safety
+    /// If `kernel` is [`unchecked`](KernelSource::is_unchecked):
+    /// 1. With these `params` and `constants`, every invocation of the grid `workgroups` reads
+    ///    and writes each storage binding only within the bytes bound (`size`, or to the
+    ///    allocation's end), and the params struct only within its size.
+    /// 2. Every loop of the kernel ends with these params.
+    ///
+    /// # Errors
+    /// As [`dispatch_with`](Self::dispatch_with).
+    pub unsafe fn dispatch_unchecked(
         &self,
         kernel: &KernelSource,
         constants: Constants<'_>,
@@ -153,11 +168,11 @@ impl<B: Backend> Context<B> {
                 .collect();
             let limits = self.backend.limits();
             signature.check(kernel, &sizes, &blocks, params.len(), workgroups, limits)?;
-            // SAFETY: `with_ranges` resolved every range inside its block for binding; a
-            // guarded kernel arrives here only from vramkit's typed kernel functions, which
-            // validated `params` (`dispatch_with` clears `guarded`), and any other kernel was
-            // compiled with bounds checks; the signature check above matched the bindings,
-            // params and grid to the entry point and the device.
+            // SAFETY: `with_ranges` resolved every range inside its block for binding; for an
+            // unchecked kernel the caller promised (this function's `# Safety`) that no
+            // invocation reaches past the ranges bound, and any other kernel was compiled with
+            // bounds checks; the signature check above matched the bindings, params and grid to
+            // the entry point and the device.
             unsafe { self.backend.dispatch(k, ranges, params, workgroups) }
         })?;
         Ok(self.submission(index))

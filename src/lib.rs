@@ -70,6 +70,7 @@ pub use types::error::{Error, Result, StaleReason};
 pub use types::error_kind::ErrorKind;
 pub use types::{Label, MemoryAdvice, MemoryKind};
 /// The wgpu version vramkit is built on, for interop through [`backend::wgpu::WgpuBackend`].
+#[cfg(feature = "wgpu")]
 pub use wgpu;
 
 /// The README's example compiles as a doctest.

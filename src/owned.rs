@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use crate::backend::wgpu::WgpuBackend;
 use crate::backend::Backend;
 use crate::memory::{AllocDesc, BufferHandle};
 use crate::types::error::Result;
@@ -36,7 +35,7 @@ use crate::Context;
 /// assert_eq!((ctx.stats().live, ctx.stats().releases), (0, 1));
 /// # Ok::<(), vramkit::Error>(())
 /// ```
-pub struct Owned<B: Backend = WgpuBackend> {
+pub struct Owned<B: Backend = crate::backend::DefaultBackend> {
     ctx: Arc<Context<B>>,
     handle: BufferHandle,
     /// Whether `Drop` still has to release the allocation.

@@ -22,16 +22,21 @@ macro_rules! cuda {
     };
 }
 
-/// One of vramkit's kernels: WGSL, its CUDA twin, and launched only through a function that
-/// validates its params (see [`KernelSource::is_guarded`]); [`Context::dispatch`] runs it with
-/// bounds checks.
+/// One of vramkit's kernels: WGSL, its CUDA twin, and launched without checks only through a
+/// function that validates its params (see [`KernelSource::unchecked`]); [`Context::dispatch`]
+/// runs it with bounds checks.
 ///
 /// [`Context::dispatch`]: crate::Context::dispatch
 macro_rules! kernel {
     ($label:expr, $wgsl:expr, $entry:expr, $cuda:expr) => {
         // SAFETY: `cuda!` puts common.cuh first, and every twin in shaders/cuda/ declares its
-        // bindings as `BUF(T)` and reaches memory only by indexing them.
-        unsafe { KernelSource::new($label, $wgsl, $entry).with_cuda($cuda) }.guarded()
+        // bindings as `BUF(T)` and reaches memory only by indexing them; every kernel in
+        // shaders/ writes the workgroup memory it reads before reading it.
+        unsafe {
+            KernelSource::new($label, $wgsl, $entry)
+                .with_cuda($cuda)
+                .unchecked()
+        }
     };
 }
 
@@ -66,7 +71,7 @@ pub const ADD: KernelSource = kernel!(
 /// `dst[i] = src[i]` over `n` 32-bit words: bindings `src`, `dst` (two ranges that do not
 /// overlap, of one buffer or two), then params `{ n: u32 }`; workgroups of 256, in x (and y
 /// past 65,535 of them). The wgpu backend copies within one buffer with it.
-pub const BUFFER_COPY: KernelSource = crate::backend::wgpu::copy::BUFFER_COPY;
+pub const BUFFER_COPY: KernelSource = crate::backend::buffer_copy::BUFFER_COPY;
 
 /// The matmul family's params struct in WGSL (`MatmulParams`, `K_SLICE`), composed in front of
 /// [`MATMUL_REGISTER`] and [`MATMUL_TILED`].

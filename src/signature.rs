@@ -11,6 +11,10 @@ use crate::types::BackendLimits;
 
 /// What one binding of an entry point is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(any(feature = "wgpu", feature = "cuda")),
+    allow(dead_code, reason = "only the WGSL reader makes slots")
+)]
 pub(crate) enum Slot {
     /// A storage buffer: its smallest size in bytes (WGSL's minimum binding size: the whole
     /// type, with one element of a runtime-sized array), and whether it is declared `read`
@@ -42,6 +46,7 @@ pub(crate) struct Signature {
     pub params: Option<u64>,
 }
 
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
 fn storage_format(f: naga::StorageFormat) -> Option<TextureFormat> {
     Some(match f {
         naga::StorageFormat::Rgba8Unorm => TextureFormat::Rgba8Unorm,
@@ -52,6 +57,7 @@ fn storage_format(f: naga::StorageFormat) -> Option<TextureFormat> {
     })
 }
 
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
 fn shader(source: &KernelSource, message: String) -> Error {
     Error::Shader {
         label: source.label().into(),
@@ -66,6 +72,7 @@ impl Signature {
     /// [`Error::Shader`] if the WGSL does not parse or validate, the entry point is missing,
     /// or its bindings are not storage buffers `0..n` of group 0 and at most one uniform at
     /// binding `n`.
+    #[cfg(any(feature = "wgpu", feature = "cuda"))]
     pub fn of(source: &KernelSource) -> Result<Self> {
         let wgsl = source.wgsl();
         let module = naga::front::wgsl::parse_str(wgsl)
@@ -172,6 +179,21 @@ impl Signature {
             read_only: buffers().map(|b| b.1).collect(),
             slots,
             params: params.map(|(_, size)| size),
+        })
+    }
+
+    /// A build with neither the wgpu nor the CUDA backend reads no WGSL: no backend of it runs
+    /// kernels (the host's refuses them).
+    ///
+    /// # Errors
+    /// Always [`Error::Unsupported`], naming the features that run kernels.
+    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
+    pub fn of(source: &KernelSource) -> Result<Self> {
+        Err(Error::Unsupported {
+            what: format!("kernel `{}`", source.label()),
+            reason: "this build of vramkit has no backend that runs kernels; build it with \
+                     feature `wgpu` (a default feature) or `cuda`"
+                .into(),
         })
     }
 

@@ -1,7 +1,10 @@
 //! Kernels whose source is made at run time (`KernelSource::owned`, a `String` built with
 //! `format!`), dispatched through `Context::dispatch`: results against the CPU, a new source
-//! under a cached label, and bounds checks that keep a wild launch inside its bindings. Then
-//! `Context::wait_for` on the index a launch returns, and `Context::limits`.
+//! under a cached label, and bounds checks that keep a wild launch inside its bindings. A
+//! kernel made `unchecked` outside vramkit, as a kernel crate makes its own: launched through
+//! `Context::dispatch_unchecked` after its caller validated the params, and still checked when
+//! a safe launch runs it wild. Then `Context::wait_for` on the index a launch returns, and
+//! `Context::limits`.
 
 mod common;
 
@@ -13,6 +16,7 @@ gpu_tests!(
     a_kernel_made_at_run_time_matches_the_cpu,
     a_new_source_under_a_cached_label_is_built_again,
     a_wild_runtime_kernel_stays_inside_its_bindings,
+    an_unchecked_kernel_runs_validated_and_a_safe_launch_keeps_its_checks,
     wait_for_a_launch_then_release_at_once,
     a_launch_the_driver_would_refuse_is_refused_before_recording,
 );
@@ -98,7 +102,7 @@ fn a_kernel_made_at_run_time_matches_the_cpu<B: Backend>(mk: Mk<B>) {
         let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
         ctx.upload_slice(x, &xs).expect("upload");
         let k = times(&format!("times {factor}"), factor);
-        assert!(!k.is_guarded(), "a caller's kernel is never guarded");
+        assert!(!k.is_unchecked(), "a caller's kernel is never guarded");
         run(&ctx, &k, x, y, n as u32);
         let ys: Vec<f32> = ctx.download_vec(y).expect("download");
         assert_eq!(bits(&ys), cpu(&xs, factor), "n = {n}, factor {factor}");
@@ -165,6 +169,65 @@ fn a_wild_runtime_kernel_stays_inside_its_bindings<B: Backend>(mk: Mk<B>) {
     let ys: Vec<f32> = ctx.download_vec(y).expect("download");
     assert_eq!(bits(&ys), cpu(&xs, 3.0));
     assert_eq!(ctx.download_vec::<f32>(x).expect("download"), xs);
+}
+
+fn an_unchecked_kernel_runs_validated_and_a_safe_launch_keeps_its_checks<B: Backend>(mk: Mk<B>) {
+    let ctx = mk(ContextDesc::default());
+    // SAFETY: `times` has no workgroup memory, and its twin is as `with_cuda` requires.
+    let k = unsafe { times("outside, unchecked", 2.0).unchecked() };
+    assert!(k.is_unchecked());
+    let n = 1000u32;
+    let xs = floats(n as usize, 17);
+    let x = ctx
+        .alloc(AllocDesc::new("x", 4 * u64::from(n)))
+        .expect("alloc");
+    let y = ctx
+        .alloc(AllocDesc::new("y", 4 * u64::from(n)))
+        .expect("alloc");
+    let guard = ctx.alloc(AllocDesc::new("after y", 1024)).expect("alloc");
+    let (yi, gi) = (
+        ctx.observe().allocation_info(y).expect("info"),
+        ctx.observe().allocation_info(guard).expect("info"),
+    );
+    assert!(
+        yi.block == gi.block
+            && gi.offset >= yi.offset + yi.reserved
+            && gi.offset < yi.offset + 16 * yi.size,
+        "the test needs its guard within reach of a wild write past y: {yi:?} {gi:?}"
+    );
+    let canary = random_bytes(1024, 77);
+    ctx.upload(guard, &canary).expect("upload");
+    ctx.upload_slice(x, &xs).expect("upload");
+    // The caller's validation: both bindings hold the `n` values the launch covers.
+    for h in [x, y] {
+        assert!(ctx.observe().allocation_info(h).expect("info").size >= 4 * u64::from(n));
+    }
+    // SAFETY: x and y hold n floats each (checked above) and invocations index only below n;
+    // the kernel has no loop.
+    unsafe {
+        ctx.dispatch_unchecked(
+            &k,
+            &[],
+            &[x.into(), y.into()],
+            &n.to_ne_bytes(),
+            [n.div_ceil(64), 1, 1],
+        )
+    }
+    .expect("unchecked launch");
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 2.0));
+    // The same source through a safe launch, wild: 16 times the bound values. It is built
+    // with its checks, so the allocation after y keeps its bytes. (Vulkan drivers with robust
+    // buffer access drop such writes themselves; CUDA has no such net, and there a build
+    // without checks overwrites the guard.)
+    run(&ctx, &k, x, y, 16 * n);
+    ctx.wait().expect("wait");
+    assert!(
+        ctx.download(guard).expect("download") == canary,
+        "a safe launch of an unchecked kernel wrote past its binding"
+    );
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 2.0));
 }
 
 /// A one-binding kernel `probe` whose WGSL declares `decl` (binding 0 is `x`) and runs

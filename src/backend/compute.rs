@@ -124,17 +124,24 @@ impl KernelSource {
         self
     }
 
-    /// Marks a kernel of vramkit whose every launch goes through a function that validates its
-    /// params against the bound sizes: backends compile it without runtime bounds checks, loop
-    /// bounding or zero-initialised workgroup memory (each such kernel writes the workgroup
-    /// memory it reads before reading it).
-    pub(crate) const fn guarded(mut self) -> Self {
+    /// This kernel without runtime checks: backends compile it without bounds checks on its
+    /// bindings, loop bounding or zero-initialised workgroup memory, for launches through
+    /// [`Context::dispatch_unchecked`](crate::Context::dispatch_unchecked), whose caller has
+    /// validated the params against the bound sizes (vramkit's typed kernel functions do so).
+    /// [`Context::dispatch`](crate::Context::dispatch) and the other safe launches still
+    /// compile it with the checks.
+    ///
+    /// # Safety
+    /// 1. Every invocation writes the workgroup memory it reads before reading it (it is not
+    ///    zeroed).
+    /// 2. The CUDA twin, if any, is as [`with_cuda`](Self::with_cuda) requires.
+    pub const unsafe fn unchecked(mut self) -> Self {
         self.guarded = true;
         self
     }
 
     /// This kernel as a caller's launch compiles it: with runtime bounds checks (a copy only
-    /// when it is one of vramkit's guarded kernels, whose static strings it shares).
+    /// when it was made unchecked, whose static strings it shares).
     pub(crate) fn as_checked(&self) -> Cow<'_, KernelSource> {
         if self.guarded {
             Cow::Owned(self.clone().checked())
@@ -170,9 +177,10 @@ impl KernelSource {
         as_str(&self.cuda)
     }
 
-    /// Whether a backend may compile this kernel without runtime bounds checks: true only for
-    /// vramkit's own kernels on the paths of their validating functions.
-    pub const fn is_guarded(&self) -> bool {
+    /// Whether a backend may compile this kernel without runtime bounds checks: made with
+    /// [`unchecked`](Self::unchecked) and launched through
+    /// [`Context::dispatch_unchecked`](crate::Context::dispatch_unchecked).
+    pub const fn is_unchecked(&self) -> bool {
         self.guarded
     }
 
@@ -206,7 +214,7 @@ const fn as_str<'a>(s: &'a Cow<'static, str>) -> &'a str {
 ///
 /// # Safety
 /// Implementations promise:
-/// 1. A kernel compiled from a source that is not [guarded](KernelSource::is_guarded) reaches
+/// 1. A kernel compiled from a source that is not [unchecked](KernelSource::is_unchecked) reaches
 ///    memory only inside the ranges bound to it, whatever its params (runtime bounds checks).
 /// 2. Launches are recorded like [`Storage`]'s copies: in recording order, under the same
 ///    submission indices.
@@ -215,7 +223,7 @@ pub unsafe trait Compute: Storage {
     type Kernel: Send + Sync + 'static;
 
     /// Compiles a kernel with values for its `override` constants: without runtime bounds
-    /// checks where the source is [guarded](KernelSource::is_guarded), with them otherwise.
+    /// checks where the source is [unchecked](KernelSource::is_unchecked), with them otherwise.
     fn compile(&self, source: &KernelSource, constants: Constants<'_>) -> Result<Self::Kernel>;
 
     /// Records a kernel launch: `bindings` are storage buffers `0..n` of group 0, `params` (if
@@ -226,7 +234,7 @@ pub unsafe trait Compute: Storage {
     ///    [`BackendLimits::offset_alignment`](super::BackendLimits::offset_alignment), its size
     ///    a non-zero multiple of 4 of at most
     ///    [`BackendLimits::max_binding_size`](super::BackendLimits::max_binding_size).
-    /// 2. If `kernel` was compiled from a [guarded](KernelSource::is_guarded) source, `params`
+    /// 2. If `kernel` was compiled from a [unchecked](KernelSource::is_unchecked) source, `params`
     ///    keep every access of the kernel inside its bound ranges (its validating function
     ///    checked them).
     /// 3. There is one range per storage binding of the entry point, each holding at least one
@@ -300,7 +308,7 @@ pub unsafe trait Compute: Storage {
     /// # Safety
     /// 1. Buffer ranges satisfy [`dispatch`](Compute::dispatch)'s first condition; each mip
     ///    level exists.
-    /// 2. `kernel` was compiled with bounds checks (not [guarded](KernelSource::is_guarded)).
+    /// 2. `kernel` was compiled with bounds checks (not [unchecked](KernelSource::is_unchecked)).
     /// 3. The bindings match the entry point's kinds one for one (a stored texture's format and
     ///    usage included; a stored texture is bound nowhere else in the launch), and `params`
     ///    and `workgroups` satisfy [`dispatch`](Compute::dispatch)'s third condition.

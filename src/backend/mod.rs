@@ -27,6 +27,7 @@
 //! manager's soundness rests on what an implementation promises (blocks as large as asked,
 //! work run in recording order, waits that wait); see each trait's `# Safety`.
 
+pub(crate) mod buffer_copy;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod host;
@@ -34,7 +35,19 @@ mod host_bytes;
 mod host_config;
 mod host_pages;
 mod host_streams;
+#[cfg(feature = "wgpu")]
 pub mod wgpu;
+
+/// The backend of a [`Context`](crate::Context) (and of [`Owned`](crate::Owned),
+/// [`DeviceSet`](crate::devices::DeviceSet)) that names none: wgpu with feature `wgpu` (a
+/// default feature), the host otherwise.
+#[cfg(feature = "wgpu")]
+pub type DefaultBackend = wgpu::WgpuBackend;
+/// The backend of a [`Context`](crate::Context) (and of [`Owned`](crate::Owned),
+/// [`DeviceSet`](crate::devices::DeviceSet)) that names none: wgpu with feature `wgpu` (a
+/// default feature), the host otherwise.
+#[cfg(not(feature = "wgpu"))]
+pub type DefaultBackend = host::HostBackend;
 
 mod compute;
 #[cfg(feature = "cuda")]

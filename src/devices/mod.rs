@@ -21,6 +21,7 @@ mod copy;
 mod direct;
 #[cfg(feature = "nccl")]
 mod nccl;
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
 mod open;
 mod stats;
 
@@ -63,7 +64,7 @@ pub struct DeviceHandle {
 /// assert_eq!(set.device(1)?.download(b.handle)?[..1000], [7; 1000]);
 /// # Ok::<(), vramkit::Error>(())
 /// ```
-pub struct DeviceSet<B: Backend = crate::backend::wgpu::WgpuBackend> {
+pub struct DeviceSet<B: Backend = crate::backend::DefaultBackend> {
     devices: Vec<Arc<Context<B>>>,
     total: Option<u64>,
     /// Holds the total's check and the allocation it admits together (sets with a total).

@@ -2,10 +2,12 @@
 //! device, one context each with the same description (so the same per-device budget).
 
 use super::DeviceSet;
+#[cfg(feature = "wgpu")]
 use crate::backend::wgpu::{WgpuBackend, WgpuConfig};
 use crate::types::error::Result;
 use crate::{Context, ContextDesc};
 
+#[cfg(feature = "wgpu")]
 impl DeviceSet<WgpuBackend> {
     /// A context on every adapter of the backends `WGPU_BACKEND` asks for (Vulkan, Metal and
     /// DX12 otherwise; CPU adapters such as lavapipe only where there is no other; a GPU that

@@ -107,7 +107,7 @@ impl Intermediate {
     /// (vertical), `weights` the weights buffer, `params` the pass's params.
     ///
     /// # Errors
-    /// As [`Context::dispatch_guarded`] or [`Textures::dispatch`](crate::texture::Textures::dispatch).
+    /// As [`Context::dispatch_unchecked`] or [`Textures::dispatch`](crate::texture::Textures::dispatch).
     #[allow(clippy::too_many_arguments, reason = "one pass's launch, all of it")]
     pub(crate) fn launch<B: Backend>(
         &self,
@@ -123,11 +123,11 @@ impl Intermediate {
         match *self {
             Self::Buffer(mid) => {
                 let (a, b) = if vertical { (mid, frame) } else { (frame, mid) };
-                // The blur checked its views against their buffers and the region against
-                // the source, and sized the intermediate to the region: the passes stay
-                // inside their bindings.
                 let bindings = [a.into(), b.into(), weights.into()];
-                ctx.dispatch_guarded(kernel, &[], &bindings, params, groups)
+                // SAFETY: the blur checked its views against their buffers and the region
+                // against the source, and sized the intermediate to the region and the weights
+                // to the taps the params name: the passes stay inside their bindings.
+                unsafe { ctx.dispatch_unchecked(kernel, &[], &bindings, params, groups) }
             }
             Self::Texture(mid) => {
                 let (a, b): (KernelArg, KernelArg) = if vertical {

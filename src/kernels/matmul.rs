@@ -290,16 +290,21 @@ pub fn matmul_with<B: Backend>(
                 } else {
                     &shaders::MATMUL_TILED
                 };
-                ctx.dispatch_guarded(
-                    source,
-                    &[
-                        ("BK", f64::from(cfg.bk)),
-                        ("UNROLL", f64::from(u8::from(cfg.unroll))),
-                    ],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
+                // SAFETY: the bindings hold the band's rows of A and C and all of B (checked
+                // above), and the kernel reads and writes only rows < m, columns < n and
+                // K values < k of them, in loops bounded by the params.
+                unsafe {
+                    ctx.dispatch_unchecked(
+                        source,
+                        &[
+                            ("BK", f64::from(cfg.bk)),
+                            ("UNROLL", f64::from(u8::from(cfg.unroll))),
+                        ],
+                        &bindings,
+                        bytemuck::bytes_of(&params),
+                        groups,
+                    )?
+                }
             } else {
                 let (wg_x, wg_y) = (8u64, 8u64);
                 let groups = [
@@ -307,13 +312,16 @@ pub fn matmul_with<B: Backend>(
                     rows.div_ceil(8 * wg_y) as u32,
                     1,
                 ];
-                ctx.dispatch_guarded(
-                    &shaders::MATMUL_REGISTER,
-                    &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
+                // SAFETY: as for the tiled kernel: the bindings hold what the params describe.
+                unsafe {
+                    ctx.dispatch_unchecked(
+                        &shaders::MATMUL_REGISTER,
+                        &[("WG_X", wg_x as f64), ("WG_Y", wg_y as f64)],
+                        &bindings,
+                        bytemuck::bytes_of(&params),
+                        groups,
+                    )?
+                }
             };
         }
         r0 += rows;

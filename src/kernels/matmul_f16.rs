@@ -350,16 +350,31 @@ fn matmul_f16<B: Backend>(
                     (shaders::MATMUL_F16_COOP, CoopTile::B128x128.block())
                 };
                 let groups = [n.div_ceil(bn) as u32, rows.div_ceil(bm) as u32, 1];
-                ctx.dispatch_guarded(&source, &[], &bindings, bytemuck::bytes_of(&params), groups)?
+                // SAFETY: the bindings hold the band's rows of A and C and all of B (checked
+                // above), and the kernel reads and writes only rows < m, columns < n and K
+                // values < k of them, in loops bounded by the params.
+                unsafe {
+                    ctx.dispatch_unchecked(
+                        &source,
+                        &[],
+                        &bindings,
+                        bytemuck::bytes_of(&params),
+                        groups,
+                    )?
+                }
             } else {
                 let groups = [n.div_ceil(64) as u32, rows.div_ceil(64) as u32, 1];
-                ctx.dispatch_guarded(
-                    &shaders::MATMUL_F16,
-                    &[("WG_X", 8.0), ("WG_Y", 8.0)],
-                    &bindings,
-                    bytemuck::bytes_of(&params),
-                    groups,
-                )?
+                // SAFETY: as for the cooperative kernels: the bindings hold what the params
+                // describe.
+                unsafe {
+                    ctx.dispatch_unchecked(
+                        &shaders::MATMUL_F16,
+                        &[("WG_X", 8.0), ("WG_Y", 8.0)],
+                        &bindings,
+                        bytemuck::bytes_of(&params),
+                        groups,
+                    )?
+                }
             };
         }
         r0 += rows;

@@ -8,17 +8,21 @@ use crate::backend::KernelSource;
 /// The cooperative f16 matmul (see [`MATMUL_F16_COOP`]) composed with a loader.
 macro_rules! coop_kernel {
     ($label:literal, $loader:literal) => {
-        KernelSource::new(
-            $label,
-            concat!(
-                "enable f16;\nenable wgpu_cooperative_matrix;\n",
-                include_str!("../../shaders/params/matmul_f16.wgsl"),
-                include_str!(concat!("../../shaders/", $loader, ".wgsl")),
-                include_str!("../../shaders/matmul_f16_coop.wgsl")
-            ),
-            "matmul",
-        )
-        .guarded()
+        // SAFETY: the kernel stages A and B in workgroup memory before it reads them there, and
+        // has no CUDA twin.
+        unsafe {
+            KernelSource::new(
+                $label,
+                concat!(
+                    "enable f16;\nenable wgpu_cooperative_matrix;\n",
+                    include_str!("../../shaders/params/matmul_f16.wgsl"),
+                    include_str!(concat!("../../shaders/", $loader, ".wgsl")),
+                    include_str!("../../shaders/matmul_f16_coop.wgsl")
+                ),
+                "matmul",
+            )
+            .unchecked()
+        }
     };
 }
 
@@ -39,19 +43,23 @@ pub const MATMUL_F16_COOP_VEC4: KernelSource =
 /// staging, `$grid` its subgroup grid and step: consts SGM, SGN, BK and NBUF.
 macro_rules! coop_big_kernel {
     ($label:literal, $loader:literal, $grid:literal) => {
-        KernelSource::new(
-            $label,
-            concat!(
-                "enable f16;\nenable wgpu_cooperative_matrix;\n",
-                include_str!("../../shaders/params/matmul_f16.wgsl"),
-                $grid,
-                include_str!("../../shaders/matmul_f16_coop_big_fetch.wgsl"),
-                include_str!(concat!("../../shaders/", $loader, ".wgsl")),
-                include_str!("../../shaders/matmul_f16_coop_big.wgsl")
-            ),
-            "matmul",
-        )
-        .guarded()
+        // SAFETY: the kernel stages A and B in workgroup memory before it reads them there, and
+        // has no CUDA twin.
+        unsafe {
+            KernelSource::new(
+                $label,
+                concat!(
+                    "enable f16;\nenable wgpu_cooperative_matrix;\n",
+                    include_str!("../../shaders/params/matmul_f16.wgsl"),
+                    $grid,
+                    include_str!("../../shaders/matmul_f16_coop_big_fetch.wgsl"),
+                    include_str!(concat!("../../shaders/", $loader, ".wgsl")),
+                    include_str!("../../shaders/matmul_f16_coop_big.wgsl")
+                ),
+                "matmul",
+            )
+            .unchecked()
+        }
     };
 }
 

@@ -81,6 +81,7 @@ pub(crate) fn stream_copy(src: &[u8], mut dst: WriteOnly<'_>) {
 ///
 /// # Panics
 /// If the lengths differ (as `copy_from_slice`).
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
 pub(crate) fn par_copy(src: &[u8], dst: &mut [u8]) {
     match piece(src.len()) {
         Some(piece) if src.len() == dst.len() => dst

@@ -120,7 +120,7 @@ pub(super) fn compile(
     log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
     let mut options = defines(constants.iter().copied());
     options.extend(defines(defaulted.iter().map(|(n, v)| (n.as_str(), *v))));
-    let checked = !source.is_guarded();
+    let checked = !source.is_unchecked();
     if checked {
         options.push("-DVRAMKIT_CHECKED".into());
     }

@@ -1,31 +1,13 @@
 //! Copies between two ranges of one buffer, which wgpu's `copy_buffer_to_buffer` refuses
 //! ("source and destination cannot be the same buffer"): a compute kernel
-//! ([`BUFFER_COPY`]) in chunks of at most the largest binding.
+//! ([`BUFFER_COPY`](crate::backend::buffer_copy::BUFFER_COPY)) in chunks of at most the largest binding.
 //! Compaction needs it when it moves an allocation within its block.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::{BlockRange, Compute, KernelSource};
+use crate::backend::buffer_copy::BUFFER_COPY;
+use crate::backend::{BlockRange, Compute};
 use crate::types::error::{Error, Result};
 use crate::types::QueueIndex;
-
-/// `dst[i] = src[i]` over `n` 32-bit words: bindings `src`, `dst` (two ranges that do not
-/// overlap, of one buffer or two), then params `{ n: u32 }`; workgroups of 256, in x (and y
-/// past 65,535 of them). The wgpu backend copies within one buffer with it.
-pub(crate) const BUFFER_COPY: KernelSource =
-    // SAFETY: common.cuh comes first, and the twin declares its bindings as `BUF(T)` and reaches
-    // memory only by indexing them.
-    unsafe {
-        KernelSource::new(
-            "buffer_copy",
-            include_str!("../../../shaders/buffer_copy.wgsl"),
-            "buffer_copy",
-        )
-        .with_cuda(concat!(
-            include_str!("../../../shaders/cuda/common.cuh"),
-            include_str!("../../../shaders/cuda/buffer_copy.cu")
-        ))
-    }
-    .guarded();
 
 impl WgpuBackend {
     fn copy_kernel(&self) -> Result<&WgpuKernel> {

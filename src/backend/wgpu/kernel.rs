@@ -29,7 +29,7 @@ pub(super) fn compile(
     // tile: a caller's kernel could reach past its bindings through one. Only vramkit's own
     // guarded kernels, whose launchers check every tile, may use cooperative matrices (naga
     // accepts `coop_mat` types only after `enable wgpu_cooperative_matrix;`).
-    if !source.is_guarded() && source.wgsl().contains("wgpu_cooperative_matrix") {
+    if !source.is_unchecked() && source.wgsl().contains("wgpu_cooperative_matrix") {
         return Err(Error::Unsupported {
             what: format!("cooperative matrices in kernel `{}`", source.label()),
             reason: "runtime bounds checks do not cover cooperative loads and stores, so \
@@ -38,7 +38,7 @@ pub(super) fn compile(
                 .into(),
         });
     }
-    let guarded = source.is_guarded();
+    let guarded = source.is_unchecked();
     let wgsl = if guarded {
         guarded_wgsl(source.wgsl()).into()
     } else {
@@ -49,8 +49,8 @@ pub(super) fn compile(
             label: Some(source.label()),
             source: wgpu::ShaderSource::Wgsl(wgsl),
         };
-        let module = if source.is_guarded() {
-            // SAFETY: guarded kernels are launched only with params their validating functions
+        let module = if source.is_unchecked() {
+            // SAFETY: unchecked kernels are launched only with params their validating functions
             // checked against the bound ranges (`Compute::dispatch`'s promise 2), so the
             // runtime bounds checks this skips could never trigger.
             unsafe {
@@ -71,7 +71,7 @@ pub(super) fn compile(
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants,
                     // vramkit's kernels write the workgroup memory they read first
-                    // (`KernelSource::guarded`'s promise).
+                    // (`KernelSource::unchecked`'s promise).
                     zero_initialize_workgroup_memory: !guarded,
                 },
                 cache: None,
@@ -175,7 +175,7 @@ mod tests {
             .iter()
             .chain(crate::shaders::FEATURE_KERNELS)
         {
-            if !kernel.is_guarded() {
+            if !kernel.is_unchecked() {
                 continue;
             }
             let module = naga::front::wgsl::parse_str(&guarded_wgsl(kernel.wgsl()))
