@@ -55,11 +55,13 @@ pub struct ContextDesc {
     /// ([`CompactionDesc::slack_permille`]) over the most ever in use, by giving back free
     /// pages inside them whenever a request maps new memory (default off). For allocations
     /// that cannot move (device pointers held by other code, as in the C ABI), where
-    /// compaction cannot gather free memory: physical memory then follows the live set. Within
-    /// the slack only pages whose work has finished go back (an allocation does not wait for
-    /// the device); past three times the slack, the manager waits for the work that used the
-    /// pages it gives back. Where the backend
-    /// has no pages to give back inside blocks (wgpu, fixed blocks), nothing happens.
+    /// compaction cannot gather free memory: physical memory then follows the live set. Past
+    /// three quarters of the slack, free pages whose work has finished go back (an allocation
+    /// does not wait for the device for them); past the whole slack, the manager waits for the
+    /// work that used the pages it gives back, so the memory held stays within the slack. The
+    /// quarter kept as a margin saves page calls where the live set moves; a larger slack
+    /// saves more, for more memory. Where the backend has no pages to give back inside blocks
+    /// (wgpu, fixed blocks), nothing happens.
     pub follow_live: bool,
     /// Backtraces, allocation logging and opt-outs of optional fast paths (all off by
     /// default); the library reads none of them from the environment.

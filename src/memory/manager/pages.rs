@@ -7,11 +7,11 @@
 //! - past the release threshold, the free pages beyond it;
 //! - with [`ContextDesc::follow_live`](crate::ContextDesc::follow_live) (the C ABI's setting,
 //!   where nothing can move), before new memory is mapped (a growth, or pages mapped again)
-//!   that would take the memory held past the compaction slack over the most ever in use:
-//!   free pages whose work has finished go back first, and past three times the slack any free
-//!   pages after a wait, so physical memory never passes the peak of the live set by more than
-//!   that (and the pages that hold live bytes in part), while free memory below the peak stays
-//!   mapped for the next step.
+//!   that would take the memory held past three quarters of the compaction slack over the most
+//!   ever in use: free pages whose work has finished go back first, and past the whole slack
+//!   any free pages after a wait, so physical memory never passes the peak of the live set by
+//!   more than the slack (and the pages that hold live bytes in part), while free memory below
+//!   the peak stays mapped for the next step.
 //!
 //! Giving pages back waits for every stream's work on memory released there (the manager's
 //! streams) and for the blocks' own last work, as a shrink does; mapping them again costs the

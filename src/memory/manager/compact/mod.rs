@@ -56,7 +56,9 @@ pub struct CompactionDesc {
     pub max_pass_bytes: u64,
     /// Growth that keeps a pool's reserved bytes within `1 + slack_permille / 1000` times the
     /// most it has had in use (this request included) goes ahead without compaction (default
-    /// 5: 0.5 %). 0 compacts whenever the free ranges could serve.
+    /// 5: 0.5 %). 0 compacts whenever the free ranges could serve. With
+    /// [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), also the most the memory
+    /// held may pass that peak.
     pub slack_permille: u32,
 }
 
