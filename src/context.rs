@@ -83,7 +83,7 @@ impl Default for ContextDesc {
     }
 }
 
-/// Pipelines by kernel label, entry point, whether guarded (built without bounds checks) and
+/// Pipelines by kernel label, entry point, whether unchecked (built without runtime checks) and
 /// override values (as bits), with the source each was built from (a hit must match it).
 pub(crate) type KernelKey = (
     std::borrow::Cow<'static, str>,

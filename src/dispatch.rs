@@ -138,11 +138,16 @@ impl<B: Backend> Context<B> {
     /// kernel is compiled with its checks, as by `dispatch_with`.
     ///
     /// # Safety
-    /// If `kernel` is [`unchecked`](KernelSource::is_unchecked):
-    /// 1. With these `params` and `constants`, every invocation of the grid `workgroups` reads
-    ///    and writes each storage binding only within the bytes bound (`size`, or to the
-    ///    allocation's end), and the params struct only within its size.
-    /// 2. Every loop of the kernel ends with these params.
+    /// If `kernel` is [`unchecked`](KernelSource::is_unchecked), then with these `params` and
+    /// `constants`, for every invocation of the grid `workgroups` (in the WGSL and in the CUDA
+    /// twin alike):
+    /// 1. Each storage binding is read and written only within the bytes bound (`size`, or to
+    ///    the allocation's end), the params struct only within its size, and every cooperative
+    ///    load or store covers a tile wholly inside its binding.
+    /// 2. Every index of an array, vector or matrix, in any address space (workgroup, private
+    ///    and function memory included), is in range.
+    /// 3. No integer division or remainder divides by zero or `MIN` by `-1`.
+    /// 4. Every loop ends.
     ///
     /// # Errors
     /// As [`dispatch_with`](Self::dispatch_with).

@@ -102,7 +102,10 @@ fn a_kernel_made_at_run_time_matches_the_cpu<B: Backend>(mk: Mk<B>) {
         let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
         ctx.upload_slice(x, &xs).expect("upload");
         let k = times(&format!("times {factor}"), factor);
-        assert!(!k.is_unchecked(), "a caller's kernel is never guarded");
+        assert!(
+            !k.is_unchecked(),
+            "a caller's kernel is checked unless made unchecked"
+        );
         run(&ctx, &k, x, y, n as u32);
         let ys: Vec<f32> = ctx.download_vec(y).expect("download");
         assert_eq!(bits(&ys), cpu(&xs, factor), "n = {n}, factor {factor}");

@@ -15,6 +15,11 @@ def test_settings_string_in_plain_bytes():
     assert settings_string(budget="none") == "budget=none"
     assert settings_string() == ""
     assert settings_string(follow_live=True, slack=0.019) == "follow_live=on;slack=0.019"
+    # A float subclass (numpy's float64 prints as `np.float64(...)`) is sent as a plain float.
+    class Wrapped(float):
+        def __repr__(self):
+            return f"Wrapped({float(self)})"
+    assert settings_string(slack=Wrapped(0.06)) == "slack=0.06"
 
 
 def test_per_device_budgets():

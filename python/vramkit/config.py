@@ -86,7 +86,7 @@ def settings_string(
             raise TypeError(f"slack must be a fraction of the peak in use such as 0.019, not {slack!r}")
         if not 0 <= slack <= 1:
             raise ValueError(f"slack must be between 0 and 1 (a fraction of the peak in use), got {slack!r}")
-        pairs.append(f"slack={slack!r}")
+        pairs.append(f"slack={float(slack)!r}")
     return ";".join(pairs)
 
 
@@ -114,10 +114,12 @@ def configure(
       in use, as a fraction (default ``0.019``). Past three quarters of it, free pages
       whose work finished go back; past all of it, an allocation waits for the device
       to give pages back. A larger slack spends memory to save the driver's page
-      calls (tens of microseconds per 2 MiB page).
+      calls (tens of microseconds per 2 MiB page). It counts in thousandths: values
+      round to the nearest 0.001.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
-    the backend and trace settings take effect at a device's first use.
+    the backend, trace, follow_live and slack settings take effect at a device's first
+    use.
     Raises ``ValueError``/``TypeError`` for a bad value and
     :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
     """

@@ -50,10 +50,11 @@ pub struct KernelSource {
     wgsl: Cow<'static, str>,
     entry: Cow<'static, str>,
     cuda: Cow<'static, str>,
-    /// Whether vramkit's own validating function launches it: only then may a backend compile
-    /// it without runtime bounds checks. Never set for a caller's kernel, and cleared by
+    /// Whether it was made [`unchecked`](Self::unchecked): only then may a backend compile it
+    /// without runtime checks, for launches through
+    /// [`Context::dispatch_unchecked`](crate::Context::dispatch_unchecked). Cleared by
     /// [`Context::dispatch`](crate::Context::dispatch), so params from safe code always meet
-    /// bounds checks.
+    /// the checks.
     guarded: bool,
 }
 
@@ -72,8 +73,8 @@ impl KernelSource {
     }
 
     /// A WGSL kernel from owned or borrowed strings, e.g. WGSL read from a file or generated
-    /// at run time: as [`new`](Self::new), with nothing leaked. Always compiled with runtime
-    /// bounds checks.
+    /// at run time: as [`new`](Self::new), with nothing leaked. Compiled with runtime bounds
+    /// checks unless made [`unchecked`](Self::unchecked).
     ///
     /// The context caches pipelines by label and entry point, and checks on a cache hit that
     /// the source is the one the pipeline was built from: a new source under an old label (a
@@ -132,9 +133,17 @@ impl KernelSource {
     /// compile it with the checks.
     ///
     /// # Safety
-    /// 1. Every invocation writes the workgroup memory it reads before reading it (it is not
-    ///    zeroed).
+    /// 1. Every workgroup-memory location an invocation reads was written before, by an
+    ///    invocation of the same workgroup, ordered before the read by a `workgroupBarrier`
+    ///    (`__syncthreads` in the CUDA twin): workgroup memory is not zeroed.
     /// 2. The CUDA twin, if any, is as [`with_cuda`](Self::with_cuda) requires.
+    /// 3. If the WGSL enables `wgpu_cooperative_matrix` (wgpu's experimental cooperative
+    ///    matrices, which runtime checks would not cover anyway): it uses only configurations
+    ///    the adapter lists ([`Compute::cooperative_matrices`]) and assumes subgroups of
+    ///    exactly 32, every cooperative operation is in uniform control flow, and its
+    ///    workgroup-memory pointers are 16-byte aligned with strides of multiples of 16 bytes.
+    ///    Launches must also keep every tile inside the bindings (see
+    ///    [`Context::dispatch_unchecked`](crate::Context::dispatch_unchecked)).
     pub const unsafe fn unchecked(mut self) -> Self {
         self.guarded = true;
         self
@@ -234,9 +243,11 @@ pub unsafe trait Compute: Storage {
     ///    [`BackendLimits::offset_alignment`](super::BackendLimits::offset_alignment), its size
     ///    a non-zero multiple of 4 of at most
     ///    [`BackendLimits::max_binding_size`](super::BackendLimits::max_binding_size).
-    /// 2. If `kernel` was compiled from a [unchecked](KernelSource::is_unchecked) source, `params`
-    ///    keep every access of the kernel inside its bound ranges (its validating function
-    ///    checked them).
+    /// 2. If `kernel` was compiled from an [unchecked](KernelSource::is_unchecked) source, the
+    ///    launch meets every item of
+    ///    [`Context::dispatch_unchecked`](crate::Context::dispatch_unchecked)'s `# Safety`
+    ///    (accesses inside the bound ranges, indices in range, no integer division by zero or
+    ///    overflow, loops that end).
     /// 3. There is one range per storage binding of the entry point, each holding at least one
     ///    element; `params` is as long as its params struct (or that rounded up to 16 bytes),
     ///    at most [`BackendLimits::max_params_size`](super::BackendLimits::max_params_size);

@@ -126,7 +126,8 @@ impl Intermediate {
                 let bindings = [a.into(), b.into(), weights.into()];
                 // SAFETY: the blur checked its views against their buffers and the region
                 // against the source, and sized the intermediate to the region and the weights
-                // to the taps the params name: the passes stay inside their bindings.
+                // to the taps the params name: the passes stay inside their bindings and their
+                // workgroup rows, divide only by constants, and loop over the taps.
                 unsafe { ctx.dispatch_unchecked(kernel, &[], &bindings, params, groups) }
             }
             Self::Texture(mid) => {

@@ -71,7 +71,7 @@ fn launch<B: Backend>(
     let groups = n.div_ceil(256);
     let bindings: Vec<Binding> = buffers.iter().map(|&h| h.into()).collect();
     // SAFETY: `same_length` checked that every buffer holds the `n` values the kernel
-    // covers; it has no loop.
+    // covers; it has no loop, no array of its own and no integer division.
     unsafe {
         ctx.dispatch_unchecked(
             kernel,

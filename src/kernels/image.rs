@@ -115,8 +115,9 @@ fn launch_wide<B: Backend>(
     let bindings: Vec<Binding> = bindings.iter().map(|&h| h.into()).collect();
     let groups = groups(dst.width.div_ceil(columns), dst.height);
     // SAFETY: every image function checked its views against their buffers and the region
-    // against the source (`check`, `region`), so the kernel stays inside its bindings, and its
-    // loops are bounded by the region and the filter's taps.
+    // against the source (`check`, `region`), so the kernel stays inside its bindings and its
+    // workgroup arrays, its integer divisions are by constants, and its loops are bounded by
+    // the region and the filter's taps.
     unsafe { ctx.dispatch_unchecked(kernel, &[], &bindings, bytemuck::bytes_of(params), groups) }
 }
 

@@ -291,8 +291,9 @@ pub fn matmul_with<B: Backend>(
                     &shaders::MATMUL_TILED
                 };
                 // SAFETY: the bindings hold the band's rows of A and C and all of B (checked
-                // above), and the kernel reads and writes only rows < m, columns < n and
-                // K values < k of them, in loops bounded by the params.
+                // above); the kernel reads and writes only rows < m, columns < n and K values
+                // < k of them and of its workgroup tiles, divides only by constants, and loops
+                // as far as the params say.
                 unsafe {
                     ctx.dispatch_unchecked(
                         source,

@@ -351,8 +351,9 @@ fn matmul_f16<B: Backend>(
                 };
                 let groups = [n.div_ceil(bn) as u32, rows.div_ceil(bm) as u32, 1];
                 // SAFETY: the bindings hold the band's rows of A and C and all of B (checked
-                // above), and the kernel reads and writes only rows < m, columns < n and K
-                // values < k of them, in loops bounded by the params.
+                // above, with every tile the launch covers); the kernel reads and writes only
+                // rows < m, columns < n and K values < k of them and of its workgroup tiles,
+                // divides only by constants, and loops as far as the params say.
                 unsafe {
                     ctx.dispatch_unchecked(
                         &source,

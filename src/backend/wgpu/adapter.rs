@@ -183,20 +183,20 @@ fn open_device(adapter: wgpu::Adapter, cooperative: bool) -> Result<Opened> {
         } else {
             // SAFETY: the token is wgpu's way of saying that its experimental features may
             // have bugs that safe calls reach. Only EXPERIMENTAL_COOPERATIVE_MATRIX is asked
-            // for, and only one kernel uses it: vramkit's own f16 matmul (shaders/
-            // matmul_f16_coop.wgsl), launched solely by `kernels::matmul_typed` after it has
-            // checked every size, with the 16×16×16 f16×f16→f32 subgroup-scope configuration
-            // the driver lists, a subgroup size of exactly 32 (its subgroups are the ones it
-            // was written for), uniform control flow around every cooperative operation, and
-            // workgroup-memory pointers 16-byte aligned with 16-byte-multiple strides; none of
-            // its indices depends on data it loads, so a wgpu or driver bug in the experimental
-            // path (e.g. workgroup-memory ordering under the Vulkan memory model, which naga
-            // switches such modules to) could give wrong values, which the tests would catch,
-            // but not an access outside its bindings. No other kernel's SPIR-V changes (naga adds the capability only to modules that use
-            // cooperative types), and callers' kernels cannot use the feature: the backend
-            // refuses any kernel that enables `wgpu_cooperative_matrix` unless it is one of
-            // vramkit's guarded ones (`kernel::compile`; naga's bounds checks would not cover
-            // a whole tile). The tests run the kernel against the f64 twin on the device that
+            // for, and only kernels made `unchecked` may use it: the backend refuses any other
+            // kernel that enables `wgpu_cooperative_matrix` (`kernel::compile`; naga's bounds
+            // checks would not cover a whole tile), and `KernelSource::unchecked` and
+            // `Context::dispatch_unchecked` make their callers promise what the feature needs:
+            // configurations the driver lists, subgroups of exactly 32, uniform control flow
+            // around every cooperative operation, workgroup-memory pointers 16-byte aligned
+            // with 16-byte-multiple strides, and tiles inside their bindings. vramkit's own f16
+            // matmul (shaders/matmul_f16_coop.wgsl) is launched solely by
+            // `kernels::matmul_typed` after it has checked every size; none of its indices
+            // depends on data it loads, so a wgpu or driver bug in the experimental path (e.g.
+            // workgroup-memory ordering under the Vulkan memory model, which naga switches such
+            // modules to) could give wrong values, which the tests would catch, but not an
+            // access outside its bindings. No other kernel's SPIR-V changes (naga adds the
+            // capability only to modules that use cooperative types). The tests run the kernel against the f64 twin on the device that
             // enables it. Code that takes the wgpu device (`WgpuBackend::device`) and builds
             // its own cooperative kernels is on wgpu's terms;
             // `DebugSettings::no_cooperative_matrix` opens the device without the feature.

@@ -26,9 +26,10 @@ pub(super) fn compile(
         source.label()
     );
     // naga's bounds checks cover a cooperative load's or store's first element, not its whole
-    // tile: a caller's kernel could reach past its bindings through one. Only vramkit's own
-    // guarded kernels, whose launchers check every tile, may use cooperative matrices (naga
-    // accepts `coop_mat` types only after `enable wgpu_cooperative_matrix;`).
+    // tile: a safe launch could reach past its bindings through one. Only kernels made
+    // `unchecked`, whose launchers promise to keep every tile inside its binding
+    // (`Context::dispatch_unchecked`), may use cooperative matrices (naga accepts `coop_mat`
+    // types only after `enable wgpu_cooperative_matrix;`).
     if !source.is_unchecked() && source.wgsl().contains("wgpu_cooperative_matrix") {
         return Err(Error::Unsupported {
             what: format!("cooperative matrices in kernel `{}`", source.label()),
@@ -50,9 +51,10 @@ pub(super) fn compile(
             source: wgpu::ShaderSource::Wgsl(wgsl),
         };
         let module = if source.is_unchecked() {
-            // SAFETY: unchecked kernels are launched only with params their validating functions
-            // checked against the bound ranges (`Compute::dispatch`'s promise 2), so the
-            // runtime bounds checks this skips could never trigger.
+            // SAFETY: unchecked kernels are launched only with params their callers checked
+            // (`Compute::dispatch`'s promise 2, `Context::dispatch_unchecked`'s `# Safety`): every
+            // index in range, no integer division by zero or overflow, loops that end, so the
+            // runtime checks this skips could never trigger.
             unsafe {
                 backend
                     .device

@@ -195,8 +195,8 @@ impl<B: Storage> Manager<B> {
             // whole slack, the rest go after a wait.
             let peak = k.peak_in_use.max(in_use);
             let (soft, slack) = self.page_slack(peak);
-            excess = excess.max(after.saturating_sub(peak + soft));
-            must = must.max(after.saturating_sub(peak + slack));
+            excess = excess.max(after.saturating_sub(peak.saturating_add(soft)));
+            must = must.max(after.saturating_sub(peak.saturating_add(slack)));
         }
         (excess, must)
     }
@@ -205,7 +205,8 @@ impl<B: Storage> Manager<B> {
     /// most in use: the bytes held past it from which free pages whose work finished go back,
     /// and those past which the rest go after a wait (the compaction slack).
     pub(super) fn page_slack(&self, peak: u64) -> (u64, u64) {
-        let slack = peak / 1000 * u64::from(self.settings.compaction.slack_permille);
+        let slack =
+            (peak / 1000).saturating_mul(u64::from(self.settings.compaction.slack_permille));
         (slack / 4 * SOFT_QUARTERS, slack)
     }
 

@@ -323,7 +323,7 @@ impl<B: Storage> Manager<B> {
                 let k = &self.counters.kinds[kind.index()];
                 let (soft, slack) = self.page_slack(k.peak_in_use.max(k.in_use + need));
                 let room = self.slack_room(kind, need).saturating_sub(slack - soft);
-                let ahead = room.min(step + soft) / page * page;
+                let ahead = room.min(step.saturating_add(soft)) / page * page;
                 Some(step.max(ahead.min(headroom / g.unit * g.unit)))
             }
             _ => g.segment_step(size, need, headroom),
