@@ -123,6 +123,59 @@ fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> any
 }
 
 #[test]
+fn following_the_live_set_keeps_free_pages_up_to_three_quarters_of_the_slack() -> anyhow::Result<()>
+{
+    // A slack of 8 % over a peak of 200 pages: 16 pages, of which three quarters (12, less the
+    // rounding of the permille: 11 whole pages) are kept mapped while free; past them, free
+    // pages whose work has finished go back (on the host, all work has).
+    let mut desc = ContextDesc {
+        follow_live: true,
+        ..Default::default()
+    };
+    desc.compaction.before_growth = false;
+    desc.compaction.slack_permille = 80;
+    let ctx = ctx(desc, None);
+    let ones: Vec<BufferHandle> = (0..200)
+        .map(|i| ctx.alloc(AllocDesc::new(format!("one {i}"), PAGE).uninit()))
+        .collect::<Result<_, _>>()?;
+    let reserved = || ctx.stats().kind(vramkit::MemoryKind::Device).reserved;
+    let peak = 200 * PAGE;
+    let slack = peak / 1000 * 80;
+    let kept = (slack / 4 * 3) / PAGE * PAGE;
+    assert!(
+        reserved() <= peak + kept,
+        "growing, the segment took at most the margin ahead"
+    );
+    // Holes of one page each, then requests of two pages that no hole holds: each maps pages,
+    // and free pages go back (or move) so that the memory held stays at the margin.
+    for (i, h) in ones.iter().enumerate() {
+        if i % 2 == 1 {
+            ctx.release(*h)?;
+        }
+    }
+    let mut twos = Vec::new();
+    for i in 0..40 {
+        twos.push(ctx.alloc(AllocDesc::new(format!("two {i}"), 2 * PAGE).uninit())?);
+        let held = reserved();
+        assert!(
+            held <= peak + kept,
+            "request {i}: {held} B held, past the peak and three quarters of the slack"
+        );
+    }
+    assert_eq!(
+        reserved(),
+        peak + kept,
+        "the free pages within the margin stay mapped"
+    );
+    assert!(ctx.stats().pages.moved_bytes + ctx.stats().pages.unmapped_bytes > 0);
+    for h in ones.iter().step_by(2).chain(&twos) {
+        ctx.release(*h)?;
+    }
+    ctx.observe().audit().check()?;
+    Ok(())
+}
+
+#[test]
 fn without_following_the_pool_keeps_its_holes() -> anyhow::Result<()> {
     // The same churn without follow_live: nothing goes back, so it holds more. This is what
     // the setting is for; if it ever stopped mattering, the test above would prove nothing.
