@@ -17,8 +17,9 @@
 //!    subgroups of exactly 32 (NVIDIA through Vulkan); 128×128 blocks of C per workgroup, tiles
 //!    of A and B staged in workgroup memory as f16, zero-padded at the edges, the next step's
 //!    loaded into registers while this one multiplies; 16-byte loads where K and N are
-//!    multiples of 8 (`MATMUL_F16_COOP_VEC4`), u32 pairs otherwise. Callers' own kernels may
-//!    not use cooperative matrices (bounds checks do not cover their tiles).
+//!    multiples of 8 (`MATMUL_F16_COOP_VEC4`), u32 pairs otherwise. Callers' own kernels use
+//!    cooperative matrices only when made `unchecked` and launched with
+//!    `Context::dispatch_unchecked` (bounds checks do not cover their tiles).
 //!
 //!    Block shapes ([`CoopTile`], chosen by [`MatmulKernel::CooperativeWith`]): the default
 //!    128×128 gives each of its 8 subgroups 32×64 of C (2×4 accumulators), so per 16 of K a

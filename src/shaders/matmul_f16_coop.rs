@@ -5,24 +5,38 @@
 
 use crate::backend::KernelSource;
 
-/// The cooperative f16 matmul (see [`MATMUL_F16_COOP`]) composed with a loader.
-macro_rules! coop_kernel {
-    ($label:literal, $loader:literal) => {
-        // SAFETY: the kernel stages A and B in workgroup memory before it reads them there, and
-        // has no CUDA twin.
+/// A cooperative f16 matmul module: the extensions and the params struct, then `$wgsl`.
+macro_rules! coop_source {
+    ($label:literal, $($wgsl:expr),+) => {
+        // SAFETY: (1) every kernel stages A and B in workgroup memory and passes a
+        // `workgroupBarrier` before it reads them there; (2) none has a CUDA twin; (3) each
+        // uses the 16×16×16 f16×f16→f32 subgroup configuration, launched by `matmul_typed` only
+        // where the adapter lists it with subgroups of 32, keeps every cooperative operation in
+        // uniform control flow, and aligns its workgroup-memory pointers to 16 bytes with
+        // strides of multiples of 16 bytes.
         unsafe {
             KernelSource::new(
                 $label,
                 concat!(
                     "enable f16;\nenable wgpu_cooperative_matrix;\n",
                     include_str!("../../shaders/params/matmul_f16.wgsl"),
-                    include_str!(concat!("../../shaders/", $loader, ".wgsl")),
-                    include_str!("../../shaders/matmul_f16_coop.wgsl")
+                    $($wgsl),+
                 ),
                 "matmul",
             )
             .unchecked()
         }
+    };
+}
+
+/// The cooperative f16 matmul (see [`MATMUL_F16_COOP`]) composed with a loader.
+macro_rules! coop_kernel {
+    ($label:literal, $loader:literal) => {
+        coop_source!(
+            $label,
+            include_str!(concat!("../../shaders/", $loader, ".wgsl")),
+            include_str!("../../shaders/matmul_f16_coop.wgsl")
+        )
     };
 }
 
@@ -43,23 +57,13 @@ pub const MATMUL_F16_COOP_VEC4: KernelSource =
 /// staging, `$grid` its subgroup grid and step: consts SGM, SGN, BK and NBUF.
 macro_rules! coop_big_kernel {
     ($label:literal, $loader:literal, $grid:literal) => {
-        // SAFETY: the kernel stages A and B in workgroup memory before it reads them there, and
-        // has no CUDA twin.
-        unsafe {
-            KernelSource::new(
-                $label,
-                concat!(
-                    "enable f16;\nenable wgpu_cooperative_matrix;\n",
-                    include_str!("../../shaders/params/matmul_f16.wgsl"),
-                    $grid,
-                    include_str!("../../shaders/matmul_f16_coop_big_fetch.wgsl"),
-                    include_str!(concat!("../../shaders/", $loader, ".wgsl")),
-                    include_str!("../../shaders/matmul_f16_coop_big.wgsl")
-                ),
-                "matmul",
-            )
-            .unchecked()
-        }
+        coop_source!(
+            $label,
+            $grid,
+            include_str!("../../shaders/matmul_f16_coop_big_fetch.wgsl"),
+            include_str!(concat!("../../shaders/", $loader, ".wgsl")),
+            include_str!("../../shaders/matmul_f16_coop_big.wgsl")
+        )
     };
 }
 

@@ -34,8 +34,9 @@ pub(super) fn compile(
         return Err(Error::Unsupported {
             what: format!("cooperative matrices in kernel `{}`", source.label()),
             reason: "runtime bounds checks do not cover cooperative loads and stores, so \
-                     kernels run by Context::dispatch may not use them; kernels::matmul_typed \
-                     runs vramkit's own"
+                     kernels run by Context::dispatch may not use them; make the kernel \
+                     KernelSource::unchecked and launch it with Context::dispatch_unchecked, \
+                     or use kernels::matmul_typed"
                 .into(),
         });
     }
