@@ -36,14 +36,15 @@ deps:
 	fi
 
 demo: deps
-	$(CARGO) run $(FLAGS) --example image_4k -- --budget 256MiB --out out
+	$(CARGO) run $(FLAGS) -p vramkit-image --bin image_4k -- --budget 256MiB --out out
 	@echo "the processed 4K test chart is in out/test_chart.png"
 
 test: deps
-	# tests/cli.rs runs the example binary; --all-targets builds examples only as test harnesses.
-	$(CARGO) build $(FLAGS) --examples
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
+	# The image pipeline and the image_4k tool (image/), whose tests run the tool's binary.
+	$(CARGO) test $(FLAGS) -p vramkit-image --all-targets
+	$(CARGO) test $(FLAGS) -p vramkit-image --doc
 	# The C ABI (capi/): its tests run on the host backend, and compile a C program against
 	# the shared library, which `cargo test` does not build by itself.
 	$(CARGO) build --release -p vramkit-capi
@@ -68,10 +69,11 @@ test-python:
 # The same tests in a debug build (overflow checks and debug assertions on): what users'
 # `cargo test` runs.
 test-debug: deps
-	$(CARGO) build $(if $(FEATURES),--features $(FEATURES)) --examples
 	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
+	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) -p vramkit-image --lib --tests
 	$(CARGO) build -p vramkit-capi
 	$(CARGO) test -p vramkit-capi
 
 bench: deps
 	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES))
+	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES)) -p vramkit-image

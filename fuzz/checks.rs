@@ -1,19 +1,19 @@
 //! What the fuzz targets check, written once: the targets in `fuzz_targets/` call these on
-//! generated inputs, and `tests/fuzz_corpus.rs` (on stable) replays the committed corpus
+//! generated inputs, and `image/tests/fuzz_corpus.rs` (on stable) replays the committed corpus
 //! through them. Each panics only where vramkit or the 4K tool is wrong.
 
 use std::io::Cursor;
 
 use vramkit::backend::Backend;
-use vramkit::image::{format_chain, parse_chain, Op, Pipeline};
 use vramkit::{Context, Error};
+use vramkit_image::{format_chain, parse_chain, Op, Pipeline};
 
 /// The 4K tool's input path, as the tool compiles it.
 #[allow(
     dead_code,
     reason = "the checks use only the decoding, not the file loading"
 )]
-#[path = "../examples/image_4k/input.rs"]
+#[path = "../image/src/bin/image_4k/input.rs"]
 pub mod input;
 
 use input::{decode, InputLimits, Samples};

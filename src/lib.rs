@@ -38,7 +38,6 @@ mod debug;
 mod device_ptr;
 pub mod devices;
 mod dispatch;
-pub mod image;
 pub mod interop;
 pub mod kernels;
 pub mod memory;

@@ -8,7 +8,7 @@ use std::ops::Range;
 use bytemuck::Pod;
 
 pub use crate::staging_buffer::StagingBuffer;
-pub use crate::types::host_bytes::copy_to_staging;
+pub use crate::types::host_bytes::{copy_to_staging, host_zeroed};
 pub use crate::types::write_only::WriteOnly;
 
 use crate::backend::Backend;

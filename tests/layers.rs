@@ -37,7 +37,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("device sets", &["devices"]),
     ("kernels", &["shaders", "kernels"]),
-    ("image", &["image"]),
 ];
 
 type Module = Vec<String>;

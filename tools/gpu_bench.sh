@@ -18,7 +18,7 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 export VRAMKIT_REQUIRE_GPU=1 VRAMKIT_REQUIRE_CUDA=1 WGPU_BACKEND=vulkan XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-FEATURES=${FEATURES:-cuda,trace-export}
+FEATURES=${FEATURES:-cuda}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || {
   echo "no NVIDIA GPU (nvidia-smi failed)"; exit 1; }
 status=0
@@ -29,14 +29,14 @@ esac
 
 if [ "${ONLY:-tests}" = tests ]; then
   echo "== tests (CUDA and NVIDIA Vulkan), log: $OUT/tests.log"
-  cargo test --release --features "$FEATURES" --all-targets -- --test-threads=4 \
+  cargo test --release --features "$FEATURES" -p vramkit -p vramkit-image --all-targets -- --test-threads=4 \
     >"$OUT/tests.log" 2>&1 || status=1
   grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | sort | uniq -c
 fi
 
 if [ "${ONLY:-benches}" = benches ]; then
   echo "== benches, log: $OUT/benches.log"
-  cargo bench --features "$FEATURES" >"$OUT/benches.log" 2>&1 || status=1
+  cargo bench --features "$FEATURES" -p vramkit -p vramkit-image >"$OUT/benches.log" 2>&1 || status=1
   grep -E "^[a-z_/0-9 ]+time:|thrpt:" "$OUT/benches.log" | head -80
 fi
 

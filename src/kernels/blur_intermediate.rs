@@ -39,9 +39,17 @@ fn buffer_bytes(width: u32, height: u32, half: bool) -> u64 {
     u64::from(width) * u64::from(height) * if half { 8 } else { 16 }
 }
 
-/// Bytes the planner counts for a `width × height` intermediate: the larger of the buffer and
-/// the texture (rows padded to 256 bytes), whichever the device will take.
-pub(crate) fn planned_bytes(width: u32, height: u32) -> u64 {
+/// Bytes a [`blur`](super::image::blur) charges the budget for its intermediate when it
+/// writes `width × height` pixels: the larger of the RGBA32F buffer and the RGBA32F texture
+/// (rows padded to 256 bytes), whichever the device will take. A tiling planner counts this
+/// for each blur of a tile.
+///
+/// ```
+/// use vramkit::kernels::image::blur_intermediate_bytes;
+/// assert_eq!(blur_intermediate_bytes(16, 2), 2 * 256);
+/// assert_eq!(blur_intermediate_bytes(3840, 2160), 3840 * 2160 * 16);
+/// ```
+pub fn blur_intermediate_bytes(width: u32, height: u32) -> u64 {
     let row = (u64::from(width) * 16).next_multiple_of(ROW_ALIGNMENT);
     buffer_bytes(width, height, false).max(row.saturating_mul(u64::from(height)))
 }

@@ -10,7 +10,7 @@
 //! them), and each function lists the format pairs it has kernels for (`select.rs`): filters
 //! and colour ops run RGBA8 → RGBA8 and RGBA32F → RGBA32F; `linear` also runs RGBA8 → RGBA32F
 //! and `srgb` RGBA32F → RGBA8, for the RGBA32F linear stages of an RGBA8 chain
-//! ([`crate::image`]). **sRGB-encoded frames** ([`PixelFormat::Srgba8`]: RGBA8 bytes read as
+//! (the `vramkit-image` crate). **sRGB-encoded frames** ([`PixelFormat::Srgba8`]: RGBA8 bytes read as
 //! linear light and written from it, by the io preludes `src_srgba8` / `dst_srgba8`) fuse a
 //! chain's leading `linear` and trailing `srgb` into the filter next to them: blur and resize
 //! run Srgba8 → RGBA32F and RGBA32F → Srgba8, and [`convert`] between Srgba8 and RGBA32F is
@@ -38,6 +38,7 @@ mod unorm;
 mod view;
 mod weights;
 
+pub use super::blur_intermediate::blur_intermediate_bytes;
 pub use blur::{
     blur, blur_area2, blur_area2_formats, BLUR_RUN, BLUR_STAGED_MAX_RADIUS,
     BLUR_STAGED_WORKGROUP_BYTES,
@@ -312,7 +313,7 @@ pub fn color<B: Backend>(
     op: ColorOp,
 ) -> Result<SubmissionIndex> {
     // Each op's kernels on RGBA32F and on RGBA8. The stages of an RGBA8 chain from `linear` to
-    // `srgb` are held in RGBA32F (see `crate::image`): those two ops also run between formats.
+    // `srgb` are held in RGBA32F (the `vramkit-image` crate does): those two ops also run between formats.
     let (f32k, u8k, between, extra): (_, _, Option<(_, _, &KernelSource)>, _) = match op {
         ColorOp::SrgbToLinear => (
             &shaders::SRGB_TO_LINEAR,

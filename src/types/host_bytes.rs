@@ -172,7 +172,14 @@ pub(crate) fn host_buffer(bytes: u64, what: &str) -> crate::Result<Vec<u8>> {
 /// # Errors
 /// [`Error::HostOutOfMemory`](crate::Error::HostOutOfMemory) naming the bytes and `what` they
 /// were for when the host cannot allocate them.
-pub(crate) fn host_zeroed<T: bytemuck::Zeroable>(bytes: u64, what: &str) -> crate::Result<Vec<T>> {
+///
+/// ```
+/// let pixels: Vec<u16> = vramkit::transfers::host_zeroed(10, "ten bytes")?;
+/// assert_eq!(pixels, [0; 5]);
+/// assert!(vramkit::transfers::host_zeroed::<u8>(u64::MAX, "too much").is_err());
+/// # Ok::<(), vramkit::Error>(())
+/// ```
+pub fn host_zeroed<T: bytemuck::Zeroable>(bytes: u64, what: &str) -> crate::Result<Vec<T>> {
     let refused = || crate::Error::HostOutOfMemory {
         requested: bytes,
         what: what.into(),

@@ -71,22 +71,6 @@ pub fn gpu(desc: ContextDesc) -> Context<WgpuBackend> {
     }
 }
 
-/// The 4K tool's binary, which `cargo build --examples` (run by `make test`) puts beside the
-/// test binaries: target/<profile>/deps/<test>-<hash> → target/<profile>/examples/image_4k.
-pub fn tool() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let tool = dir
-        .join("examples")
-        .join(format!("image_4k{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        tool.exists(),
-        "{} is missing: build it with `cargo test --all-targets` or `cargo build --examples`",
-        tool.display()
-    );
-    tool
-}
-
 /// Whether the adapter is Mesa's lavapipe (llvmpipe).
 pub fn is_lavapipe<B: Backend>(ctx: &Context<B>) -> bool {
     ctx.adapter_info().name.to_lowercase().contains("llvmpipe")

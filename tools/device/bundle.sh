@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: .device/bundle.sh "TEST..." "BENCH..." (either may be empty): builds (release,
 # --features nccl) and copies the named test and bench binaries (paths from cargo's JSON
-# messages, so a test and a bench of one name never mix up), the image_4k example and the
+# messages, so a test and a bench of one name never mix up), the image_4k binary and the
 # Vulkan loader into .device, stripped, as dev.tgz (the carry limit is 64 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh tools/device/frames.sh tools/device/tool_folder.sh tools/device/tool_devices.sh .device/
@@ -12,12 +12,13 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         print(m["target"]["name"], m["executable"])'; }
 targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
-cargo build --release --features nccl --example image_4k -q
-tools/device/vulkan_bundle.sh target/release/examples/image_4k >/dev/null
+cargo build --release --features nccl -p vramkit-image --bin image_4k -q
+tools/device/vulkan_bundle.sh target/release/image_4k >/dev/null
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
-cargo test --release --features nccl --no-run $(targets test "$1") --message-format=json 2>/dev/null | exe |
+# Test and bench names are looked for in both crates (vramkit, and vramkit-image for the image ones).
+cargo test --release --features nccl --no-run -p vramkit -p vramkit-image $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
-[ -z "$2" ] || cargo bench --features nccl --no-run $(targets bench "$2") --message-format=json 2>/dev/null | exe |
+[ -z "$2" ] || cargo bench --features nccl --no-run -p vramkit -p vramkit-image $(targets bench "$2") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/

@@ -17,7 +17,7 @@ pub enum PixelFormat {
     /// 8-bit RGBA holding sRGB-encoded colour (alpha linear), like wgpu's `Rgba8UnormSrgb`:
     /// the bytes of [`Rgba8`](Self::Rgba8), which kernels read as linear light and write from
     /// linear light. A chain's leading `linear` and trailing `srgb` run inside the kernels that
-    /// read and write such frames (see [`crate::image`]); the filters and
+    /// read and write such frames (as the `vramkit-image` crate does); the filters and
     /// [`convert`](super::convert) take it to and from RGBA32F.
     Srgba8,
 }

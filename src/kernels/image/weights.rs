@@ -1,5 +1,5 @@
 //! The weights of the blur kernels and the one place a Gaussian's radius is computed: the blur
-//! kernel's taps, [`Op::radius`](crate::image::Op::radius) and the tiling planner's halos all
+//! kernel's taps, the `vramkit-image` ops' radius and the tiling planner's halos all
 //! come from [`gaussian_radius`], so a tile's halo is always the kernel's reach (f32 and f64
 //! disagree on ⌈3σ⌉ at σ = 6.666667 or 7.3333335; a halo one short shifted seam pixels).
 

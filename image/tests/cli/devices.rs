@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use vramkit::backend::wgpu::{WgpuBackend, WgpuConfig};
-use vramkit::image::{parse_chain, Pipeline};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Pipeline};
 
 use super::common::try_gpu;
 use super::{refused, run, write_png};

@@ -1,13 +1,14 @@
 //! The tiling planner (pure logic, no GPU) and tiled runs that must equal untiled ones byte for
 //! byte while the memory manager's peak stays under the budget.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{format_chain, parse_chain, Op, Pipeline, PixelFormat, Rect};
 use vramkit::kernels::image::ResizeFilter;
 use vramkit::{ContextDesc, Error};
+use vramkit_image::{format_chain, parse_chain, Op, Pipeline, PixelFormat, Rect};
 
 gpu_tests!(
     tiled_runs_equal_untiled_runs_within_the_budget,

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use image::metadata::Orientation;
 use image::{ColorType, ImageDecoder, ImageError, ImageFormat, ImageReader};
-use vramkit::image::{MAX_FRAME_PIXELS, MAX_SIDE};
+use vramkit_image::{MAX_FRAME_PIXELS, MAX_SIDE};
 
 // Beside this file whichever crate includes it (the tool, the fuzz checks).
 #[path = "container.rs"]
@@ -339,7 +339,7 @@ fn check_size([w, h]: [u32; 2], limits: &InputLimits) -> Result<(), InputError> 
     if w > limits.max_side || h > limits.max_side {
         return Err(InputError::TooLarge(format!(
             "the image is {w}x{h} pixels: a side longer than {} pixels, the most a frame can \
-             have (vramkit::image::MAX_SIDE; no flag raises it); give a smaller image",
+             have (vramkit_image::MAX_SIDE; no flag raises it); give a smaller image",
             limits.max_side
         )));
     }
@@ -351,7 +351,7 @@ fn check_size([w, h]: [u32; 2], limits: &InputLimits) -> Result<(), InputError> 
             format!("raise it with --max-pixels {pixels}")
         } else {
             format!(
-                "--max-pixels goes up to {} (vramkit::image::MAX_FRAME_PIXELS), no further; give \
+                "--max-pixels goes up to {} (vramkit_image::MAX_FRAME_PIXELS), no further; give \
                  a smaller image",
                 InputLimits::TOOL.max_pixels
             )

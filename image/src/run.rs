@@ -10,16 +10,16 @@ use std::time::Instant;
 
 use super::ops::{Op, Rect};
 use super::{FrameReport, Pipeline};
-use crate::backend::Backend;
-use crate::kernels::image::{
+use vramkit::backend::Backend;
+use vramkit::kernels::image::{
     blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
 };
-use crate::types::error::{Error, Result};
-use crate::types::host_bytes::host_zeroed;
-use crate::{AllocDesc, BufferHandle, Context};
+use vramkit::transfers::host_zeroed;
+use vramkit::{AllocDesc, BufferHandle, Context};
+use vramkit::{Error, Result};
 
 /// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).
-pub(super) trait Channel: bytemuck::Pod + Default {
+pub(super) trait Channel: vramkit::bytemuck::Pod + Default {
     /// The frame's format on the device, at the run's edges.
     const FORMAT: PixelFormat;
     /// The format as messages name it.
@@ -99,7 +99,7 @@ impl Pipeline {
         let bpp = T::FORMAT.bytes_per_pixel();
         let [w, h] = self.input_size();
         let in_bytes = u64::from(w) * u64::from(h) * bpp;
-        let input: &[u8] = bytemuck::cast_slice(input);
+        let input: &[u8] = vramkit::bytemuck::cast_slice(input);
         if input.len() as u64 != in_bytes {
             return Err(Error::ShapeMismatch {
                 expected: format!("an {} frame of {w}×{h} ({in_bytes} bytes)", T::NAME),
@@ -167,7 +167,7 @@ impl Pipeline {
             let mut result = Ok(0);
             let mut tile_host = 0;
             for t in &tiles {
-                result = self.run_tile(ctx, input, *t, bytemuck::cast_slice_mut(out));
+                result = self.run_tile(ctx, input, *t, vramkit::bytemuck::cast_slice_mut(out));
                 match result {
                     Ok(bytes) => tile_host = tile_host.max(bytes),
                     Err(_) => break,

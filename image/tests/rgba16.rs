@@ -2,14 +2,15 @@
 //! 16 bits kept end to end (an 8-bit path fails the exact round trip), tiled == untiled, and
 //! the RGBA16 conversions and their refusals at the kernel level.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Op, Pipeline, PixelFormat, Rect};
 use vramkit::kernels::image::{self, Blur, ImageView, ResizeFilter};
 use vramkit::kernels::image_cpu::{blur_cpu, color_cpu, resize_cpu, Rgba};
 use vramkit::{AllocDesc, ContextDesc, Error};
+use vramkit_image::{parse_chain, Op, Pipeline, PixelFormat, Rect};
 
 gpu_tests!(
     sixteen_bit_runs_match_the_cpu_twins,
@@ -22,7 +23,7 @@ const W: u32 = 97;
 const H: u32 = 61;
 
 fn frame(w: u32, h: u32, seed: u64) -> Vec<u16> {
-    bytemuck::pod_collect_to_vec(&random_bytes((w * h * 8) as usize, seed))
+    vramkit::bytemuck::pod_collect_to_vec(&random_bytes((w * h * 8) as usize, seed))
 }
 
 fn to_f32(px: &[u16]) -> Vec<Rgba> {
@@ -180,10 +181,11 @@ fn rgba16_conversions_round_trip_and_refuse_filters<B: Backend>(mk: Mk<B>) {
         alloc(PixelFormat::Rgba32F),
         alloc(PixelFormat::Rgba16),
     );
-    ctx.upload(a.handle, bytemuck::cast_slice(&px))
+    ctx.upload(a.handle, vramkit::bytemuck::cast_slice(&px))
         .expect("upload");
     image::convert(&ctx, &a, &f, [0, 0]).expect("unpack");
-    let floats: Vec<Rgba> = bytemuck::pod_collect_to_vec(&ctx.download(f.handle).expect("read"));
+    let floats: Vec<Rgba> =
+        vramkit::bytemuck::pod_collect_to_vec(&ctx.download(f.handle).expect("read"));
     // v / 65535 within the GPU's division error (2.5 ulp).
     for (g, want) in floats.iter().zip(to_f32(&px)) {
         for c in 0..4 {
@@ -191,7 +193,8 @@ fn rgba16_conversions_round_trip_and_refuse_filters<B: Backend>(mk: Mk<B>) {
         }
     }
     image::convert(&ctx, &f, &b, [0, 0]).expect("pack");
-    let back: Vec<u16> = bytemuck::pod_collect_to_vec(&ctx.download(b.handle).expect("read"));
+    let back: Vec<u16> =
+        vramkit::bytemuck::pod_collect_to_vec(&ctx.download(b.handle).expect("read"));
     assert_eq!(back, px, "RGBA16 -> RGBA32F -> RGBA16");
     // Filters and 8-bit conversions do not take RGBA16: typed, naming what they take.
     let refused = [

@@ -11,17 +11,18 @@
 //! `VRAMKIT_BENCH_QUICK=1` uses 1280×720; without `--bench` (as `cargo test --all-targets` runs
 //! it) a 96×64 frame once. References for the same machine: `benches/reference/image_cupy.py`.
 
+#[path = "../../benches/common/mod.rs"]
 mod common;
 
 use std::time::Instant;
 
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, test_chart, Pipeline};
 use vramkit::kernels::image::{
     blur, blur_area2, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView,
     PixelFormat, ResizeFilter, BLUR_RUN,
 };
 use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
+use vramkit_image::{parse_chain, test_chart, Pipeline};
 
 /// Median per-call seconds of `f` and of its host part alone.
 fn time<B: Backend>(
@@ -98,7 +99,7 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         ctx.dispatch(
             &shaders::BUFFER_COPY,
             &[src.handle, dst.handle],
-            bytemuck::bytes_of(&words),
+            vramkit::bytemuck::bytes_of(&words),
             [words.div_ceil(256), 1, 1],
         )
     };
@@ -115,7 +116,8 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
             let hnd = ctx
                 .alloc(AllocDesc::new("weights", wts.len() as u64 * 4))
                 .expect("alloc");
-            ctx.upload(hnd, bytemuck::cast_slice(&wts)).expect("upload");
+            ctx.upload(hnd, vramkit::bytemuck::cast_slice(&wts))
+                .expect("upload");
             (hnd, (wts.len() / 2) as u32)
         })
         .collect();
@@ -132,7 +134,7 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
                 radius,
                 ..Default::default()
             };
-            let params = bytemuck::bytes_of(&p);
+            let params = vramkit::bytemuck::bytes_of(&p);
             let hg = [w.div_ceil(16 * BLUR_RUN), h.div_ceil(16), 1];
             let vg = [w.div_ceil(16), h.div_ceil(16 * BLUR_RUN), 1];
             let hb = [src.handle, mid, wts];

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use image::metadata::Orientation;
 use image::{DynamicImage, ExtendedColorType, ImageEncoder};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline};
 use vramkit::{Context, ContextDesc};
+use vramkit_image::{parse_chain, Pipeline};
 
 use super::common::{random_bytes, try_gpu};
 use super::{png_header_only, refused, run, write_png};

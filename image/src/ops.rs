@@ -4,10 +4,10 @@
 
 use std::fmt;
 
-use crate::kernels::image::{
+use vramkit::kernels::image::{
     blur_weights, gaussian_radius, Blur, ColorOp, ResizeFilter, MAX_RADIUS,
 };
-use crate::types::error::{Error, Result};
+use vramkit::{Error, Result};
 
 /// The longest side of a frame, at every stage of a pipeline: 65,536 pixels. Resize kernels
 /// compute source positions in f32, which at this size still resolve 1/256 of a pixel.
@@ -70,7 +70,7 @@ impl Rect {
 /// `Display` writes that text back.
 ///
 /// ```
-/// use vramkit::image::Op;
+/// use vramkit_image::Op;
 /// let op: Op = "blur:sigma=1.5".parse()?;
 /// assert_eq!(op, Op::Blur { sigma: 1.5 });
 /// assert_eq!(op.to_string(), "blur:sigma=1.5");
@@ -155,9 +155,9 @@ pub(super) const CONTRAST: &str =
     "contrast is a finite number from -1000 to 1000, e.g. adjust:contrast=1.2";
 pub(super) const GAMMA: &str = "gamma is a finite number from 0.001 to 1000, e.g. adjust:gamma=2.2";
 pub(super) const SIDE: &str =
-    "a frame's side is 1 to 65536 pixels (vramkit::image::MAX_SIDE), e.g. resize:1920x1080";
+    "a frame's side is 1 to 65536 pixels (vramkit_image::MAX_SIDE), e.g. resize:1920x1080";
 pub(super) const PIXELS: &str = "a frame holds at most 1073741824 pixels \
-     (vramkit::image::MAX_FRAME_PIXELS, e.g. 32768x32768), e.g. resize:7680x4320";
+     (vramkit_image::MAX_FRAME_PIXELS, e.g. 32768x32768), e.g. resize:7680x4320";
 
 pub(super) fn sigma_ok(sigma: f32) -> bool {
     sigma.is_finite()
@@ -196,7 +196,7 @@ impl Op {
     /// [`Error::InvalidParameter`] naming the parameter and the op, and saying what is accepted.
     ///
     /// ```
-    /// use vramkit::image::Op;
+    /// use vramkit_image::Op;
     /// assert!(Op::Blur { sigma: 2.0 }.validate().is_ok());
     /// assert!(Op::Blur { sigma: f32::NAN }.validate().is_err());
     /// ```

@@ -2,7 +2,7 @@
 //! frame, and tiling that gives the same output as an untiled run.
 //!
 //! - **Alpha.** Blur and resize filter premultiplied alpha and hand on straight alpha (the
-//!   rule is in [`crate::kernels::image`]); colour ops keep alpha.
+//!   rule is in [`vramkit::kernels::image`]); colour ops keep alpha.
 //! - **Stage formats.** Frames between ops are held in the working format, except that an RGBA8
 //!   chain holds the stages from `linear` up to the `srgb` that ends them in RGBA32F (8-bit
 //!   linear light loses 8–13 levels in the shadows): [`Pipeline::stage_formats`], which the
@@ -15,6 +15,13 @@
 //!   travel as [`PixelFormat::Rgba16`] at the edges and are filtered in RGBA32F whatever the
 //!   working format. `run` and `run_rgba16` are one generic run (`run.rs`), over the host
 //!   channel type.
+//!
+//! The `image_4k` binary (feature `cli`, on by default) runs chains over photo folders:
+//! `cargo run --release -p vramkit-image -- photos/ --out out`; `README.md` has its flags.
+
+#![deny(clippy::unwrap_used)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 mod fuse;
 mod ops;
@@ -23,15 +30,15 @@ mod pipeline;
 mod plan;
 mod run;
 
-pub use crate::kernels::image::PixelFormat;
 pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_GAMMA};
 pub use parse::{format_chain, parse_chain};
 pub use pipeline::{FrameReport, Pipeline};
+pub use vramkit::kernels::image::PixelFormat;
 
 /// Bytes of a `width × height` frame in `format`, rows packed (saturating at `u64::MAX`).
 ///
 /// ```
-/// use vramkit::image::{frame_bytes, PixelFormat};
+/// use vramkit_image::{frame_bytes, PixelFormat};
 /// assert_eq!(frame_bytes(3840, 2160, PixelFormat::Rgba8), 33_177_600);
 /// assert_eq!(frame_bytes(3840, 2160, PixelFormat::Rgba32F), 132_710_400);
 /// ```
@@ -43,7 +50,7 @@ pub fn frame_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
 /// (saturating at `u64::MAX`).
 ///
 /// ```
-/// use vramkit::image::{texture_copy_bytes, PixelFormat};
+/// use vramkit_image::{texture_copy_bytes, PixelFormat};
 /// assert_eq!(texture_copy_bytes(1001, 2, PixelFormat::Rgba8), 2 * 4096);
 /// ```
 pub fn texture_copy_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
@@ -57,9 +64,9 @@ pub fn texture_copy_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
 /// something. The 4K tool uses it when given no input.
 ///
 /// ```
-/// let chart = vramkit::image::test_chart(64, 32);
+/// let chart = vramkit_image::test_chart(64, 32);
 /// assert_eq!(chart.len(), 64 * 32 * 4);
-/// assert_eq!(chart, vramkit::image::test_chart(64, 32));
+/// assert_eq!(chart, vramkit_image::test_chart(64, 32));
 /// ```
 pub fn test_chart(width: u32, height: u32) -> Vec<u8> {
     let mut px = Vec::with_capacity(width as usize * height as usize * 4);
@@ -97,3 +104,8 @@ pub fn test_chart(width: u32, height: u32) -> Vec<u8> {
     }
     px
 }
+
+/// The README's example compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use image::{ColorType, ExtendedColorType};
-use vramkit::image::{parse_chain, Pipeline};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Pipeline};
 
 use super::common::{random_bytes, try_gpu};
 use super::run;

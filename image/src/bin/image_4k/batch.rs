@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use vramkit::backend::Backend;
-use vramkit::image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 use vramkit::Context;
+use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};

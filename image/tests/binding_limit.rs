@@ -3,12 +3,13 @@
 //! upscale failed with no budget or 300 MiB–2 GiB, and worked only at 256 MiB). The planner is
 //! checked at every budget; one such frame is run for real.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline, PixelFormat};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Pipeline, PixelFormat};
 
 gpu_tests!(a_4k_upscale_past_the_binding_runs_in_tiles);
 

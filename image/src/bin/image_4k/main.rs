@@ -2,7 +2,7 @@
 //! inside a device-memory budget, tiling frames that do not fit, and reports where the memory
 //! went.
 //!
-//! `cargo run --release --example image_4k -- --budget 256MiB --out out`
+//! `cargo run --release -p vramkit-image -- --budget 256MiB --out out`
 //!
 //! `--devices all` (or `--devices 0,1`) spreads the frames over several devices of the backend,
 //! one context each with its own `--budget`, working at the same time: each device's workers
@@ -37,8 +37,8 @@ use bytesize::ByteSize;
 use clap::Parser;
 use vramkit::backend::Backend;
 use vramkit::devices::DeviceSet;
-use vramkit::image::{parse_chain, Op, MAX_FRAME_PIXELS};
 use vramkit::{Context, ContextDesc, Error};
+use vramkit_image::{parse_chain, Op, MAX_FRAME_PIXELS};
 
 use output::OutFormat;
 
@@ -188,7 +188,7 @@ impl From<Error> for Failure {
 fn chain(args: &Args) -> Result<Vec<Op>, Failure> {
     let chain = parse_chain(&args.ops).map_err(|e| {
         let text = e.to_string();
-        Failure::Usage(if text.contains("vramkit::image::MAX_") {
+        Failure::Usage(if text.contains("vramkit_image::MAX_") {
             format!("{text} (that is vramkit's own limit: no flag raises it)")
         } else {
             text
@@ -229,7 +229,7 @@ fn check_args(args: &Args) -> Result<(), Failure> {
     }
     if args.max_pixels == 0 || args.max_pixels > MAX_FRAME_PIXELS {
         return Err(Failure::Usage(format!(
-            "--max-pixels {} is outside 1 to {MAX_FRAME_PIXELS} (vramkit::image::MAX_FRAME_PIXELS, \
+            "--max-pixels {} is outside 1 to {MAX_FRAME_PIXELS} (vramkit_image::MAX_FRAME_PIXELS, \
              the most a frame can have; no flag raises it)",
             args.max_pixels
         )));

@@ -1,6 +1,7 @@
 //! The 4K tool end to end: generated inputs, a directory, the built-in chart, and the exit codes
 //! a person can act on. It runs the example binary that `cargo test` builds beside the tests.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 #[path = "cli/deep.rs"]
@@ -13,9 +14,14 @@ mod product;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use common::{random_bytes, tool, try_gpu};
-use vramkit::image::{parse_chain, Pipeline};
+use common::{random_bytes, try_gpu};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Pipeline};
+
+/// The 4K tool's binary, which cargo builds for this crate's integration tests.
+fn tool() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_image_4k"))
+}
 
 fn run(args: &[&str]) -> Output {
     let out = Command::new(tool())
@@ -108,7 +114,7 @@ fn processes_files_and_directories_like_the_library() {
     assert!(o.status.success(), "exit {:?}", o.status);
     let p = Pipeline::new(parse_chain(ops).expect("chain"), [301, 187]).expect("pipeline");
     let (want, _) = p
-        .with_working_format(vramkit::image::PixelFormat::Rgba8)
+        .with_working_format(vramkit_image::PixelFormat::Rgba8)
         .run(&ctx, &a)
         .expect("library run");
     assert!(
@@ -398,7 +404,7 @@ fn bad_images_are_input_errors_not_panics() {
     // before decoding; with its end-of-image marker it reaches the decoder.
     let mut zune = std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg"),
+            .join("../fuzz/corpus/image_input/crash-zune-jpeg-avx2-idct.jpg"),
     )
     .expect("corpus file");
     zune.extend_from_slice(&[0xFF, 0xD9]);

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bytesize::ByteSize;
 use serde_json::{json, Value};
 use vramkit::backend::Backend;
-use vramkit::image::{frame_bytes, PixelFormat};
 use vramkit::{Context, MemoryKind};
+use vramkit_image::{frame_bytes, PixelFormat};
 
 use crate::batch::{Done, Job};
 use crate::{Args, Failure};

@@ -3,9 +3,9 @@
 
 use super::ops::{Op, Rect};
 use super::Pipeline;
-use crate::kernels::blur_intermediate;
-use crate::kernels::image::PixelFormat;
-use crate::types::error::{Error, Result};
+use vramkit::kernels::image::blur_intermediate_bytes;
+use vramkit::kernels::image::PixelFormat;
+use vramkit::{Error, Result};
 
 /// The smallest tile side the planner tries.
 const MIN_TILE: u32 = 16;
@@ -28,7 +28,7 @@ fn blur_tmp(out: &Rect, input: &Rect) -> u64 {
 
 /// Bytes the budget is charged for that intermediate, in a buffer or a texture (rows padded).
 fn blur_tmp_planned(out: &Rect, input: &Rect) -> u64 {
-    blur_intermediate::planned_bytes(out.width(), input.height())
+    blur_intermediate_bytes(out.width(), input.height())
 }
 
 impl Pipeline {
@@ -157,7 +157,7 @@ impl Pipeline {
     /// [`Error::OverBudget`] when not even a 16×16 tile fits, with the bytes that one needs.
     ///
     /// ```
-    /// use vramkit::image::{parse_chain, Pipeline};
+    /// use vramkit_image::{parse_chain, Pipeline};
     /// let p = Pipeline::new(parse_chain("blur:sigma=2")?, [3840, 2160])?;
     /// let tile = p.plan(64 << 20)?;
     /// assert!(tile[0] < 3840 || tile[1] < 2160);
@@ -176,7 +176,7 @@ impl Pipeline {
     /// can hold in one binding).
     ///
     /// ```
-    /// use vramkit::image::{parse_chain, Pipeline};
+    /// use vramkit_image::{parse_chain, Pipeline};
     /// let p = Pipeline::new(parse_chain("blur:sigma=2")?, [3840, 2160])?;
     /// let tile = p.plan_within(u64::MAX, 64 << 20)?;
     /// assert!(p.tiles(tile).iter().all(|t| p.largest_buffer(*t) <= 64 << 20));

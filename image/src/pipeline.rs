@@ -3,10 +3,10 @@
 //! same either way.
 
 use super::ops::{size_problem, Op};
-use crate::backend::Backend;
-use crate::kernels::image::PixelFormat;
-use crate::types::error::{Error, Result};
-use crate::Context;
+use vramkit::backend::Backend;
+use vramkit::kernels::image::PixelFormat;
+use vramkit::Context;
+use vramkit::{Error, Result};
 
 /// A chain of operations for frames of one size.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +60,7 @@ impl Pipeline {
     /// (naming the op, e.g. `resize:0x0`).
     ///
     /// ```
-    /// use vramkit::image::{Op, Pipeline};
+    /// use vramkit_image::{Op, Pipeline};
     /// use vramkit::kernels::image::ResizeFilter;
     /// let p = Pipeline::new(vec![Op::Linear], [3840, 2160])?;
     /// assert_eq!(p.output_size(), [3840, 2160]);
@@ -119,7 +119,7 @@ impl Pipeline {
     /// filters run on 8-bit and float frames.
     ///
     /// ```
-    /// use vramkit::image::{parse_chain, Pipeline, PixelFormat::*};
+    /// use vramkit_image::{parse_chain, Pipeline, PixelFormat::*};
     /// let p = Pipeline::new(parse_chain("blur:sigma=1,linear,blur:sigma=2,srgb")?, [64, 64])?
     ///     .with_working_format(Rgba8);
     /// assert_eq!(p.stage_formats(), [Rgba8, Rgba8, Rgba32F, Rgba32F, Rgba8]);
@@ -180,7 +180,7 @@ impl Pipeline {
     /// output size. On an error `out` may hold part of the output.
     ///
     /// ```no_run
-    /// use vramkit::image::{parse_chain, Pipeline};
+    /// use vramkit_image::{parse_chain, Pipeline};
     /// let ctx = vramkit::Context::new(Default::default())?;
     /// let p = Pipeline::new(parse_chain("resize:2x1")?, [4, 2])?;
     /// let mut out = vec![0u8; 2 * 4];
@@ -221,7 +221,7 @@ impl Pipeline {
     /// As [`run`](Self::run), for a 16-bit frame.
     ///
     /// ```no_run
-    /// use vramkit::image::{parse_chain, Pipeline};
+    /// use vramkit_image::{parse_chain, Pipeline};
     /// let ctx = vramkit::Context::new(Default::default())?;
     /// let p = Pipeline::new(parse_chain("resize:2x1")?, [4, 2])?;
     /// let (out, _) = p.run_rgba16(&ctx, &[40_000u16; 4 * 2 * 4])?;

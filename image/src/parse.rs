@@ -6,8 +6,8 @@
 use std::str::FromStr;
 
 use super::ops::{self, size_problem, Op};
-use crate::kernels::image::ResizeFilter;
-use crate::types::error::{Error, Result};
+use vramkit::kernels::image::ResizeFilter;
+use vramkit::{Error, Result};
 
 const KNOWN: &str = "known operations: linear, srgb, luma, blur:sigma=S, box:radius=R, \
      resize:WxH[:bilinear|:area], adjust:brightness=B;contrast=C;gamma=G";
@@ -228,9 +228,9 @@ impl FromStr for Op {
 /// whose reason says what is accepted.
 ///
 /// ```
-/// let chain = vramkit::image::parse_chain("linear,blur:sigma=3,resize:1920x1080,srgb")?;
+/// let chain = vramkit_image::parse_chain("linear,blur:sigma=3,resize:1920x1080,srgb")?;
 /// assert_eq!(chain.len(), 4);
-/// assert!(vramkit::image::parse_chain("linear:foo=1").is_err());
+/// assert!(vramkit_image::parse_chain("linear:foo=1").is_err());
 /// # Ok::<(), vramkit::Error>(())
 /// ```
 pub fn parse_chain(s: &str) -> Result<Vec<Op>> {
@@ -259,7 +259,7 @@ pub fn parse_chain(s: &str) -> Result<Vec<Op>> {
 /// Writes a chain as [`parse_chain`] reads it.
 ///
 /// ```
-/// use vramkit::image::{format_chain, parse_chain};
+/// use vramkit_image::{format_chain, parse_chain};
 /// let text = "linear,resize:640x480:area,adjust:brightness=0.1;contrast=1;gamma=2.2";
 /// assert_eq!(format_chain(&parse_chain(text)?), text);
 /// # Ok::<(), vramkit::Error>(())

@@ -3,12 +3,13 @@
 //! and untiled, against an f64 premultiplied reference written here; the same reference on
 //! straight alpha shows what the test catches.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::Mk;
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline, PixelFormat, Rect};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Pipeline, PixelFormat, Rect};
 
 gpu_tests!(filters_do_not_bleed_colour_from_under_alpha_zero);
 

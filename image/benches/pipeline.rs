@@ -1,13 +1,14 @@
 //! The 4K chain untiled against tiled at 1/8 of the untiled working set, in one run.
 //! `VRAMKIT_BENCH_QUICK=1` uses 1280×720.
 
+#[path = "../../benches/common/mod.rs"]
 mod common;
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use vramkit::image::{parse_chain, test_chart, Pipeline, Rect};
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, test_chart, Pipeline, Rect};
 
 fn bench(c: &mut Criterion) {
     let (w, h) = if common::quick() {

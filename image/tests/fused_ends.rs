@@ -4,15 +4,16 @@
 //! blur, resize, srgb, pack), within one level (the same arithmetic; only the order in which
 //! the compiler fuses multiply-adds may differ).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline, PixelFormat};
 use vramkit::kernels::image::{
     blur, color, convert, resize, Blur, ColorOp, ImageView, ResizeFilter,
 };
 use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
+use vramkit_image::{parse_chain, Pipeline, PixelFormat};
 
 gpu_tests!(the_default_chain_runs_fused_with_the_pixels_of_its_ops);
 

@@ -3,13 +3,14 @@
 //! planner counts them, and a shadow gradient within 1 level of the RGBA32F run where 8-bit
 //! linear stages are measured several levels off.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::Mk;
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Pipeline, PixelFormat, Rect};
 use vramkit::kernels::image::{blur, color, Blur, ColorOp, ImageView};
 use vramkit::{AllocDesc, Context, ContextDesc};
+use vramkit_image::{parse_chain, Pipeline, PixelFormat, Rect};
 use PixelFormat::{Rgba32F, Rgba8};
 
 gpu_tests!(an_rgba8_chain_keeps_the_shadows_of_linear_light);

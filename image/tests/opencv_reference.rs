@@ -6,18 +6,24 @@
 //! with numpy, cv2 and scikit-image: without them the tests skip with the reason, unless
 //! `VRAMKIT_REQUIRE_REFERENCE=1` (set in CI) turns that into a failure.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{tool, try_gpu, Mk};
+use common::{try_gpu, Mk};
 use vramkit::backend::Backend;
-use vramkit::image::{parse_chain, Op, Pipeline};
 use vramkit::kernels::image::{Blur, ColorOp};
 use vramkit::kernels::image_cpu;
 use vramkit::ContextDesc;
+use vramkit_image::{parse_chain, Op, Pipeline};
+
+/// The 4K tool's binary, which cargo builds for this crate's integration tests.
+fn tool() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_image_4k"))
+}
 
 /// The most a channel may differ from OpenCV's rounded float64 result, in 8-bit levels.
 const TOLERANCE: u8 = 1;
