@@ -42,9 +42,10 @@ demo: deps
 test: deps
 	$(CARGO) test $(FLAGS) --all-targets
 	$(CARGO) test $(FLAGS) --doc
-	# The image pipeline and the image_4k tool (image/), whose tests run the tool's binary.
-	$(CARGO) test $(FLAGS) -p vramkit-image --all-targets
-	$(CARGO) test $(FLAGS) -p vramkit-image --doc
+	# The kernels (kernels/), and the image pipeline and the image_4k tool (image/), whose tests
+	# run the tool's binary.
+	$(CARGO) test $(FLAGS) -p vramkit-kernels -p vramkit-image --all-targets
+	$(CARGO) test $(FLAGS) -p vramkit-kernels -p vramkit-image --doc
 	# The C ABI (capi/): its tests run on the host backend, and compile a C program against
 	# the shared library, which `cargo test` does not build by itself.
 	$(CARGO) build --release -p vramkit-capi
@@ -70,10 +71,10 @@ test-python:
 # `cargo test` runs.
 test-debug: deps
 	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
-	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) -p vramkit-image --lib --tests
+	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) -p vramkit-kernels -p vramkit-image --lib --tests
 	$(CARGO) build -p vramkit-capi
 	$(CARGO) test -p vramkit-capi
 
 bench: deps
 	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES))
-	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES)) -p vramkit-image
+	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES)) -p vramkit-kernels -p vramkit-image

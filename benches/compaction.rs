@@ -68,11 +68,11 @@ fn pass<B: Backend>(ctx: &Context<B>, name: &str, scale: u64, reps: usize) -> Ru
         ctx.wait().expect("wait");
         let t = Instant::now();
         if kernels {
-            vramkit::kernels::axpy(ctx, 1.0, x, y).expect("axpy before");
+            vramkit_kernels::axpy(ctx, 1.0, x, y).expect("axpy before");
         }
         let report = ctx.memory().compact(max).expect("compact");
         if kernels {
-            vramkit::kernels::axpy(ctx, 1.0, x, y).expect("axpy after");
+            vramkit_kernels::axpy(ctx, 1.0, x, y).expect("axpy after");
         }
         ctx.wait().expect("wait");
         assert!(report.bytes_moved <= max);

@@ -15,8 +15,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use vramkit::backend::cuda::cudarc::cublas::{result as blas, sys as blas_sys};
 use vramkit::backend::cuda::cudarc::driver::result as cu;
 use vramkit::backend::cuda::CudaBackend;
-use vramkit::kernels::{self, MatmulDims};
 use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
+use vramkit_kernels::{self as kernels, MatmulDims};
 
 type Ctx = Context<CudaBackend>;
 

@@ -22,8 +22,9 @@ use std::time::Instant;
 
 use vramkit::backend::Backend;
 use vramkit::devices::{DeviceHandle, DeviceSet};
-use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel};
-use vramkit::{kernels, AllocDesc, Context, ContextDesc};
+use vramkit::{AllocDesc, Context, ContextDesc};
+use vramkit_kernels as kernels;
+use vramkit_kernels::{matmul_with, MatmulDims, MatmulKernel};
 
 fn median(mut f: impl FnMut()) -> f64 {
     f();

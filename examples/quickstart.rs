@@ -41,10 +41,10 @@ fn run<B: Backend>(ctx: Context<B>) -> anyhow::Result<()> {
     ctx.upload(xs, bytemuck::cast_slice(&x))?;
 
     // y = 2 x + 1 on the device, checked against the CPU twin.
-    vramkit::kernels::scale(&ctx, xs, ys, 2.0, 1.0)?;
+    vramkit_kernels::scale(&ctx, xs, ys, 2.0, 1.0)?;
     let y_bytes = ctx.download(ys)?;
     let y: &[f32] = bytemuck::cast_slice(&y_bytes);
-    let expected = vramkit::kernels::scale_cpu(&x, 2.0, 1.0);
+    let expected = vramkit_kernels::scale_cpu(&x, 2.0, 1.0);
     let wrong = y.iter().zip(&expected).filter(|(y, e)| y != e).count();
     println!(
         "y = 2x + 1 over {n} values: {wrong} wrong (y[3] = {})",

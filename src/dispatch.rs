@@ -3,7 +3,7 @@
 //! [`Context::dispatch`] and [`Context::dispatch_with`] are safe for any kernel and params:
 //! they compile every kernel, vramkit's own included, with runtime bounds checks (WGSL's, and
 //! `BUF` in the CUDA twins), so no params can reach past a binding. vramkit's typed kernel
-//! functions ([`crate::kernels`]) validate their params against the bound sizes and launch the
+//! functions (the `vramkit-kernels` crate) validate their params against the bound sizes and launch the
 //! builds without checks of kernels made [`unchecked`](crate::backend::KernelSource::unchecked)
 //! through [`Context::dispatch_unchecked`], whose `# Safety` states what the validation owes.
 
@@ -91,7 +91,7 @@ impl<B: Backend> Context<B> {
     ///
     /// The kernel runs with runtime bounds checks (WGSL's, and `BUF` in the CUDA twins): an index
     /// past a binding is clamped into it, so wrong params give wrong values in that binding,
-    /// never a write outside it. vramkit's typed kernel functions ([`crate::kernels`])
+    /// never a write outside it. The typed kernel functions of `vramkit-kernels`
     /// validate their params and run without the checks. Every loop of a shipped kernel ends
     /// whatever its params (no range wraps; a blur reads at most the weights it is given), but
     /// the work a launch does still follows its params: a resize told its source is 4·10⁹
@@ -183,43 +183,11 @@ impl<B: Backend> Context<B> {
         Ok(self.submission(index))
     }
 
-    /// Records `C = A·B` with the backend's vendor BLAS (cuBLAS on CUDA); `dims` = `[m, n, k]`.
-    /// The bindings are checked as for a kernel.
-    pub(crate) fn vendor_matmul(
-        &self,
-        bindings: &[Binding; 3],
-        dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        let index = self.with_ranges(bindings, &[false, false, true], |ranges| {
-            // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
-            // checked that they hold the matrices `dims` describe and that C overlaps neither
-            // A nor B.
-            unsafe { self.backend.vendor_matmul(ranges, dims) }
-        })?;
-        Ok(self.submission(index))
-    }
-
-    /// Records `C = A·B` on f16 `A` and `B` into an f32 `C` with the backend's vendor BLAS
-    /// (cuBLAS on CUDA); `dims` = `[m, n, k]`. The bindings are checked as for a kernel.
-    pub(crate) fn vendor_matmul_f16(
-        &self,
-        bindings: &[Binding; 3],
-        dims: [u32; 3],
-    ) -> Result<SubmissionIndex> {
-        let index = self.with_ranges(bindings, &[false, false, true], |ranges| {
-            // SAFETY: `with_ranges` resolved the ranges for binding; the matmul function
-            // checked that they hold the matrices `dims` describe (2 bytes per f16 value) and
-            // that C overlaps neither A nor B.
-            unsafe { self.backend.vendor_matmul_f16(ranges, dims) }
-        })?;
-        Ok(self.submission(index))
-    }
-
     /// Resolves `bindings` to block ranges (the manager's one check), runs `record` on them,
     /// and marks the allocations as used by the submission it returns; those bound whole where
     /// `writes` says the launch writes are written again (their contents known, see
     /// `memory/manager/lost.rs`), unless the launch binds one whose contents are unknown.
-    fn with_ranges(
+    pub(crate) fn with_ranges(
         &self,
         bindings: &[Binding],
         writes: &[bool],

@@ -34,18 +34,15 @@
 
 pub mod backend;
 mod context;
-mod debug;
 mod device_ptr;
 pub mod devices;
 mod dispatch;
 pub mod interop;
-pub mod kernels;
 pub mod memory;
 mod memory_view;
 pub mod observe;
 mod owned;
 mod queue;
-pub mod shaders;
 mod shutdown;
 mod signature;
 mod staging_buffer;
@@ -53,6 +50,7 @@ pub mod texture;
 pub mod transfers;
 mod typed;
 mod types;
+mod vendor;
 
 /// The bytemuck version vramkit's typed transfers ([`Context::upload_slice`],
 /// [`Context::download_vec`]) take, for `Pod` types and casts without a dependency of your own.

@@ -150,7 +150,7 @@ fn compaction_keeps_every_byte<B: Backend>(mk: Mk<B>) {
                 let i = rng.random_range(0..live.len());
                 let x = values(&mut rng, live[i].data.len());
                 if let Some(hx) = make(&ctx, &x, false) {
-                    let ran = match vramkit::kernels::axpy(&ctx, 1.0, hx, live[i].handle) {
+                    let ran = match vramkit_kernels::axpy(&ctx, 1.0, hx, live[i].handle) {
                         Ok(_) => true,
                         // The host backend runs no kernels.
                         Err(Error::Unsupported { .. }) if host => false,

@@ -8,8 +8,8 @@ mod common;
 use common::try_cuda;
 use vramkit::backend::cuda::CudaBackend;
 use vramkit::backend::Storage;
-use vramkit::kernels::{matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 use vramkit::{AllocDesc, Context, ContextDesc, Error, MemoryKind};
+use vramkit_kernels::{matmul_with, MatmulDims, MatmulKernel, TiledConfig};
 
 const GIB: u64 = 1 << 30;
 
@@ -117,7 +117,7 @@ fn cublas_and_the_own_kernels_agree() {
     ctx.upload(ha, bytemuck::cast_slice(&a)).expect("upload");
     ctx.upload(hb, bytemuck::cast_slice(&b)).expect("upload");
     // Small integers and halves: every product and sum is exact in f32, so all agree exactly.
-    let want = vramkit::kernels::matmul_cpu(&a, &b, d);
+    let want = vramkit_kernels::matmul_cpu(&a, &b, d);
     let mut kernels = vec![
         MatmulKernel::Tiled,
         MatmulKernel::TiledWith(TiledConfig::default()),
@@ -153,7 +153,7 @@ fn no_vendor_blas_never_loads_cublas() {
     };
     assert!(!ctx.backend().has_cublas(), "cuBLAS stays unloaded");
     assert_eq!(
-        vramkit::kernels::matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("kernel"),
+        vramkit_kernels::matmul_f16_kernel(&ctx, MatmulKernel::Auto).expect("kernel"),
         MatmulKernel::Tiled
     );
     let [a, b, c] = ["a", "b", "c"].map(|l| ctx.alloc(AllocDesc::new(l, 16)).expect("alloc"));
@@ -230,4 +230,61 @@ fn device_memory_is_one_segment_that_grows_in_place_and_gives_back_its_end() {
     let h = fixed.alloc(AllocDesc::new("f", 1 << 20)).expect("alloc");
     fixed.upload(h, &data).expect("upload");
     assert_eq!(fixed.download(h).expect("download"), data);
+}
+
+/// `ctx.interop()`'s vendor matmuls check what they are given before cuBLAS runs: a binding smaller than
+/// its matrix and a C that overlaps A are typed errors, and a correct call gives the product.
+/// The host has no vendor BLAS and says so.
+#[test]
+fn the_vendor_matmuls_check_their_bindings() {
+    let host = Context::host(ContextDesc::default());
+    let x = host.alloc(AllocDesc::new("x", 64)).expect("alloc");
+    assert!(!host.interop().has_vendor_blas());
+    assert!(matches!(
+        host.interop()
+            .vendor_matmul(&[x.into(), x.into(), x.into()], [2, 2, 2]),
+        Err(Error::Unsupported { .. })
+    ));
+    let Some(ctx) = try_cuda("cuda vendor matmul checks", ContextDesc::default()) else {
+        return;
+    };
+    if !ctx.interop().has_vendor_blas() {
+        eprintln!("SKIPPED cuda vendor matmul checks: cuBLAS did not load");
+        return;
+    }
+    let [a, b, c] = ["a", "b", "c"].map(|l| ctx.alloc(AllocDesc::new(l, 16)).expect("alloc"));
+    ctx.upload(a, bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0]))
+        .expect("upload");
+    ctx.upload(b, bytemuck::cast_slice(&[5.0f32, 6.0, 7.0, 8.0]))
+        .expect("upload");
+    let too_small = ctx
+        .interop()
+        .vendor_matmul(&[a.into(), b.into(), c.into()], [4, 4, 4]);
+    assert!(
+        matches!(too_small, Err(Error::ShapeMismatch { .. })),
+        "{too_small:?}"
+    );
+    let overlapping = ctx
+        .interop()
+        .vendor_matmul(&[a.into(), b.into(), a.into()], [2, 2, 2]);
+    assert!(
+        matches!(overlapping, Err(Error::ShapeMismatch { .. })),
+        "{overlapping:?}"
+    );
+    let f16_too_small = ctx
+        .interop()
+        .vendor_matmul_f16(&[a.into(), b.into(), c.into()], [2, 2, 8]);
+    assert!(
+        matches!(f16_too_small, Err(Error::ShapeMismatch { .. })),
+        "{f16_too_small:?}"
+    );
+    let index = ctx
+        .interop()
+        .vendor_matmul(&[a.into(), b.into(), c.into()], [2, 2, 2])
+        .expect("vendor matmul");
+    ctx.wait_for(index).expect("wait");
+    assert_eq!(
+        bytemuck::pod_collect_to_vec::<u8, f32>(&ctx.download(c).expect("download")),
+        [19.0, 22.0, 43.0, 50.0]
+    );
 }

@@ -16,10 +16,10 @@ use vramkit::backend::{
     Backend, BackendLimits, BlockRange, Compute, Constants, CooperativeMatrix, CooperativeScalar,
     DeviceInfo, KernelSource, MemoryInfo, QueueIndex, Storage,
 };
-use vramkit::kernels::{matmul_f16_kernel, matmul_with, MatmulDims, MatmulKernel};
 use vramkit::texture::TextureCopy;
 use vramkit::texture::{TextureDesc, TextureFormat};
 use vramkit::{AllocDesc, Context, ContextDesc, DebugSettings, Error, MemoryKind};
+use vramkit_kernels::{matmul_f16_kernel, matmul_with, MatmulDims, MatmulKernel};
 
 backend_tests!(allocations_are_logged_at_info_only_when_asked);
 

@@ -11,8 +11,8 @@ mod common;
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
 use vramkit::devices::{CopyPath, DeviceHandle, DeviceSet};
-use vramkit::kernels::scale;
 use vramkit::{AllocDesc, ContextDesc};
+use vramkit_kernels::scale;
 
 const MIB: u64 = 1 << 20;
 

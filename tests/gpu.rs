@@ -5,7 +5,9 @@ mod common;
 
 use common::{is_cuda, is_lavapipe, random_bytes, try_gpu, Mk};
 use vramkit::backend::{Backend, KernelSource};
-use vramkit::{kernels, shaders, AllocDesc, ContextDesc, Error, MemoryAdvice, MemoryKind};
+use vramkit::{AllocDesc, ContextDesc, Error, MemoryAdvice, MemoryKind};
+use vramkit_kernels as kernels;
+use vramkit_kernels::shaders;
 
 gpu_tests!(
     kernel_matches_cpu,

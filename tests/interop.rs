@@ -134,7 +134,7 @@ fn vramkit_kernels_and_the_apps_passes_take_turns_on_one_queue() {
     ctx.interop().track_external(h, &s).unwrap();
     let one = ctx.alloc(AllocDesc::new("ones", 4 * n as u64)).unwrap();
     ctx.upload(one, &bytes_of(&vec![1.0; n])).unwrap();
-    vramkit::kernels::axpy(&ctx, 1.0, one, h).unwrap();
+    vramkit_kernels::axpy(&ctx, 1.0, one, h).unwrap();
     ctx.submit().unwrap();
     let s = run_app();
     ctx.interop().track_external(h, &s).unwrap();

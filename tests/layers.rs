@@ -19,7 +19,6 @@ const LAYERS: &[(&str, &[&str])] = &[
         "face",
         &[
             "context",
-            "debug",
             "device_ptr",
             "dispatch",
             "interop",
@@ -33,10 +32,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "texture",
             "transfers",
             "typed",
+            "vendor",
         ],
     ),
     ("device sets", &["devices"]),
-    ("kernels", &["shaders", "kernels"]),
 ];
 
 type Module = Vec<String>;
@@ -326,6 +325,6 @@ fn the_checker_sees_groups_and_super_paths() {
         ),
         vec!["memory".to_string(), "pool".into()]
     );
-    assert_eq!(layer(&vec!["kernels".to_string()]), Some(5));
+    assert_eq!(layer(&vec!["devices".to_string()]), Some(4));
     assert_eq!(component(&vec!["queue".to_string()]), "face");
 }

@@ -52,10 +52,10 @@ extern \"C\" __global__ void times(BUF(float) x, BUF(float) y, const Params p) {
     }}
 }}
 ",
-        include_str!("../shaders/cuda/common.cuh")
+        vramkit::backend::CUDA_PRELUDE
     );
     let k = KernelSource::owned(label.to_string(), wgsl, "times");
-    // SAFETY: the twin starts with common.cuh, declares both bindings as `BUF(float)` and
+    // SAFETY: the twin starts with the CUDA prelude, declares both bindings as `BUF(float)` and
     // reaches memory only by indexing them.
     unsafe { k.with_cuda_owned(cuda) }
 }
@@ -248,10 +248,10 @@ fn probe(@builtin(local_invocation_index) i: u32) {{
         "{}
 extern \"C\" __global__ void probe(BUF(float) x) {{}}
 ",
-        include_str!("../shaders/cuda/common.cuh")
+        vramkit::backend::CUDA_PRELUDE
     );
     let k = KernelSource::owned(label.to_string(), wgsl, "probe");
-    // SAFETY: the twin starts with common.cuh and reaches no memory.
+    // SAFETY: the twin starts with the CUDA prelude and reaches no memory.
     unsafe { k.with_cuda_owned(cuda) }
 }
 

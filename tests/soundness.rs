@@ -7,7 +7,9 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::{kernels, shaders, AllocDesc, BufferHandle, Context, ContextDesc};
+use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc};
+use vramkit_kernels as kernels;
+use vramkit_kernels::shaders;
 
 gpu_tests!(
     scale_past_its_buffers_stays_inside_them,

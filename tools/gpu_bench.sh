@@ -29,14 +29,14 @@ esac
 
 if [ "${ONLY:-tests}" = tests ]; then
   echo "== tests (CUDA and NVIDIA Vulkan), log: $OUT/tests.log"
-  cargo test --release --features "$FEATURES" -p vramkit -p vramkit-image --all-targets -- --test-threads=4 \
+  cargo test --release --features "$FEATURES" -p vramkit -p vramkit-kernels -p vramkit-image --all-targets -- --test-threads=4 \
     >"$OUT/tests.log" 2>&1 || status=1
   grep -E "^test result|FAILED|panicked" "$OUT/tests.log" | sort | uniq -c
 fi
 
 if [ "${ONLY:-benches}" = benches ]; then
   echo "== benches, log: $OUT/benches.log"
-  cargo bench --features "$FEATURES" -p vramkit -p vramkit-image >"$OUT/benches.log" 2>&1 || status=1
+  cargo bench --features "$FEATURES" -p vramkit -p vramkit-kernels -p vramkit-image >"$OUT/benches.log" 2>&1 || status=1
   grep -E "^[a-z_/0-9 ]+time:|thrpt:" "$OUT/benches.log" | head -80
 fi
 

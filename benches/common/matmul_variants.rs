@@ -5,7 +5,7 @@
 //! `tiled_bk8_unroll`, `tiled_bk16_unroll`, `tiled_bk8_scalar_unroll` (`unroll: true`: the k
 //! loop of a step written out in WGSL) and, on CUDA, `cublas`; unset, all of them.
 
-use vramkit::kernels::{MatmulKernel, TiledConfig};
+use vramkit_kernels::{MatmulKernel, TiledConfig};
 
 /// Every variant by its name in bench ids (`vramkit_<name>`).
 const ALL: [(&str, MatmulKernel); 10] = [

@@ -1,4 +1,4 @@
-"""CuPy and PyTorch references for `benches/image_kernels.rs`, on the same GPU in the same
+"""CuPy and PyTorch references for `image/benches/image_kernels.rs`, on the same GPU in the same
 run: a resident 3840x2160 RGBA8 frame, RGBA8 out. Each figure is the median over rounds of
 20 calls between CUDA events (device time per call, as the bench's queued calls measure it).
 Prints one line per figure."""

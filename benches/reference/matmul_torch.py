@@ -1,4 +1,4 @@
-"""PyTorch matmul references for `benches/matmul.rs` and `benches/cuda.rs`, run on
+"""PyTorch matmul references for `kernels/benches/matmul.rs` and `benches/cuda.rs`, run on
 the same GPU in the same run: strict FP32 (TF32 off) and FP16 (f16 in, f16 out, PyTorch's
 default cuBLAS path) at 4096^3 and 8192^3. Timing with CUDA events around each call after a
 warmup; prints the median of N timed calls, one line per figure.

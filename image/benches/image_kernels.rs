@@ -1,6 +1,6 @@
 //! Image kernels against the memory floor: a resident 4K RGBA8 frame, each
 //! operation RGBA8 in and RGBA8 out as the pipeline runs it, on wgpu (and on CUDA with
-//! `--features cuda`). The floor is a plain copy of the frame with `shaders::BUFFER_COPY`
+//! `--features cuda`). The floor is a plain copy of the frame with `vramkit::backend::BUFFER_COPY`
 //! (33 MB read, 33 MB written), timed the same way.
 //!
 //! Each figure is the median over rounds of `iters` calls, each call followed by a submit so
@@ -17,12 +17,13 @@ mod common;
 use std::time::Instant;
 
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{
+use vramkit::{AllocDesc, Context, ContextDesc, Result};
+use vramkit_image::{parse_chain, test_chart, Pipeline};
+use vramkit_kernels::image::{
     blur, blur_area2, blur_weights, color, resize, Blur, ColorOp, ImageParams, ImageView,
     PixelFormat, ResizeFilter, BLUR_RUN,
 };
-use vramkit::{shaders, AllocDesc, Context, ContextDesc, Result};
-use vramkit_image::{parse_chain, test_chart, Pipeline};
+use vramkit_kernels::shaders;
 
 /// Median per-call seconds of `f` and of its host part alone.
 fn time<B: Backend>(
@@ -95,9 +96,9 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
     ctx.upload(src.handle, &frame(w, h)).expect("upload");
     let words = w * h;
     let copy = || {
-        // `shaders::BUFFER_COPY` params: { n: u32 }; workgroups of 256 (n < 65,535 · 256).
+        // `vramkit::backend::BUFFER_COPY` params: { n: u32 }; workgroups of 256 (n < 65,535 · 256).
         ctx.dispatch(
-            &shaders::BUFFER_COPY,
+            &vramkit::backend::BUFFER_COPY,
             &[src.handle, dst.handle],
             vramkit::bytemuck::bytes_of(&words),
             [words.div_ceil(256), 1, 1],

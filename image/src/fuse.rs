@@ -11,12 +11,12 @@
 //! stages, a bound on the fused run's buffers (a subset of them).
 //!
 //! A blur followed by an exact 2× area downscale (the default chain's `blur`, `resize:W/2xH/2:area`)
-//! runs as one [`blur_area2`](vramkit::kernels::image::blur_area2): the blur's vertical pass writes
+//! runs as one [`blur_area2`](vramkit_kernels::image::blur_area2): the blur's vertical pass writes
 //! the downscaled frame, so the blurred full-size frame is never written nor read, and the
 //! blur's intermediate holds f16 for 8-bit sources (within half a level of the f32 one).
 
 use super::{Op, Pipeline};
-use vramkit::kernels::image::{blur_area2_formats, Blur, PixelFormat, ResizeFilter};
+use vramkit_kernels::image::{blur_area2_formats, Blur, PixelFormat, ResizeFilter};
 
 /// The chain's ends that run fused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! frame, and tiling that gives the same output as an untiled run.
 //!
 //! - **Alpha.** Blur and resize filter premultiplied alpha and hand on straight alpha (the
-//!   rule is in [`vramkit::kernels::image`]); colour ops keep alpha.
+//!   rule is in [`vramkit_kernels::image`]); colour ops keep alpha.
 //! - **Stage formats.** Frames between ops are held in the working format, except that an RGBA8
 //!   chain holds the stages from `linear` up to the `srgb` that ends them in RGBA32F (8-bit
 //!   linear light loses 8–13 levels in the shadows): [`Pipeline::stage_formats`], which the
@@ -33,7 +33,7 @@ mod run;
 pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_GAMMA};
 pub use parse::{format_chain, parse_chain};
 pub use pipeline::{FrameReport, Pipeline};
-pub use vramkit::kernels::image::PixelFormat;
+pub use vramkit_kernels::image::PixelFormat;
 
 /// Bytes of a `width × height` frame in `format`, rows packed (saturating at `u64::MAX`).
 ///

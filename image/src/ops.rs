@@ -4,10 +4,10 @@
 
 use std::fmt;
 
-use vramkit::kernels::image::{
+use vramkit::{Error, Result};
+use vramkit_kernels::image::{
     blur_weights, gaussian_radius, Blur, ColorOp, ResizeFilter, MAX_RADIUS,
 };
-use vramkit::{Error, Result};
 
 /// The longest side of a frame, at every stage of a pipeline: 65,536 pixels. Resize kernels
 /// compute source positions in f32, which at this size still resolve 1/256 of a pixel.

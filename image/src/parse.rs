@@ -6,8 +6,8 @@
 use std::str::FromStr;
 
 use super::ops::{self, size_problem, Op};
-use vramkit::kernels::image::ResizeFilter;
 use vramkit::{Error, Result};
+use vramkit_kernels::image::ResizeFilter;
 
 const KNOWN: &str = "known operations: linear, srgb, luma, blur:sigma=S, box:radius=R, \
      resize:WxH[:bilinear|:area], adjust:brightness=B;contrast=C;gamma=G";

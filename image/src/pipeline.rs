@@ -4,9 +4,9 @@
 
 use super::ops::{size_problem, Op};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::PixelFormat;
 use vramkit::Context;
 use vramkit::{Error, Result};
+use vramkit_kernels::image::PixelFormat;
 
 /// A chain of operations for frames of one size.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +61,7 @@ impl Pipeline {
     ///
     /// ```
     /// use vramkit_image::{Op, Pipeline};
-    /// use vramkit::kernels::image::ResizeFilter;
+    /// use vramkit_kernels::image::ResizeFilter;
     /// let p = Pipeline::new(vec![Op::Linear], [3840, 2160])?;
     /// assert_eq!(p.output_size(), [3840, 2160]);
     /// let huge = Op::Resize { width: 100_000, height: 100_000, filter: ResizeFilter::Bilinear };

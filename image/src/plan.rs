@@ -3,9 +3,9 @@
 
 use super::ops::{Op, Rect};
 use super::Pipeline;
-use vramkit::kernels::image::blur_intermediate_bytes;
-use vramkit::kernels::image::PixelFormat;
 use vramkit::{Error, Result};
+use vramkit_kernels::image::blur_intermediate_bytes;
+use vramkit_kernels::image::PixelFormat;
 
 /// The smallest tile side the planner tries.
 const MIN_TILE: u32 = 16;

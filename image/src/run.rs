@@ -11,12 +11,12 @@ use std::time::Instant;
 use super::ops::{Op, Rect};
 use super::{FrameReport, Pipeline};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{
-    blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
-};
 use vramkit::transfers::host_zeroed;
 use vramkit::{AllocDesc, BufferHandle, Context};
 use vramkit::{Error, Result};
+use vramkit_kernels::image::{
+    blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
+};
 
 /// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).
 pub(super) trait Channel: vramkit::bytemuck::Pod + Default {

@@ -9,11 +9,11 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{
-    blur, color, convert, resize, Blur, ColorOp, ImageView, ResizeFilter,
-};
 use vramkit::{AllocDesc, Context, ContextDesc, MemoryKind};
 use vramkit_image::{parse_chain, Pipeline, PixelFormat};
+use vramkit_kernels::image::{
+    blur, color, convert, resize, Blur, ColorOp, ImageView, ResizeFilter,
+};
 
 gpu_tests!(the_default_chain_runs_fused_with_the_pixels_of_its_ops);
 

@@ -15,10 +15,10 @@ use std::sync::OnceLock;
 
 use common::{try_gpu, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{Blur, ColorOp};
-use vramkit::kernels::image_cpu;
 use vramkit::ContextDesc;
 use vramkit_image::{parse_chain, Op, Pipeline};
+use vramkit_kernels::image::{Blur, ColorOp};
+use vramkit_kernels::image_cpu;
 
 /// The 4K tool's binary, which cargo builds for this crate's integration tests.
 fn tool() -> PathBuf {

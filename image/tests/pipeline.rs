@@ -6,9 +6,9 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::ResizeFilter;
 use vramkit::{ContextDesc, Error};
 use vramkit_image::{format_chain, parse_chain, Op, Pipeline, PixelFormat, Rect};
+use vramkit_kernels::image::ResizeFilter;
 
 gpu_tests!(
     tiled_runs_equal_untiled_runs_within_the_budget,

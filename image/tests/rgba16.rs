@@ -7,10 +7,10 @@ mod common;
 
 use common::{random_bytes, Mk};
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{self, Blur, ImageView, ResizeFilter};
-use vramkit::kernels::image_cpu::{blur_cpu, color_cpu, resize_cpu, Rgba};
 use vramkit::{AllocDesc, ContextDesc, Error};
 use vramkit_image::{parse_chain, Op, Pipeline, PixelFormat, Rect};
+use vramkit_kernels::image::{self, Blur, ImageView, ResizeFilter};
+use vramkit_kernels::image_cpu::{blur_cpu, color_cpu, resize_cpu, Rgba};
 
 gpu_tests!(
     sixteen_bit_runs_match_the_cpu_twins,

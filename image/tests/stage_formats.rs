@@ -8,9 +8,9 @@ mod common;
 
 use common::Mk;
 use vramkit::backend::Backend;
-use vramkit::kernels::image::{blur, color, Blur, ColorOp, ImageView};
 use vramkit::{AllocDesc, Context, ContextDesc};
 use vramkit_image::{parse_chain, Pipeline, PixelFormat, Rect};
+use vramkit_kernels::image::{blur, color, Blur, ColorOp, ImageView};
 use PixelFormat::{Rgba32F, Rgba8};
 
 gpu_tests!(an_rgba8_chain_keeps_the_shadows_of_linear_light);

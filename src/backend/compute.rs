@@ -10,12 +10,18 @@ use crate::types::{CooperativeMatrix, QueueIndex};
 /// kernel and set of values, and caches it.
 pub type Constants<'a> = &'a [(&'static str, f64)];
 
+/// What every CUDA twin starts with (see [`KernelSource::with_cuda`]): the storage binding
+/// `BUF(T)`, which a safe dispatch compiles with `VRAMKIT_CHECKED` so that every index is
+/// clamped into its binding, the WGSL built-ins the twins use, `float4` helpers and the flat
+/// index of one-dimensional dispatches.
+pub const CUDA_PRELUDE: &str = include_str!("shaders/common.cuh");
+
 /// A compute kernel in source form: WGSL, and optionally a CUDA C twin. Backends compile it
 /// once; the context caches the result.
 ///
 /// The strings are [`Cow<'static, str>`](Cow): borrowed `&'static str`s for kernels known at
 /// compile time ([`new`](Self::new) is `const`, for `const` registries like
-/// [`crate::shaders`]), or owned `String`s for WGSL loaded or generated at run time
+/// `vramkit-kernels`' `shaders`), or owned `String`s for WGSL loaded or generated at run time
 /// ([`owned`](Self::owned)), with nothing leaked. So it is `Clone`, not `Copy`, and `&` of a
 /// `const` source is a temporary, not a `&'static` reference: keep a `static` (or the value)
 /// where a reference must live on; the accessors borrow from the source.
@@ -96,13 +102,13 @@ impl KernelSource {
 
     /// Adds the CUDA C twin the CUDA backend runs: an `extern "C" __global__` function named
     /// as the WGSL entry point, whose block size is the WGSL workgroup size. It takes each
-    /// storage binding, in binding order, as `BUF(T)` (from `shaders/cuda/common.cuh`, which
-    /// the CUDA backend does not add: start the source with it, as [`crate::shaders`] does),
+    /// storage binding, in binding order, as `BUF(T)` (from [`CUDA_PRELUDE`], which the CUDA
+    /// backend does not add: start the source with it),
     /// then the params struct by value. `const`; a twin made at run time goes in with
     /// [`with_cuda_owned`](Self::with_cuda_owned).
     ///
     /// # Safety
-    /// 1. The source starts with `shaders/cuda/common.cuh` (or the same `BUF` definition).
+    /// 1. The source starts with [`CUDA_PRELUDE`] (or the same `BUF` definition).
     /// 2. The function declares every storage binding as `BUF(T)` and reaches device memory
     ///    only by indexing those bindings (no raw pointers taken from them, no other global
     ///    memory but its own `__device__` variables): compiled with `VRAMKIT_CHECKED`, as a
@@ -171,7 +177,7 @@ impl KernelSource {
         as_str(&self.label)
     }
 
-    /// The WGSL source (see [`crate::shaders`]).
+    /// The WGSL source.
     pub const fn wgsl(&self) -> &str {
         as_str(&self.wgsl)
     }

@@ -27,7 +27,7 @@
 //! manager's soundness rests on what an implementation promises (blocks as large as asked,
 //! work run in recording order, waits that wait); see each trait's `# Safety`.
 
-pub(crate) mod buffer_copy;
+mod buffer_copy;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod host;
@@ -59,7 +59,8 @@ mod stream;
 pub use crate::types::{
     BackendLimits, CooperativeMatrix, CooperativeScalar, DeviceInfo, MemoryInfo, QueueIndex,
 };
-pub use compute::{Compute, Constants, KernelBinding, KernelSource};
+pub use buffer_copy::BUFFER_COPY;
+pub use compute::{Compute, Constants, KernelBinding, KernelSource, CUDA_PRELUDE};
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;
 pub use linear_texture::LinearTexture;

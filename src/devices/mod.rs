@@ -4,7 +4,7 @@
 //! keeps an optional total budget over the set, sums statistics, copies between devices
 //! (`copy.rs`: device to device where the backend has a path, `direct.rs` over
 //! [`Storage::copy_to_peer`](crate::backend::Storage::copy_to_peer); else through host
-//! staging); [`crate::kernels::split_matmul`] splits a matmul's rows over them.
+//! staging); `vramkit_kernels::split_matmul` splits a matmul's rows over them.
 //!
 //! Handles of a set ([`DeviceHandle`]) say their device; one used with another device's context
 //! is refused as every foreign handle is ([`Error::StaleHandle`] with

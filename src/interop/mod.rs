@@ -78,8 +78,8 @@ use crate::Context;
 mod wgpu_binding;
 
 /// Other code on the context's memory: wgpu bindings and textures for an app's own passes
-/// (wgpu), device pointers and foreign streams (CUDA), and work submitted together. From
-/// [`Context::interop`].
+/// (wgpu), device pointers and foreign streams (CUDA), work submitted together, and the
+/// vendor's BLAS and cooperative matrices for kernels. From [`Context::interop`].
 pub struct Interop<'a, B: Backend> {
     pub(crate) ctx: &'a Context<B>,
 }

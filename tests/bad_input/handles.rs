@@ -3,10 +3,10 @@
 use std::fmt::Debug;
 
 use vramkit::backend::host::HostBackend;
-use vramkit::kernels::image::{self, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter};
-use vramkit::kernels::{self, MatmulDims, MatmulKernel};
 use vramkit::StaleReason;
 use vramkit::{AllocDesc, BufferHandle, Context, Error, MemoryAdvice, MemoryKind, Result};
+use vramkit_kernels::image::{self, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter};
+use vramkit_kernels::{self as kernels, MatmulDims, MatmulKernel};
 
 use crate::check::{alloc, foreign, host, released, still_usable};
 use crate::harness::Case;

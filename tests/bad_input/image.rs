@@ -2,11 +2,11 @@
 //! small, regions past the source, resizes to nothing.
 
 use vramkit::backend::host::HostBackend;
-use vramkit::kernels::image::{
-    self, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter, ResizeRegion,
-};
 use vramkit::SubmissionIndex;
 use vramkit::{BufferHandle, Context, Error, Result};
+use vramkit_kernels::image::{
+    self, Blur, ColorOp, ImageView, PixelFormat, ResizeFilter, ResizeRegion,
+};
 
 use crate::check::{alloc, host};
 use crate::harness::Case;

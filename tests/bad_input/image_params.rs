@@ -1,9 +1,9 @@
 //! Image kernel parameters out of range (blur sigma and radius, gamma), temporaries released
 //! when a call fails, views whose byte counts overflow, and the CPU twins' inputs.
 
-use vramkit::kernels::image::{self, Blur, ColorOp, PixelFormat};
-use vramkit::kernels::image_cpu;
 use vramkit::{ContextDesc, Error};
+use vramkit_kernels::image::{self, Blur, ColorOp, PixelFormat};
+use vramkit_kernels::image_cpu;
 
 use crate::check::{alloc, gpu, host, host_with};
 use crate::harness::Case;

@@ -2,8 +2,8 @@
 //! zero and enormous dimensions, outputs that alias inputs, missing BLAS; in-place elementwise
 //! runs that must give the CPU's answer.
 
-use vramkit::kernels::{self, MatmulDims, MatmulKernel};
 use vramkit::{AllocDesc, Error};
+use vramkit_kernels::{self as kernels, MatmulDims, MatmulKernel};
 
 use crate::check::{alloc, close, f32_bytes, floats, gpu, host, values};
 use crate::harness::{skip, Case};

@@ -15,10 +15,10 @@ targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
 cargo build --release --features nccl -p vramkit-image --bin image_4k -q
 tools/device/vulkan_bundle.sh target/release/image_4k >/dev/null
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
-# Test and bench names are looked for in both crates (vramkit, and vramkit-image for the image ones).
-cargo test --release --features nccl --no-run -p vramkit -p vramkit-image $(targets test "$1") --message-format=json 2>/dev/null | exe |
+# Test and bench names are looked for in the three crates (vramkit, vramkit-kernels, vramkit-image).
+cargo test --release --features nccl --no-run -p vramkit -p vramkit-kernels -p vramkit-image $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
-[ -z "$2" ] || cargo bench --features nccl --no-run -p vramkit -p vramkit-image $(targets bench "$2") --message-format=json 2>/dev/null | exe |
+[ -z "$2" ] || cargo bench --features nccl --no-run -p vramkit -p vramkit-kernels -p vramkit-image $(targets bench "$2") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
 strip .device/bin/* .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/

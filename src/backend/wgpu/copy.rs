@@ -1,10 +1,10 @@
 //! Copies between two ranges of one buffer, which wgpu's `copy_buffer_to_buffer` refuses
 //! ("source and destination cannot be the same buffer"): a compute kernel
-//! ([`BUFFER_COPY`](crate::backend::buffer_copy::BUFFER_COPY)) in chunks of at most the largest binding.
+//! ([`BUFFER_COPY`](crate::backend::BUFFER_COPY)) in chunks of at most the largest binding.
 //! Compaction needs it when it moves an allocation within its block.
 
 use super::{kernel, WgpuBackend, WgpuBlock, WgpuKernel};
-use crate::backend::buffer_copy::BUFFER_COPY;
+use crate::backend::BUFFER_COPY;
 use crate::backend::{BlockRange, Compute};
 use crate::types::error::{Error, Result};
 use crate::types::QueueIndex;

@@ -1,0 +1,277 @@
+//! Every kernel vramkit registers (`vramkit_kernels::shaders::ALL`: WGSL files from `shaders/`, image
+//! kernels composed of an io prelude and a body; and the WGSL-only `TEXTURE_KERNELS`) parses
+//! and validates with naga (all validation flags), binds storage buffers read-write
+//! (sub-allocations share a buffer; see shaders/scale.wgsl), every kernel of `ALL` has a CUDA
+//! twin with its entry point and one parameter per binding, and every file in `shaders/` and
+//! `shaders/cuda/` is used. No GPU.
+
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+fn shader_files(dir: &std::path::Path, ext: &[&str], out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir)
+        .expect("shaders/")
+        .filter_map(|e| e.ok())
+    {
+        let path = entry.path();
+        if path.is_dir() {
+            shader_files(&path, ext, out);
+        } else if path
+            .extension()
+            .is_some_and(|x| ext.iter().any(|e| x == *e))
+        {
+            let src = std::fs::read_to_string(&path).expect("read shader");
+            out.push((path.display().to_string(), src));
+        }
+    }
+}
+
+#[test]
+fn every_kernel_validates() {
+    let mut failures = Vec::new();
+    for k in vramkit_kernels::shaders::ALL
+        .iter()
+        .chain(vramkit_kernels::shaders::TEXTURE_KERNELS)
+        .chain(vramkit_kernels::shaders::FEATURE_KERNELS)
+    {
+        let module = match naga::front::wgsl::parse_str(k.wgsl()) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(e.emit_to_string_with_path(k.wgsl(), k.label()));
+                continue;
+            }
+        };
+        let mut v = Validator::new(ValidationFlags::all(), Capabilities::all());
+        if let Err(e) = v.validate(&module) {
+            failures.push(e.emit_to_string_with_path(k.wgsl(), k.label()));
+            continue;
+        }
+        assert!(
+            module.entry_points.iter().any(|e| e.name == k.entry()),
+            "{}: no entry point `{}`",
+            k.label(),
+            k.entry()
+        );
+        for (_, var) in module.global_variables.iter() {
+            if let naga::AddressSpace::Storage { access } = var.space {
+                assert!(
+                    access.contains(naga::StorageAccess::STORE),
+                    "{}: storage binding `{}` must be read_write",
+                    k.label(),
+                    var.name.as_deref().unwrap_or("?")
+                );
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "invalid shaders:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_shader_file_is_used() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders"));
+    let mut files = Vec::new();
+    shader_files(dir, &["wgsl"], &mut files);
+    assert!(!files.is_empty(), "no shaders found");
+    for (path, src) in files {
+        assert!(
+            vramkit_kernels::shaders::ALL
+                .iter()
+                .chain(vramkit_kernels::shaders::TEXTURE_KERNELS)
+                .chain(vramkit_kernels::shaders::FEATURE_KERNELS)
+                .any(|k| k.wgsl().contains(src.as_str())),
+            "{path} is in no kernel of vramkit_kernels::shaders::ALL, TEXTURE_KERNELS or FEATURE_KERNELS"
+        );
+    }
+    let mut twins = Vec::new();
+    shader_files(&dir.join("cuda"), &["cu", "cuh"], &mut twins);
+    assert!(twins.len() >= 13, "CUDA twins missing: {}", twins.len());
+    for (path, src) in twins {
+        assert!(
+            vramkit_kernels::shaders::ALL
+                .iter()
+                .any(|k| k.cuda().contains(src.as_str())),
+            "{path} is in no CUDA twin of vramkit_kernels::shaders::ALL"
+        );
+    }
+}
+
+/// The cooperative f16 matmul validates with exactly the capabilities the wgpu backend enables
+/// for it (not all of naga's), and naga writes it as SPIR-V, as wgpu does on Vulkan: the
+/// cooperative matrix types, loads, stores and multiply-adds all pass naga's SPIR-V backend.
+#[test]
+fn the_cooperative_matmul_validates_with_its_features_and_writes_spirv() {
+    for k in vramkit_kernels::shaders::FEATURE_KERNELS {
+        cooperative_kernel_validates_and_writes_spirv(k);
+    }
+}
+
+fn cooperative_kernel_validates_and_writes_spirv(k: &vramkit::backend::KernelSource) {
+    let module = naga::front::wgsl::parse_str(k.wgsl())
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(k.wgsl())));
+    // SHADER_FLOAT16_IN_FLOAT32 (unpack2x16float) comes with every Vulkan device.
+    let base = Capabilities::SHADER_FLOAT16
+        | Capabilities::SUBGROUP
+        | Capabilities::SHADER_FLOAT16_IN_FLOAT32;
+    let caps = base | Capabilities::COOPERATIVE_MATRIX;
+    let info = Validator::new(ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(k.wgsl())));
+    // Without cooperative matrices it is refused (so the feature is really what it needs).
+    assert!(Validator::new(ValidationFlags::all(), base)
+        .validate(&module)
+        .is_err());
+    let options = naga::back::spv::Options {
+        lang_version: (1, 6),
+        capabilities: None,
+        ..Default::default()
+    };
+    let words = naga::back::spv::write_vec(&module, &info, &options, None)
+        .unwrap_or_else(|e| panic!("SPIR-V: {e}"));
+    assert_eq!(words[0], 0x0723_0203, "SPIR-V magic");
+}
+
+/// The CUDA backend launches `entry` with one pointer per storage binding, then the params
+/// struct: each twin must declare that function with that many parameters.
+#[test]
+fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
+    for k in vramkit_kernels::shaders::ALL {
+        let module = naga::front::wgsl::parse_str(k.wgsl()).expect("validated above");
+        let storage = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| matches!(v.space, naga::AddressSpace::Storage { .. }))
+            .count();
+        let uniform = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::Uniform)
+            .count();
+        let (start, params) = cuda_signature(k.cuda(), k.entry())
+            .unwrap_or_else(|| panic!("{}: no CUDA function `{}`", k.label(), k.entry()));
+        assert!(
+            k.cuda()[..start].contains("extern \"C\" __global__"),
+            "{}: `{}` must be extern \"C\" __global__",
+            k.label(),
+            k.entry()
+        );
+        let params: Vec<&str> = params.split(',').map(str::trim).collect();
+        assert_eq!(
+            params.len(),
+            storage + uniform,
+            "{}: `{}({params:?})` must take {storage} bindings and {uniform} params struct",
+            k.label(),
+            k.entry()
+        );
+        // Bindings as `BUF(T)`, so that a safe dispatch's build clamps every index into them.
+        assert!(
+            params[..storage].iter().all(|p| p.starts_with("BUF(")),
+            "{}: bindings of `{}` must be declared `BUF(T)`: {params:?}",
+            k.label(),
+            k.entry()
+        );
+    }
+}
+
+#[test]
+fn a_broken_shader_is_reported_with_its_span() {
+    let src = "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }";
+    let err = naga::front::wgsl::parse_str(src).expect_err("a type error must be reported");
+    let text = err.emit_to_string_with_path(src, "broken.wgsl");
+    assert!(text.contains("broken.wgsl"), "{text}");
+}
+
+/// Where `name`'s definition starts and its parameter list: a plain definition
+/// (`void name(...)`, or the name starting a line after `__launch_bounds__`), or an invocation
+/// `MACRO(name, ...)` of a `#define MACRO(name, ...)` that declares `void name(...)`.
+fn cuda_signature<'a>(src: &'a str, name: &str) -> Option<(usize, &'a str)> {
+    let params = |at: usize| {
+        let rest = &src[at..];
+        let open = rest.find('(')? + 1;
+        let mut depth = 0;
+        let close = rest[open..].find(|c| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth < 0
+        })?;
+        Some(&rest[open..open + close])
+    };
+    for head in [format!("void {name}("), format!("\n{name}(")] {
+        if let Some(at) = src.find(&head) {
+            return Some((at, params(at)?));
+        }
+    }
+    let call = src.find(&format!("({name},"))?;
+    let line = src[..call].rfind('\n').map_or(0, |i| i + 1);
+    let define = src.find(&format!("#define {}(name", &src[line..call]))?;
+    let at = define + src[define..].find("void name(")?;
+    Some((at, params(at)?))
+}
+
+/// The workgroup memory the staged horizontal blur pass declares (every workgroup variable its
+/// entry point uses, laid out by naga) is at most `BLUR_STAGED_WORKGROUP_BYTES`, the bytes the
+/// blur asks of the device before it launches the pass, and the largest of its compositions
+/// needs all of them (the constant is not stale).
+#[test]
+fn the_staged_blur_declares_the_workgroup_memory_the_blur_checks_for() {
+    use vramkit_kernels::image::BLUR_STAGED_WORKGROUP_BYTES;
+    use vramkit_kernels::shaders;
+    let mut largest = 0;
+    for k in [
+        shaders::BLUR_HORIZONTAL_STAGED,
+        shaders::BLUR_HORIZONTAL_RGBA8_STAGED,
+        shaders::BLUR_HORIZONTAL_SRGBA8_STAGED,
+        shaders::BLUR_HORIZONTAL_SRGBA8_TO_HALF_STAGED,
+    ] {
+        let module = naga::front::wgsl::parse_str(k.wgsl()).expect("parses");
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&module)
+            .expect("validates");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("layout");
+        let index = module
+            .entry_points
+            .iter()
+            .position(|e| e.name == k.entry())
+            .expect("entry point");
+        let uses = info.get_entry_point(index);
+        let bytes: u32 = module
+            .global_variables
+            .iter()
+            .filter(|(h, v)| v.space == naga::AddressSpace::WorkGroup && !uses[*h].is_empty())
+            .map(|(_, v)| layouter[v.ty].size)
+            .sum();
+        eprintln!("{}: {bytes} bytes of workgroup memory", k.label());
+        assert!(
+            bytes <= BLUR_STAGED_WORKGROUP_BYTES,
+            "{}: {bytes} bytes of workgroup memory, more than BLUR_STAGED_WORKGROUP_BYTES",
+            k.label()
+        );
+        largest = largest.max(bytes);
+    }
+    assert_eq!(largest, BLUR_STAGED_WORKGROUP_BYTES);
+}
+
+/// No horizontal blur pass reads the f16 intermediate: its raw reads' unit, 2^-112, squared
+/// (the unit of the horizontal passes' premultiplied raw reads) is 0 in f32, and the weights
+/// would be infinite.
+#[test]
+fn horizontal_blur_passes_never_read_the_half_source() {
+    for k in vramkit_kernels::shaders::ALL
+        .iter()
+        .chain(vramkit_kernels::shaders::TEXTURE_KERNELS)
+    {
+        if k.entry().starts_with("horizontal") {
+            assert!(
+                !k.label().contains("(half ->"),
+                "{}: a horizontal pass composed with the half source",
+                k.label()
+            );
+        }
+    }
+}
