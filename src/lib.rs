@@ -25,7 +25,7 @@
 //! The rest of the context is grouped in views: [`Context::transfers`] (offsets, closures,
 //! staging buffers), [`Context::textures`], [`Context::memory`] (budget, trim, compact, what
 //! fits), [`Context::observe`] (summary, leaks, timeline, audit) and [`Context::interop`] (wgpu
-//! bindings, CUDA device pointers and streams). `ARCHITECTURE.md` in the repository describes
+//! bindings, CUDA device pointers and streams, the vendor BLAS). `ARCHITECTURE.md` in the repository describes
 //! the layers, the backend seam and where each concern lives.
 
 #![deny(clippy::unwrap_used)]

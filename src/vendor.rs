@@ -1,6 +1,6 @@
 //! The device vendor's own code and units on the context's memory, as kernels may use them after
 //! the context's debug settings: the vendor BLAS (cuBLAS on CUDA) and cooperative matrices
-//! (tensor cores through wgpu). Part of [`Context::interop`].
+//! (tensor cores through wgpu). Part of [`Context::interop`](crate::Context::interop).
 
 use crate::backend::{Backend, BlockRange, CooperativeMatrix};
 use crate::interop::Interop;
@@ -39,10 +39,10 @@ impl<'a, B: Backend> Interop<'a, B> {
             what: what.into(),
             reason: if self.ctx.debug.no_vendor_blas {
                 "DebugSettings::no_vendor_blas turns the vendor BLAS off in this context; use \
-                 MatmulKernel::Auto"
+                 the kernels' own matmul"
                     .into()
             } else {
-                "this backend has no vendor BLAS (cuBLAS); use MatmulKernel::Auto or Tiled".into()
+                "this backend has no vendor BLAS (cuBLAS); use the kernels' own matmul".into()
             },
         }
     }
@@ -51,8 +51,10 @@ impl<'a, B: Backend> Interop<'a, B> {
     /// (`m×k`), `B` (`k×n`) and `C` (`m×n`), `dims` = `[m, n, k]`.
     ///
     /// # Errors
-    /// As [`Context::dispatch`](crate::Context::dispatch) for the bindings; [`Error::ShapeMismatch`] for a binding
-    /// smaller than its matrix or a `C` that overlaps `A` or `B`; the refusal of
+    /// As [`Context::dispatch`](crate::Context::dispatch) for the bindings;
+    /// [`Error::ShapeMismatch`] for a zero dimension, a binding smaller than its matrix or a `C`
+    /// that overlaps `A` or `B`; [`Error::InvalidParameter`] for a dimension of 2³¹ or more;
+    /// the refusal of
     /// [`vendor_blas_refusal`](Self::vendor_blas_refusal) where
     /// [`has_vendor_blas`](Self::has_vendor_blas) is false.
     pub fn vendor_matmul(
@@ -61,8 +63,9 @@ impl<'a, B: Backend> Interop<'a, B> {
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
         self.run_vendor(bindings, dims, 4, "vendor matmul", |ranges| {
-            // SAFETY: `run` checked that the ranges hold the matrices `dims` describe, 4 bytes
-            // a value, and that C overlaps neither A nor B.
+            // SAFETY: `with_ranges` resolved the ranges for binding, and `run_vendor` checked
+            // that they hold the matrices `dims` describe, 4 bytes a value, and that C overlaps
+            // neither A nor B.
             unsafe { self.ctx.backend.vendor_matmul(ranges, dims) }
         })
     }
@@ -78,8 +81,9 @@ impl<'a, B: Backend> Interop<'a, B> {
         dims: [u32; 3],
     ) -> Result<SubmissionIndex> {
         self.run_vendor(bindings, dims, 2, "vendor f16 matmul", |ranges| {
-            // SAFETY: `run` checked that the ranges hold the matrices `dims` describe (2 bytes
-            // an f16 value in A and B, 4 in C), and that C overlaps neither A nor B.
+            // SAFETY: `with_ranges` resolved the ranges for binding, and `run_vendor` checked
+            // that they hold the matrices `dims` describe (2 bytes an f16 value in A and B, 4 in
+            // C), and that C overlaps neither A nor B.
             unsafe { self.ctx.backend.vendor_matmul_f16(ranges, dims) }
         })
     }
@@ -96,6 +100,12 @@ impl<'a, B: Backend> Interop<'a, B> {
     ) -> Result<SubmissionIndex> {
         if !self.has_vendor_blas() {
             return Err(self.vendor_blas_refusal(what));
+        }
+        if dims.contains(&0) {
+            return Err(Error::ShapeMismatch {
+                expected: format!("{what} dimensions [m, n, k] of at least 1"),
+                actual: format!("{dims:?}"),
+            });
         }
         let [m, n, k] = dims.map(u64::from);
         let needs = [

@@ -151,7 +151,7 @@ fn run<B: Backend>(ctx: &Context<B>, name: &str, smoke: bool) {
         resize(ctx, &blurred, &small32, ResizeFilter::Area)?;
         color(ctx, &small32, &small, [0, 0], ColorOp::LinearToSrgb)
     };
-    // The same chain as the pipeline runs it on 8-bit frames (src/image/fuse.rs): the blur
+    // The same chain as the pipeline runs it on 8-bit frames (image/src/fuse.rs): the blur
     // reads the frame as sRGB-encoded RGBA8, the resize writes it so; three kernels (as it ran
     // before blur_area2).
     let (srgb_in, srgb_out) = (

@@ -1,5 +1,5 @@
 //! The 4K tool end to end: generated inputs, a directory, the built-in chart, and the exit codes
-//! a person can act on. It runs the example binary that `cargo test` builds beside the tests.
+//! a person can act on. It runs the `image_4k` binary that `cargo test` builds for this crate's tests.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -8,6 +8,9 @@ mod common;
 mod deep;
 #[path = "cli/devices.rs"]
 mod devices;
+#[cfg(unix)]
+#[path = "cli/files.rs"]
+mod files;
 #[path = "cli/product.rs"]
 mod product;
 

@@ -1,5 +1,5 @@
 //! A chain's leading `linear` and trailing `srgb` run inside the filters next to them
-//! (`src/image/fuse.rs`): the default chain allocates three frames a tile instead of seven, and
+//! (`image/src/fuse.rs`): the default chain allocates three frames a tile instead of seven, and
 //! gives the pixels of the same chain run op by op with the kernel functions (unpack, linear,
 //! blur, resize, srgb, pack), within one level (the same arithmetic; only the order in which
 //! the compiler fuses multiply-adds may differ).

@@ -3,7 +3,7 @@
 //! texture's 2-D layout). Both are vramkit's blur kernels (`shaders::BLUR_*`, the texture ones
 //! composed with the `src_texture` / `dst_texture` io preludes) launched the same way
 //! (`Textures::dispatch`, bounds-checked) on a resident 4K RGBA32F frame; `kernels::image::blur`
-//! (which picks by the rule these figures set, see `kernels/blur_intermediate.rs`) is printed
+//! (which picks by the rule these figures set, see `kernels/src/blur_intermediate.rs`) is printed
 //! beside them. `VRAMKIT_BENCH_QUICK=1` uses 1280×720 and fewer rounds; without `--bench` (as
 //! `cargo test --all-targets` runs it) a 96×64 frame once.
 

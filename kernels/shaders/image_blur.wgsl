@@ -1,5 +1,5 @@
 // One pass of a separable convolution (Gaussian or box: the weights decide), with clamp-to-edge,
-// computed in f32 whatever the pixel formats composed in front (see src/shaders.rs).
+// computed in f32 whatever the pixel formats composed in front (see kernels/src/shaders.rs).
 // `horizontal`: dst(x, y) = Σ w[i] src(clamp(x + ox + i - R), y + oy); `vertical` likewise along
 // y. Bindings: src, dst, weights (2R + 1 values), then the params (shaders/params/image.wgsl).
 // Reads clamp to the source image, so a region of a larger image (a tile with its halo) gives the
@@ -21,7 +21,7 @@
 @group(0) @binding(3) var<uniform> r: ImageParams;
 
 const K: u32 = 8u;
-// The most taps (2 · MAX_RADIUS + 1, src/kernels/image/weights.rs).
+// The most taps (2 · MAX_RADIUS + 1, kernels/src/image/weights.rs).
 const MAX_TAPS: u32 = 2049u;
 // K - 1 zeros, MAX_TAPS weights, then zeros up to the last vec4 a group of 4 source pixels reads:
 // (ceil((MAX_TAPS + K - 1) / 4) + 2) vec4s.
@@ -175,7 +175,7 @@ fn horizontal(
 }
 
 // The horizontal pass with coalesced global reads and writes (`horizontal_staged`, for
-// radii up to STAGED_MAX_TAPS / 2; src/kernels/image/blur.rs picks its CUDA twin on the CUDA
+// radii up to STAGED_MAX_TAPS / 2; kernels/src/image/blur.rs picks its CUDA twin on the CUDA
 // backend, and `horizontal` elsewhere: through NVIDIA's Vulkan driver this one measured slower). `horizontal` reads with a warp's lanes K pixels apart and writes each output on
 // its own, so a warp's every load and store instruction touches 32 scattered sectors. Here a
 // workgroup of 32 × 4 covers STAGED_SPAN = 256 outputs of 4 rows (a row per 32 invocations):
@@ -196,7 +196,7 @@ const STAGED_ROWS: u32 = 4u;
 // Invocations per row: a warp on NVIDIA.
 const STAGED_LANES: u32 = 32u;
 const STAGED_SPAN: u32 = 256u;
-// Radius 64 at most (src/kernels/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
+// Radius 64 at most (kernels/src/image/blur.rs: BLUR_STAGED_MAX_RADIUS).
 const STAGED_MAX_TAPS: u32 = 129u;
 // A row's segment, at most: the last invocation's run starts (STAGED_LANES - 1) · K = 248
 // pixels in, and is at most run_len(STAGED_MAX_TAPS) = 136 long.

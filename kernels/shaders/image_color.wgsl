@@ -1,5 +1,5 @@
 // Per-pixel colour operations, over a region as in image_copy.wgsl, computed in f32 whatever the
-// pixel formats composed in front (src/shaders.rs). Alpha is kept.
+// pixel formats composed in front (kernels/src/shaders.rs). Alpha is kept.
 // `srgb_to_linear`, `linear_to_srgb`: the sRGB transfer function (io/srgb.wgsl).
 // `luma`: Rec. 709 luma (0.2126 R + 0.7152 G + 0.0722 B) into R, G and B.
 // `adjust`: v' = clamp((v - 0.5) * contrast + 0.5 + brightness, 0, 1) ^ (1 / gamma).

@@ -3,7 +3,7 @@
 // of the 256 values (through the same load, curve and quantization as image_color.wgsl composed
 // with io/src_rgba8 and io/dst_rgba8, so the pixels are the same bit for bit), then maps its
 // pixels through the table: no pow and no conversion per pixel. Alpha is kept. Composed with
-// the RGBA8 preludes only (src/shaders.rs).
+// the RGBA8 preludes only (kernels/src/shaders.rs).
 //
 // A workgroup of 16×16 invocations covers 16·PX columns × 16 rows; invocation x handles columns
 // x, x + 16, … (coalesced reads).

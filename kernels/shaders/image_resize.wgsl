@@ -1,4 +1,4 @@
-// Resizing, computed in f32 whatever the pixel formats composed in front (src/shaders.rs). The full source is full_src_w × full_src_h and the full destination is
+// Resizing, computed in f32 whatever the pixel formats composed in front (kernels/src/shaders.rs). The full source is full_src_w × full_src_h and the full destination is
 // full_src / scale; the source buffer holds the source pixels from (sx0, sy0), the destination
 // buffer the destination pixels from (dx0, dy0), so a tile of the output (with its source region
 // and halo) gives the same pixels as the whole image. Coordinates clamp to the full source.

@@ -1,6 +1,6 @@
 // C = A·B with A and B in IEEE binary16 and C in f32, row-major, any M, N, K, on cooperative
 // matrices (tensor cores): 16×16×16 f16×f16→f32 `coopMultiplyAdd`, f32 accumulators.
-// src/shaders.rs puts `enable f16; enable wgpu_cooperative_matrix;`, the params and a loader
+// kernels/src/shaders.rs puts `enable f16; enable wgpu_cooperative_matrix;`, the params and a loader
 // first.
 //
 // A workgroup of 256 invocations — 8 subgroups of 32 (kernels::matmul_typed chooses this

@@ -12,7 +12,7 @@
 // and an add). The accumulators are only ever indexed by constants (the products and stores
 // are written out), so they stay in registers whatever the driver decides to unroll. The
 // module has an override constant: wgpu-hal honours `ShaderRuntimeChecks::unchecked()` (no
-// forced loop bounds) only for modules with overrides (see src/kernels/matmul.rs).
+// forced loop bounds) only for modules with overrides (see kernels/src/matmul.rs).
 //
 // Global memory through load_a, load_b and store_c, each guarded by dims (values past M, N or
 // the K slice read as 0 and are never stored), from the prelude composed in front:

@@ -5,7 +5,7 @@
 //! in its budget and statistics (kind [`MemoryKind::Texture`](vramkit::MemoryKind::Texture) or
 //! device memory, tag `frames`), and released as soon as the passes are recorded.
 //!
-//! The rule is measured (`cargo bench --bench blur_intermediate`, BENCHMARKS.md "Textures or
+//! The rule is measured (`cargo bench -p vramkit-kernels --bench blur_intermediate`, BENCHMARKS.md "Textures or
 //! buffers"), the same kernels with either intermediate on a resident 4K RGBA32F frame: on
 //! lavapipe the vertical pass's column-wise reads cost less through a texture's 2-D layout
 //! than through a buffer's rows (0.84–0.89× the time, 1280×720), on the H200 through NVIDIA's

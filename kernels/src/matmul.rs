@@ -37,8 +37,8 @@
 //!   instructions), and with those bounded loops and the larger body the driver no longer
 //!   unrolled the store loops, which index the accumulator array by the loop counters (the
 //!   likely mechanism: the array then lives in local memory for the whole kernel).
-//!   The wgpu backend now gives every guarded module an override constant
-//!   (`backend/wgpu/kernel.rs`, with a unit test), so no kernel of vramkit gets those bounds.
+//!   The wgpu backend now gives every unchecked module an override constant
+//!   (vramkit's `backend/wgpu/kernel.rs`), so no kernel of this crate gets those bounds.
 //!
 //! - The k loop of a step: a loop over BK calling `mac` (one k: 4 vec4 reads, 64 FMAs, the
 //!   16 accumulators a struct passed by value, fields named by constants), or with

@@ -1,4 +1,4 @@
-//! Where a blur keeps its intermediate (`kernels/blur_intermediate.rs`): a texture on CPU
+//! Where a blur keeps its intermediate (`kernels/src/blur_intermediate.rs`): a texture on CPU
 //! adapters whose kernels bind textures (lavapipe), counted in the budget and statistics as
 //! kind `Texture` and gone after the call; a buffer on GPUs (NVIDIA's Vulkan driver, CUDA),
 //! where the measured rule prefers it, and for frames wider than a texture can be. Either way

@@ -85,7 +85,8 @@ pub struct Interop<'a, B: Backend> {
 }
 
 impl<B: Backend> Context<B> {
-    /// Other code on the context's memory: wgpu bindings, device pointers, foreign streams.
+    /// Other code on the context's memory: wgpu bindings, device pointers, foreign streams, the
+    /// vendor BLAS.
     pub fn interop(&self) -> Interop<'_, B> {
         Interop { ctx: self }
     }

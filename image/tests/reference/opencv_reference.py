@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference for vramkit's image ops (tests/opencv_reference.rs runs it).
+"""Independent reference for vramkit's image ops (image/tests/opencv_reference.rs runs it).
 
 Usage: opencv_reference.py DIR
 

@@ -1,5 +1,5 @@
-// The params of every image kernel (shaders/image_*.wgsl), declared once: src/shaders.rs puts
-// this in front of each, and `vramkit::kernels::image::ImageParams` is its Rust mirror (a test
+// The params of every image kernel (shaders/image_*.wgsl), declared once: kernels/src/shaders.rs puts
+// this in front of each, and `vramkit_kernels::image::ImageParams` is its Rust mirror (a test
 // checks that naga lays both out alike); shaders/cuda/params/image.cuh is the CUDA one. Each
 // kernel binds it as a uniform after its storage bindings and reads the fields it needs.
 struct ImageParams {

@@ -1,5 +1,5 @@
 // Params of the matmul family (matmul_register.wgsl, matmul_tiled.wgsl), composed in front of
-// each by src/shaders.rs. Mirrors `MatmulParams` in src/kernels/matmul.rs and
+// each by kernels/src/shaders.rs. Mirrors `MatmulParams` in kernels/src/matmul.rs and
 // shaders/cuda/params/matmul.cuh; a unit test checks the Rust layout against naga's.
 
 struct MatmulParams {

@@ -1,5 +1,5 @@
 // Params of the f16 matmul (matmul_f16.wgsl, matmul_f16_coop.wgsl), composed in front of each
-// by src/shaders.rs. Mirrors `MatmulF16Params` in src/kernels/matmul_f16.rs and
+// by kernels/src/shaders.rs. Mirrors `MatmulF16Params` in kernels/src/matmul_f16.rs and
 // shaders/cuda/params/matmul_f16.cuh; a unit test checks the Rust layout against naga's.
 
 struct MatmulF16Params {

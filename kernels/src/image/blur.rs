@@ -1,4 +1,4 @@
-//! The separable blur: two passes through an intermediate (`kernels/blur_intermediate.rs`),
+//! The separable blur: two passes through an intermediate (`kernels/src/blur_intermediate.rs`),
 //! each invocation writing [`BLUR_RUN`] pixels along its pass (`shaders/image_blur.wgsl`), and
 //! [`blur_area2`], the blur followed by an exact 2× area downscale in the same two passes: its
 //! vertical pass writes the downscaled frame, so the blurred frame never goes to memory.
@@ -50,7 +50,7 @@ const STAGED_SPAN: [u32; 2] = [256, 4];
 /// clamp-to-edge at the source's borders. An intermediate (four f16 a pixel for RGBA8, values
 /// under f16's smallest normal, 2⁻¹⁴, flushed to 0; else RGBA32F) of `dst.width × src.height`
 /// pixels (a texture where the backend's kernels bind textures, else a buffer: see
-/// `kernels/blur_intermediate.rs`) and the weights are allocated from the context (and counted
+/// `kernels/src/blur_intermediate.rs`) and the weights are allocated from the context (and counted
 /// in its budget) for the call.
 ///
 /// Source pixels must be finite (RGBA8, sRGB-encoded RGBA8 and RGBA16 always are): each

@@ -1,5 +1,5 @@
 //! The CUDA twins read 8- and 16-bit channels as `x / 255` and `x / 65535` without a division
-//! (`unorm` in `shaders/cuda/common.cuh`: the product with the reciprocal, corrected by one
+//! (`unorm` in vramkit's `CUDA_PRELUDE`: the product with the reciprocal, corrected by one
 //! fused multiply-add). This checks, for every input, that the formula gives the correctly
 //! rounded quotient, the value WGSL's `unpack4x8unorm` and the CPU twins give.
 

@@ -51,7 +51,7 @@ __device__ __forceinline__ void operator+=(float4& a, float4 b) {
 // x / d for an integer x below 2^16 and d = 255 or 65535, correctly rounded (the IEEE quotient,
 // as WGSL's unpack4x8unorm gives) without a division: the product with the reciprocal, corrected
 // by one fused multiply-add. Exact for every such x (checked exhaustively on the host:
-// src/kernels/image/unorm.rs); a plain `/` is an IEEE division, a dozen instructions per value.
+// kernels/src/image/unorm.rs); a plain `/` is an IEEE division, a dozen instructions per value.
 __device__ __forceinline__ float unorm(unsigned x, float d, float r) {
     float q = float(x) * r;
     return fmaf(fmaf(-q, d, float(x)), r, q);

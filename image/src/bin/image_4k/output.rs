@@ -111,7 +111,9 @@ fn encode<W: Write>(
 }
 
 /// Writes `samples` to `path` as `format`: into a temporary file beside it, renamed into place.
-/// Without `force` the rename refuses to replace a file that exists at `path` by then.
+/// Without `force` the rename refuses to replace a file that exists at `path` by then. A new
+/// file gets the mode of any file the user creates (0666 less the umask); a file `force`
+/// replaces keeps its mode.
 ///
 /// # Errors
 /// What failed (creating, encoding, writing or renaming), in words; no file is left at `path`
@@ -126,11 +128,27 @@ pub fn write(
 ) -> Result<(), String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let dir = dir.unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".image_4k-")
-        .suffix(".part")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".image_4k-").suffix(".part");
+    // tempfile's own mode is 0600, which the rename would keep; `open` applies the umask to this.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder
         .tempfile_in(dir)
         .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
+    if force {
+        if let Ok(meta) = std::fs::metadata(path) {
+            tmp.as_file()
+                .set_permissions(meta.permissions())
+                .map_err(|e| {
+                    format!(
+                        "cannot give {} the mode of {}: {e}",
+                        tmp.path().display(),
+                        path.display()
+                    )
+                })?;
+        }
+    }
     let mut out = BufWriter::new(tmp.as_file());
     encode(&mut out, format, quality, samples, size)?;
     out.flush()

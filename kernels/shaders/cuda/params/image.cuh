@@ -1,5 +1,5 @@
 // The params of every image kernel: the CUDA mirror of shaders/params/image.wgsl and of
-// `vramkit::kernels::image::ImageParams` (same fields, same order, 4 bytes each).
+// `vramkit_kernels::image::ImageParams` (same fields, same order, 4 bytes each).
 struct ImageParams {
     unsigned src_w, src_h, src_stride;
     unsigned dst_w, dst_h, dst_stride;

@@ -1,5 +1,5 @@
 // Params of the matmul family (matmul_register.cu, matmul_tiled.cu): the twin of
-// shaders/params/matmul.wgsl and `MatmulParams` in src/kernels/matmul.rs.
+// shaders/params/matmul.wgsl and `MatmulParams` in kernels/src/matmul.rs.
 
 struct MatmulParams {
     unsigned m;

@@ -1,5 +1,5 @@
 // Params of the f16 matmul (matmul_f16.cu): the twin of shaders/params/matmul_f16.wgsl and
-// `MatmulF16Params` in src/kernels/matmul_f16.rs.
+// `MatmulF16Params` in kernels/src/matmul_f16.rs.
 
 struct MatmulF16Params {
     unsigned m;
