@@ -11,6 +11,8 @@ mod devices;
 #[cfg(unix)]
 #[path = "cli/files.rs"]
 mod files;
+#[path = "cli/out_paths.rs"]
+mod out_paths;
 #[path = "cli/product.rs"]
 mod product;
 

@@ -95,6 +95,7 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
 /// or a `--out` file given for several inputs; an input error for a directory without images.
 pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
     let files = paths::inputs(&args.inputs).map_err(Failure::Input)?;
+    paths::check_out(&args.out).map_err(Failure::Usage)?;
     let named = OutFormat::from_path(&args.out).filter(|_| !args.out.is_dir());
     let (format, outputs) = match named {
         Some(by_name) => {

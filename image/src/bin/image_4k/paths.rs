@@ -125,3 +125,42 @@ pub fn check_outputs(inputs: &[PathBuf], outputs: &[PathBuf], force: bool) -> Re
     }
     Ok(())
 }
+
+/// Image formats the tool reads or others write but it does not write: an `--out` with one of
+/// these extensions is a mistaken output file, not a directory to create.
+const UNWRITTEN_FORMATS: &[&str] = &[
+    "tif", "tiff", "bmp", "gif", "heic", "heif", "avif", "jxl", "jp2", "exr", "hdr", "ppm", "pgm",
+    "pnm", "tga", "ico", "dng", "raw", "cr2", "cr3", "nef", "arw", "orf", "rw2", "psd", "svg",
+];
+
+/// Checks `--out` before anything runs: an existing path must be a directory or a file whose
+/// extension the tool writes (replaced only with `--force`), and a new one a directory name or
+/// a file name of a format the tool writes.
+///
+/// # Errors
+/// What is wrong with `--out` and what to give instead.
+pub fn check_out(out: &Path) -> Result<(), String> {
+    let writes = "png, jpg, jpeg or webp";
+    let ext = out.extension().map(|e| e.to_string_lossy().to_lowercase());
+    let written = crate::output::OutFormat::from_path(out).is_some();
+    match std::fs::metadata(out) {
+        Ok(meta) if !meta.is_dir() && !written => Err(format!(
+            "--out {} is an existing file, not a directory, and not a .png, .jpg or .webp \
+             output; give a directory, or a file name ending in {writes}",
+            out.display()
+        )),
+        Err(_)
+            if ext
+                .as_deref()
+                .is_some_and(|e| UNWRITTEN_FORMATS.contains(&e)) =>
+        {
+            Err(format!(
+            "--out {}: the tool does not write .{} files; give a file name ending in {writes}, \
+             or a directory",
+            out.display(),
+            ext.unwrap_or_default()
+        ))
+        }
+        _ => Ok(()),
+    }
+}
