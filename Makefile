@@ -11,6 +11,8 @@ export XDG_RUNTIME_DIR ?= /tmp
 CARGO ?= cargo
 FEATURES ?= cuda
 FLAGS := --release $(if $(FEATURES),--features $(FEATURES))
+# The crates with the `cuda` feature; the C ABI (capi/) is tested on its own.
+CRATES := -p vramkit -p vramkit-kernels -p vramkit-image
 
 .PHONY: demo test test-debug test-python bench deps
 
@@ -40,12 +42,10 @@ demo: deps
 	@echo "the processed 4K test chart is in out/test_chart.png"
 
 test: deps
-	$(CARGO) test $(FLAGS) --all-targets
-	$(CARGO) test $(FLAGS) --doc
-	# The kernels (kernels/), and the image pipeline and the image_4k tool (image/), whose tests
-	# run the tool's binary.
-	$(CARGO) test $(FLAGS) -p vramkit-kernels -p vramkit-image --all-targets
-	$(CARGO) test $(FLAGS) -p vramkit-kernels -p vramkit-image --doc
+	# vramkit, the kernels (kernels/), and the image pipeline with the image_4k tool (image/),
+	# whose tests run the tool's binary: in one cargo call, so vramkit is compiled once.
+	$(CARGO) test $(FLAGS) $(CRATES) --all-targets
+	$(CARGO) test $(FLAGS) $(CRATES) --doc
 	# The C ABI (capi/): its tests run on the host backend, and compile a C program against
 	# the shared library, which `cargo test` does not build by itself.
 	$(CARGO) build --release -p vramkit-capi
@@ -70,11 +70,9 @@ test-python:
 # The same tests in a debug build (overflow checks and debug assertions on): what users'
 # `cargo test` runs.
 test-debug: deps
-	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) --lib --tests
-	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) -p vramkit-kernels -p vramkit-image --lib --tests
+	$(CARGO) test $(if $(FEATURES),--features $(FEATURES)) $(CRATES) --lib --tests
 	$(CARGO) build -p vramkit-capi
 	$(CARGO) test -p vramkit-capi
 
 bench: deps
-	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES))
-	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES)) -p vramkit-kernels -p vramkit-image
+	$(CARGO) bench $(if $(FEATURES),--features $(FEATURES)) $(CRATES)
