@@ -32,18 +32,18 @@ impl<'a, B: Backend> Interop<'a, B> {
     }
 
     /// The error for an explicit request of the vendor BLAS (`what`, e.g. "vendor matmul")
-    /// where [`has_vendor_blas`](Self::has_vendor_blas) is false: [`Error::Unsupported`] saying why (the
-    /// debug setting, or a backend without one).
-    pub fn vendor_blas_refusal(&self, what: &str) -> Error {
+    /// where [`has_vendor_blas`](Self::has_vendor_blas) is false: [`Error::Unsupported`] saying
+    /// why (the debug setting, or a backend without one), then `instead`, what to do (e.g. "use
+    /// MatmulKernel::Auto").
+    pub fn vendor_blas_refusal(&self, what: &str, instead: &str) -> Error {
+        let why = if self.ctx.debug.no_vendor_blas {
+            "DebugSettings::no_vendor_blas turns the vendor BLAS off in this context"
+        } else {
+            "this backend has no vendor BLAS (cuBLAS)"
+        };
         Error::Unsupported {
             what: what.into(),
-            reason: if self.ctx.debug.no_vendor_blas {
-                "DebugSettings::no_vendor_blas turns the vendor BLAS off in this context; use \
-                 the kernels' own matmul"
-                    .into()
-            } else {
-                "this backend has no vendor BLAS (cuBLAS); use the kernels' own matmul".into()
-            },
+            reason: format!("{why}; {instead}"),
         }
     }
 
@@ -99,7 +99,7 @@ impl<'a, B: Backend> Interop<'a, B> {
         launch: impl FnOnce(&[BlockRange<'_, B::Block>]) -> Result<crate::types::QueueIndex>,
     ) -> Result<SubmissionIndex> {
         if !self.has_vendor_blas() {
-            return Err(self.vendor_blas_refusal(what));
+            return Err(self.vendor_blas_refusal(what, "use a matmul kernel instead"));
         }
         if dims.contains(&0) {
             return Err(Error::ShapeMismatch {

@@ -235,7 +235,9 @@ pub fn matmul_with<B: Backend>(
     let kernel = match kernel {
         MatmulKernel::Auto if ctx.interop().has_vendor_blas() => MatmulKernel::Vendor,
         MatmulKernel::Vendor if !ctx.interop().has_vendor_blas() => {
-            return Err(ctx.interop().vendor_blas_refusal("vendor matmul"))
+            return Err(ctx
+                .interop()
+                .vendor_blas_refusal("vendor matmul", "use MatmulKernel::Auto or Tiled"))
         }
         MatmulKernel::Auto if ctx.adapter_info().device_type == "cpu" => MatmulKernel::Register,
         MatmulKernel::Auto | MatmulKernel::Tiled => MatmulKernel::TiledWith(TiledConfig::default()),

@@ -250,7 +250,9 @@ pub fn matmul_f16_kernel<B: Backend>(
         | MatmulKernel::Tiled
         | MatmulKernel::TiledWith(_) => MatmulKernel::Tiled,
         MatmulKernel::Vendor if !vendor => {
-            return Err(ctx.interop().vendor_blas_refusal("vendor f16 matmul"))
+            return Err(ctx
+                .interop()
+                .vendor_blas_refusal("vendor f16 matmul", "use MatmulKernel::Auto"))
         }
         MatmulKernel::Cooperative | MatmulKernel::CooperativeWith(_) if !coop => {
             return Err(Error::Unsupported {
