@@ -38,7 +38,7 @@ deps:
 	fi
 
 demo: deps
-	$(CARGO) run $(FLAGS) -p vramkit-image --bin image_4k -- --budget 256MiB --out out
+	$(CARGO) run $(FLAGS) -p vramkit-image --bin image_4k -- --chart --budget 256MiB --out out
 	@echo "the processed 4K test chart is in out/test_chart.png"
 
 test: deps

@@ -11,6 +11,8 @@ mod devices;
 #[cfg(unix)]
 #[path = "cli/files.rs"]
 mod files;
+#[path = "cli/folders.rs"]
+mod folders;
 #[path = "cli/out_paths.rs"]
 mod out_paths;
 #[path = "cli/product.rs"]
@@ -158,6 +160,7 @@ fn runs_the_built_in_chart_under_a_budget() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (trace, plot) = (dir.path().join("mem.json"), dir.path().join("mem.svg"));
     let o = run(&[
+        "--chart",
         "--budget",
         "256MiB",
         "--out",
@@ -439,19 +442,19 @@ fn impossible_chains_are_usage_errors() {
     let out = dir.path().to_str().expect("utf-8");
     // This chain used to abort the process allocating 40 GB of output.
     refused(
-        &["--ops", "resize:100000x100000", "--out", out],
+        &["--chart", "--ops", "resize:100000x100000", "--out", out],
         2,
         &["`100000`", "65536"],
     );
     refused(
-        &["--ops", "linear:foo=1", "--out", out],
+        &["--chart", "--ops", "linear:foo=1", "--out", out],
         2,
         &["`foo=1`", "no arguments"],
     );
     refused(
-        &["--ops", "adjust:contrast=NaN", "--out", out],
+        &["--chart", "--ops", "adjust:contrast=NaN", "--out", out],
         2,
         &["`NaN`", "finite"],
     );
-    refused(&["--ops", "", "--out", out], 2, &["empty"]);
+    refused(&["--chart", "--ops", "", "--out", out], 2, &["empty"]);
 }

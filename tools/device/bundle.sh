@@ -9,7 +9,8 @@ rm -rf .device/bin .device/examples .device/lib
 exe() { python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+    # Test and bench harnesses only: a binary the tests run (image_4k) comes as an artifact too.
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])'; }
 targets() { for n in $2; do printf -- "--$1 %s " "$n"; done; }
 cargo build --release --features nccl -p vramkit-image --bin image_4k -q

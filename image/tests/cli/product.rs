@@ -474,12 +474,12 @@ fn limits_say_which_limit_its_value_and_the_flag() {
         &["big.png", "damaged"],
     );
     refused(
-        &["--ops", "resize:20000x20000", "--out", s(&out)],
+        &["--chart", "--ops", "resize:20000x20000", "--out", s(&out)],
         2,
         &["20000x20000", "268435456", "--max-pixels 400000000"],
     );
     refused(
-        &["--ops", "resize:70000x70000", "--out", s(&out)],
+        &["--chart", "--ops", "resize:70000x70000", "--out", s(&out)],
         2,
         &["70000", "65536", "no flag raises it"],
     );

@@ -14,7 +14,8 @@ use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
-use crate::{paths, Args, Failure, Format};
+use crate::paths::{self, Existing};
+use crate::{walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
 pub struct Item {
@@ -56,6 +57,8 @@ pub struct Job {
     /// never reached one (not processed, or failed to decode).
     pub device_of: Vec<Option<usize>>,
     pub first: Option<(usize, Frame)>,
+    /// Outputs that exist, whose inputs were skipped (`--skip-existing`).
+    pub skipped: Vec<PathBuf>,
     /// Wall time of the processing, seconds.
     pub seconds: f64,
 }
@@ -94,7 +97,11 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
 /// A usage error for outputs that would overwrite an input, each other or an earlier output,
 /// or a `--out` file given for several inputs; an input error for a directory without images.
 pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
-    let files = paths::inputs(&args.inputs).map_err(Failure::Input)?;
+    let found = walk::inputs(&args.inputs, args.recursive).map_err(Failure::Input)?;
+    for line in found.skipped_lines() {
+        eprintln!("{line}");
+    }
+    let files: Vec<PathBuf> = found.files.iter().map(|i| i.path.clone()).collect();
     paths::check_out(&args.out).map_err(Failure::Usage)?;
     let named = OutFormat::from_path(&args.out).filter(|_| !args.out.is_dir());
     let (format, outputs) = match named {
@@ -118,26 +125,43 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
         None => {
             let format = args.out_format.unwrap_or(OutFormat::Png);
             let names = if files.is_empty() {
-                vec!["test_chart".to_string()]
+                vec![PathBuf::from(format!("test_chart.{}", format.extension()))]
             } else {
-                paths::output_names(&files)
+                paths::output_names(&found.files, format.extension())
             };
-            let outputs = names
-                .iter()
-                .map(|n| args.out.join(format!("{n}.{}", format.extension())))
-                .collect();
-            (format, outputs)
+            (format, names.iter().map(|n| args.out.join(n)).collect())
         }
     };
-    paths::check_outputs(&files, &outputs, args.force).map_err(Failure::Usage)?;
-    let items: Vec<Item> = outputs
-        .into_iter()
-        .enumerate()
-        .map(|(i, output)| Item {
-            input: files.get(i).cloned(),
-            output,
-        })
-        .collect();
+    let existing = match (args.force, args.skip_existing) {
+        (true, _) => Existing::Replace,
+        (false, true) => Existing::Skip,
+        (false, false) => Existing::Refuse,
+    };
+    // The built-in chart is made again identically: its output is replaced.
+    let skip = if files.is_empty() {
+        vec![false]
+    } else {
+        paths::check_outputs(&files, &outputs, existing).map_err(Failure::Usage)?
+    };
+    let mut skipped = Vec::new();
+    let mut items = Vec::with_capacity(outputs.len());
+    for (i, (output, skip)) in outputs.into_iter().zip(skip).enumerate() {
+        if skip {
+            skipped.push(output);
+        } else {
+            items.push(Item {
+                input: files.get(i).cloned(),
+                output,
+            });
+        }
+    }
+    if let Some(first) = skipped.first() {
+        eprintln!(
+            "skipped {} input(s) whose output exists (--skip-existing), the first: {}",
+            skipped.len(),
+            first.display()
+        );
+    }
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(items.len());
     let mut first = None;
     for (i, item) in items.iter().enumerate() {
@@ -153,6 +177,7 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
     Ok(Job {
         chain,
         device_of: vec![None; items.len()],
+        skipped,
         items,
         format,
         outcomes,
@@ -187,7 +212,6 @@ fn make<B: Backend>(
     }
     .map_err(|e| Failure::from(e).about(&what))?;
     let out_size = pipeline.output_size();
-    // The built-in chart is made again identically: its output is replaced.
     let force = args.force || item.input.is_none();
     output::write(
         &item.output,

@@ -388,14 +388,23 @@ fn host_vec<T: Copy>(len: u64, zero: T) -> Result<Vec<T>, InputError> {
 /// The [`InputError`] and the path, as one message.
 pub fn load(path: &Path, limits: &InputLimits) -> Result<Decoded, String> {
     let fail = |e: InputError| format!("{}: {e}", path.display());
+    let not_regular = || {
+        fail(InputError::Unsupported(
+            "inputs that are not regular files (a FIFO, socket or device)".into(),
+        ))
+    };
+    // Looked at before opening: opening a FIFO blocks until something writes to it.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return Err(not_regular()),
+        Err(e) => return Err(fail(InputError::Unreadable(e))),
+        Ok(_) => {}
+    }
     let file = File::open(path).map_err(|e| fail(InputError::Unreadable(e)))?;
     let meta = file
         .metadata()
         .map_err(|e| fail(InputError::Unreadable(e)))?;
     if !meta.is_file() {
-        return Err(fail(InputError::Unsupported(
-            "inputs that are not regular files".into(),
-        )));
+        return Err(not_regular());
     }
     if meta.len() > limits.max_file_bytes() {
         return Err(fail(InputError::TooLarge(format!(

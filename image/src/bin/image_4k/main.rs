@@ -2,7 +2,8 @@
 //! inside a device-memory budget, tiling frames that do not fit, and reports where the memory
 //! went.
 //!
-//! `cargo run --release -p vramkit-image -- --budget 256MiB --out out`
+//! `cargo run --release -p vramkit-image -- photos/ --budget 256MiB --out out` (or `--chart`
+//! for the built-in chart in place of files)
 //!
 //! `--devices all` (or `--devices 0,1`) spreads the frames over several devices of the backend,
 //! one context each with its own `--budget`, working at the same time: each device's workers
@@ -28,6 +29,7 @@ mod input;
 mod output;
 mod paths;
 mod report;
+mod walk;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,8 +50,18 @@ const DEFAULT_MAX_PIXELS: u64 = 1 << 28;
 #[derive(Parser, Debug)]
 #[command(about = "Process 4K images on the GPU inside a memory budget", version)]
 struct Args {
-    /// PNG or JPEG files, or directories of them. None: a built-in 3840×2160 test chart.
+    /// PNG or JPEG files, or directories of them (with --recursive, their folders too).
     inputs: Vec<PathBuf>,
+    /// Process the built-in 3840×2160 test chart (written as `test_chart.EXT`) instead of
+    /// files.
+    #[arg(long, conflicts_with = "inputs")]
+    chart: bool,
+    /// Look for images in the folders of each directory too. Outputs mirror the folders under
+    /// --out, each directory keeping its own name (`DCIM/100CANON/IMG_0001.JPG` →
+    /// `OUT/DCIM/100CANON/IMG_0001.png`), so equal names in different folders do not meet.
+    /// Hidden folders and links to folders are skipped, and said so.
+    #[arg(long, short = 'r')]
+    recursive: bool,
     /// Operation chain: linear, srgb, luma, blur:sigma=S, box:radius=R, resize:WxH[:area],
     /// adjust:brightness=B;contrast=C;gamma=G.
     #[arg(long, default_value = "linear,blur:sigma=3,resize:1920x1080:area,srgb")]
@@ -74,8 +86,12 @@ struct Args {
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
     quality: u8,
     /// Replace outputs that exist (never an input).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "skip_existing")]
     force: bool,
+    /// Leave outputs that exist as they are and process the other inputs (to add new photos
+    /// to a processed folder).
+    #[arg(long)]
+    skip_existing: bool,
     /// The most pixels an input or any frame of the chain may have (at most 1073741824,
     /// vramkit's limit).
     #[arg(long, default_value_t = DEFAULT_MAX_PIXELS)]
@@ -234,6 +250,13 @@ fn check_args(args: &Args) -> Result<(), Failure> {
             args.max_pixels
         )));
     }
+    if args.inputs.is_empty() && !args.chart {
+        return Err(Failure::Usage(
+            "no input given: name PNG or JPEG files or directories of them (image_4k photos/ \
+             --out out), or give --chart to process the built-in 4K test chart"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
@@ -275,6 +298,7 @@ fn main() -> ExitCode {
     env_logger::init();
     // A decoder that panics on a damaged file is reported as an input error, not a crash.
     input::quiet_decoder_panics();
+    output::remove_unfinished_on_signals();
     let args = Args::parse();
     match run(&args) {
         Ok(code) => ExitCode::from(code),

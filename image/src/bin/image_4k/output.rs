@@ -2,9 +2,12 @@
 //! directory, then renaming it into place, so that an output is whole or absent, and never
 //! replaces a file that appeared meanwhile unless `--force` was given. A 16-bit frame (from a
 //! 16-bit input) is written as a 16-bit PNG; JPEG and WebP hold 8 bits, so it is rounded there.
+//! Ctrl-C, SIGTERM or SIGHUP while outputs are written removes their temporary files
+//! ([`remove_unfinished_on_signals`]).
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::PngEncoder;
@@ -110,6 +113,59 @@ fn encode<W: Write>(
     r.map_err(|e| format!("cannot encode as {}: {e}", format.extension()))
 }
 
+/// The temporary files being written now: a signal removes them before the tool exits.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    UNFINISHED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary file listed in [`UNFINISHED`] until dropped (renamed into place, or removed).
+struct Listed(PathBuf);
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        unfinished().retain(|p| *p != self.0);
+    }
+}
+
+/// On Ctrl-C (SIGINT), SIGTERM or SIGHUP: removes the temporary files of outputs being written
+/// (finished outputs stay: each is whole), says so, and exits with 128 + the signal's number,
+/// as a shell reports a process the signal ended. Where signals cannot be watched, the tool
+/// runs as before, with a warning.
+#[cfg(unix)]
+pub fn remove_unfinished_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "warning: cannot watch for Ctrl-C ({e}): an interrupted run may leave .part files"
+            );
+            return;
+        }
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            // Held until the exit: no new temporary file is made meanwhile.
+            let parts = unfinished();
+            let removed = parts
+                .iter()
+                .filter(|p| std::fs::remove_file(p).is_ok())
+                .count();
+            eprintln!(
+                "\ninterrupted: removed {removed} unfinished output(s); outputs already written \
+                 are whole (--skip-existing goes on from there)"
+            );
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+/// Without unix signals there is nothing to watch.
+#[cfg(not(unix))]
+pub fn remove_unfinished_on_signals() {}
+
 /// Writes `samples` to `path` as `format`: into a temporary file beside it, renamed into place.
 /// Without `force` the rename refuses to replace a file that exists at `path` by then. A new
 /// file gets the mode of any file the user creates (0666 less the umask); a file `force`
@@ -133,9 +189,17 @@ pub fn write(
     // tempfile's own mode is 0600, which the rename would keep; `open` applies the umask to this.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
+    // Made and listed under the lock, so that a signal's cleanup sees every temporary file; it
+    // leaves the list after the file is renamed or removed (locals drop in reverse order).
+    let (_listed, tmp) = {
+        let mut parts = unfinished();
+        let tmp = builder
+            .tempfile_in(dir)
+            .map_err(|e| format!("cannot create a temporary file in {}: {e}", dir.display()))?;
+        parts.push(tmp.path().to_path_buf());
+        let listed = Listed(tmp.path().to_path_buf());
+        (listed, tmp)
+    };
     if force {
         if let Ok(meta) = std::fs::metadata(path) {
             tmp.as_file()

@@ -1,68 +1,44 @@
-//! The tool's files: inputs (directories expanded to their PNG and JPEG files) and the output
-//! each writes, refusing any output that would overwrite an input, another output or (without
-//! `--force`) an existing file.
+//! The tool's outputs: the file each input writes, refusing any output that would overwrite an
+//! input, another output (also one differing only in case, which is the same file on macOS and
+//! Windows volumes) or (without `--force`) an existing file.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-/// The files to process: each path that is a file, and the PNG and JPEG files (by extension) of
-/// each directory, sorted.
-///
-/// # Errors
-/// A message naming a directory that can not be listed or holds no PNG or JPEG file.
-pub fn inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut found = Vec::new();
-            for entry in std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))? {
-                let f = entry
-                    .map_err(|e| format!("{}: cannot list: {e}", p.display()))?
-                    .path();
-                let image = f
-                    .extension()
-                    .and_then(|x| x.to_str())
-                    .is_some_and(|x| ["png", "jpg", "jpeg"].contains(&x.to_lowercase().as_str()));
-                if image && !f.is_dir() {
-                    found.push(f);
-                }
-            }
-            if found.is_empty() {
-                return Err(format!(
-                    "{}: the directory holds no .png, .jpg or .jpeg file; give image files or \
-                     a directory of them",
-                    p.display()
-                ));
-            }
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(p.clone());
-        }
+use crate::walk::Input;
+
+/// `name` as a case-insensitive file system compares it: Unicode lowercase where the name is
+/// UTF-8, else its bytes with ASCII letters lowered (two names differing in other bytes stay
+/// apart, as they are on disk).
+pub fn fold(name: &OsStr) -> Vec<u8> {
+    match name.to_str() {
+        Some(s) => s.to_lowercase().into_bytes(),
+        None => name.as_encoded_bytes().to_ascii_lowercase(),
     }
-    Ok(files)
 }
 
-/// The name of each input's output, without extension: its stem (`photo.jpg` → `photo`),
-/// or, where two inputs share a stem ignoring case (`x.png` and `x.jpg`), its whole file name
-/// (`x.png`, `x.jpg`: outputs `x.png.png` and `x.jpg.png`), so that no two outputs meet.
-pub fn output_names(inputs: &[PathBuf]) -> Vec<String> {
-    let stem = |p: &Path| {
-        p.file_stem()
-            .map_or("frame".into(), |s| s.to_string_lossy().into_owned())
-    };
-    let mut count: HashMap<String, usize> = HashMap::new();
-    for p in inputs {
-        *count.entry(stem(p).to_lowercase()).or_default() += 1;
+/// Where each input's output goes, relative to `--out`: in the input's folder, named by its
+/// stem (`photo.jpg` → `photo.EXT`), or, where two inputs of one folder share a stem ignoring
+/// case (`x.png` and `x.jpg`), by its whole file name (`x.png.EXT`, `x.jpg.EXT`), so that no two
+/// outputs meet. Names are kept as the OS gives them (also where they are not UTF-8).
+pub fn output_names(inputs: &[Input], ext: &str) -> Vec<PathBuf> {
+    let stem = |p: &Path| p.file_stem().unwrap_or(OsStr::new("frame")).to_os_string();
+    let key = |i: &Input| (i.folder.clone(), fold(&stem(&i.path)));
+    let mut count: HashMap<(PathBuf, Vec<u8>), usize> = HashMap::new();
+    for i in inputs {
+        *count.entry(key(i)).or_default() += 1;
     }
     inputs
         .iter()
-        .map(|p| {
-            let s = stem(p);
-            match p.file_name() {
-                Some(name) if count[&s.to_lowercase()] > 1 => name.to_string_lossy().into_owned(),
-                _ => s,
-            }
+        .map(|i| {
+            let mut name: OsString = match i.path.file_name() {
+                Some(name) if count[&key(i)] > 1 => name.to_os_string(),
+                _ => stem(&i.path),
+            };
+            name.push(".");
+            name.push(ext);
+            i.folder.join(name)
         })
         .collect()
 }
@@ -83,18 +59,36 @@ fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
     }
 }
 
-/// Refuses outputs that would overwrite an input (the same path, or a link to it), each other
-/// (one input given twice, or two of one file name in different directories), or, without
-/// `force`, a file that exists (an earlier run's output).
+/// What to do with an output that exists already (an earlier run's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse the run (the default).
+    Refuse,
+    /// Replace it (`--force`).
+    Replace,
+    /// Leave it and skip its input (`--skip-existing`).
+    Skip,
+}
+
+/// Refuses outputs that would overwrite an input (the same path, or a link to it) or each other
+/// (one input given twice, two of one file name in different directories, or two names that
+/// differ only in case), and treats outputs that exist as `existing` says. Returns, for each
+/// output, whether it exists and is to be skipped.
 ///
 /// # Errors
 /// A message naming the output and what it would destroy, and what to do.
-pub fn check_outputs(inputs: &[PathBuf], outputs: &[PathBuf], force: bool) -> Result<(), String> {
+pub fn check_outputs(
+    inputs: &[PathBuf],
+    outputs: &[PathBuf],
+    existing: Existing,
+) -> Result<Vec<bool>, String> {
     let ids: HashMap<_, &Path> = inputs
         .iter()
         .filter_map(|p| Some((identity(p)?, p.as_path())))
         .collect();
     let mut taken: HashMap<&Path, &Path> = HashMap::new();
+    let mut folded: HashMap<Vec<u8>, &Path> = HashMap::new();
+    let mut skip = Vec::with_capacity(outputs.len());
     for (input, output) in inputs.iter().zip(outputs) {
         if let Some(victim) = identity(output).and_then(|id| ids.get(&id)) {
             return Err(format!(
@@ -107,23 +101,37 @@ pub fn check_outputs(inputs: &[PathBuf], outputs: &[PathBuf], force: bool) -> Re
         }
         if let Some(first) = taken.insert(output, input) {
             return Err(format!(
-                "{}: both {} and {} would write this output; give them different names or \
-                 process them separately",
+                "{}: both {} and {} would write this output; give them different names, \
+                 process them separately, or give their folders with --recursive (outputs then \
+                 keep the folder structure under --out)",
                 output.display(),
                 first.display(),
                 input.display()
             ));
         }
-        if !force && std::fs::symlink_metadata(output).is_ok() {
+        if let Some(other) = folded.insert(fold(output.as_os_str()), output) {
             return Err(format!(
-                "{}: the output of {} exists already (an earlier run's?); give --force to \
-                 replace it, or another --out directory",
+                "{} and {}: outputs whose names differ only in case, which are one file on \
+                 macOS and Windows volumes; rename one of the inputs ({}) or process them \
+                 separately",
+                other.display(),
                 output.display(),
                 input.display()
             ));
         }
+        let exists = std::fs::symlink_metadata(output).is_ok();
+        if exists && existing == Existing::Refuse {
+            return Err(format!(
+                "{}: the output of {} exists already (an earlier run's?); give --skip-existing \
+                 to leave it and process the rest, --force to replace it, or another --out \
+                 directory",
+                output.display(),
+                input.display()
+            ));
+        }
+        skip.push(exists && existing == Existing::Skip);
     }
-    Ok(())
+    Ok(skip)
 }
 
 /// Image formats the tool reads or others write but it does not write: an `--out` with one of

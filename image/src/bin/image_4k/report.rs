@@ -109,6 +109,7 @@ fn json_report<B: Backend>(job: &Job, devices: &[Arc<Context<B>>], code: u8) -> 
             "files": job.items.len(),
             "written": written,
             "failed": job.items.len() - written,
+            "skipped_existing": job.skipped.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
             "seconds": job.seconds,
             "device": (!names.is_empty()).then(|| names.join("; ")),
             "peak_reserved_bytes": stats.iter().map(|s| s.peak_reserved).max(),
@@ -168,6 +169,13 @@ fn table<B: Backend>(
     job: &Job,
     devices: &[Arc<Context<B>>],
 ) -> std::io::Result<()> {
+    if job.items.is_empty() {
+        return writeln!(
+            out,
+            "nothing to do: every output exists ({} skipped with --skip-existing)",
+            job.skipped.len()
+        );
+    }
     let width = (0..job.items.len())
         .map(|i| input_name(job, i).len())
         .max()

@@ -1,0 +1,175 @@
+//! Finding the inputs: each file named, and the PNG and JPEG files (by extension) of each
+//! directory named, with `--recursive` those of its folders too, each keeping the folder it
+//! sits in (relative to the `--out` directory) so that outputs mirror the input tree. Files
+//! that are not images the tool could read are skipped and counted: macOS's AppleDouble
+//! companions (`._IMG_0001.JPG`), anything that is not a regular file (a FIFO would block the
+//! tool forever), and, below a named directory, hidden folders (`.Trashes`) and links to
+//! folders (never followed, so a link cannot make a loop).
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs::FileType;
+use std::path::{Path, PathBuf};
+
+/// One input file, and the folder its output goes in, relative to `--out`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    pub folder: PathBuf,
+}
+
+/// The inputs found, and what was skipped: each reason, with how many files and the first.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub files: Vec<Input>,
+    pub skipped: BTreeMap<&'static str, (usize, PathBuf)>,
+}
+
+impl Found {
+    fn skip(&mut self, why: &'static str, path: PathBuf) {
+        self.skipped.entry(why).or_insert((0, path)).0 += 1;
+    }
+
+    /// One line per reason, for the user: `skipped 3 files: AppleDouble ... (first: PATH)`.
+    pub fn skipped_lines(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|(why, (n, first))| {
+                let first = if *n > 1 {
+                    format!(" (the first: {})", first.display())
+                } else {
+                    format!(": {}", first.display())
+                };
+                format!("skipped {n} {why}{first}")
+            })
+            .collect()
+    }
+}
+
+const APPLE_DOUBLE: &str = "AppleDouble file(s) (`._*`, macOS metadata beside a file, not images)";
+const NOT_REGULAR: &str =
+    "image name(s) that are not regular files (a FIFO, socket or device; never opened)";
+const HIDDEN: &str = "hidden folder(s) (`.*`)";
+const LINKED_FOLDER: &str = "link(s) to folders (not followed)";
+
+/// Whether a file name has an extension the tool reads (`.png`, `.jpg`, `.jpeg`, any case).
+fn is_image_name(name: &Path) -> bool {
+    name.extension()
+        .and_then(|x| x.to_str())
+        .is_some_and(|x| ["png", "jpg", "jpeg"].contains(&x.to_lowercase().as_str()))
+}
+
+/// Whether `name` is an AppleDouble companion file (`._` and the name it describes).
+fn is_apple_double(name: &OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(b"._")
+}
+
+/// The folder a directory named on the command line mirrors under `--out` with `--recursive`:
+/// its own name (`cp -r` does the same), none for `.`, `..` or `/`.
+fn root_folder(dir: &Path) -> PathBuf {
+    match dir.components().next_back() {
+        Some(std::path::Component::Normal(name)) => PathBuf::from(name),
+        _ => PathBuf::new(),
+    }
+}
+
+/// The files to process: each path given that is not a directory as it is (the decoder says
+/// what is wrong with it), and the image files of each directory, sorted; with `recursive`,
+/// those of its folders too, each with the folder (the directory's name and the path below
+/// it) its output goes in.
+///
+/// # Errors
+/// A message naming a directory that can not be listed or holds no image file (suggesting
+/// `--recursive` where it has folders).
+pub fn inputs(paths: &[PathBuf], recursive: bool) -> Result<Found, String> {
+    let mut found = Found::default();
+    for p in paths {
+        if !p.is_dir() {
+            found.files.push(Input {
+                path: p.clone(),
+                folder: PathBuf::new(),
+            });
+            continue;
+        }
+        let before = found.files.len();
+        let folder = if recursive {
+            root_folder(p)
+        } else {
+            PathBuf::new()
+        };
+        let folders = list(p, &folder, recursive, &mut found)?;
+        if found.files.len() == before {
+            let hint = if folders > 0 && !recursive {
+                format!(
+                    "; it has {folders} folder(s): give --recursive to look inside them (outputs \
+                     keep the folder structure under --out)"
+                )
+            } else {
+                "; give image files or a directory of them".into()
+            };
+            let what = if recursive { " or its folders" } else { "" };
+            return Err(format!(
+                "{}: the directory{what} holds no .png, .jpg or .jpeg file{hint}",
+                p.display()
+            ));
+        }
+        found.files[before..].sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    Ok(found)
+}
+
+/// Adds the image files of `dir` (and, with `recursive`, of its folders) to `found`, their
+/// outputs going in `folder`. Returns how many folders `dir` has.
+fn list(dir: &Path, folder: &Path, recursive: bool, found: &mut Found) -> Result<usize, String> {
+    let mut folders = 0;
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+        let (path, name) = (entry.path(), entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let (kind, linked) = if kind.is_symlink() {
+            // A link is taken for what it points at; a broken one is left to the decoder.
+            match std::fs::metadata(&path) {
+                Ok(m) => (m.file_type(), true),
+                Err(_) => (kind, true),
+            }
+        } else {
+            (kind, false)
+        };
+        if kind.is_dir() {
+            folders += 1;
+            if !recursive {
+                continue;
+            }
+            if linked {
+                found.skip(LINKED_FOLDER, path);
+            } else if name.as_encoded_bytes().starts_with(b".") {
+                found.skip(HIDDEN, path);
+            } else {
+                list(&path, &folder.join(&name), recursive, found)?;
+            }
+            continue;
+        }
+        if !is_image_name(Path::new(&name)) {
+            continue;
+        }
+        if is_apple_double(&name) {
+            found.skip(APPLE_DOUBLE, path);
+        } else if !is_regular(kind, linked) {
+            found.skip(NOT_REGULAR, path);
+        } else {
+            found.files.push(Input {
+                path,
+                folder: folder.to_path_buf(),
+            });
+        }
+    }
+    Ok(folders)
+}
+
+/// Whether an entry is a regular file (a broken link counts as one: opening it says why it
+/// fails).
+fn is_regular(kind: FileType, linked: bool) -> bool {
+    kind.is_file() || (linked && kind.is_symlink())
+}
