@@ -4,6 +4,8 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+#[path = "cli/background.rs"]
+mod background;
 #[path = "cli/deep.rs"]
 mod deep;
 #[path = "cli/devices.rs"]

@@ -35,6 +35,8 @@ pub struct Done {
     pub report: FrameReport,
     /// Bytes of the output file.
     pub file_bytes: u64,
+    /// What the user should know about the output (alpha composited for JPEG).
+    pub warning: Option<String>,
 }
 
 /// A file's outcome: `None` while (or if never) processed.
@@ -213,15 +215,17 @@ fn make<B: Backend>(
     .map_err(|e| Failure::from(e).about(&what))?;
     let out_size = pipeline.output_size();
     let force = args.force || item.input.is_none();
-    output::write(
-        &item.output,
-        job.format,
-        args.quality,
-        &out,
-        out_size,
-        force,
-    )
-    .map_err(|m| Failure::Output(format!("{}: {m}", item.output.display())))?;
+    let how = output::Encoding {
+        format: job.format,
+        quality: args.quality,
+        background: args.background,
+    };
+    let warning = output::write(&item.output, &how, &out, out_size, force)
+        .map_err(|m| Failure::Output(format!("{}: {m}", item.output.display())))?
+        .map(|w| format!("{what}: {w}"));
+    if let Some(w) = &warning {
+        eprintln!("warning: {w}");
+    }
     let file_bytes = std::fs::metadata(&item.output).map_or(0, |m| m.len());
     Ok(Done {
         size: frame.size,
@@ -229,6 +233,7 @@ fn make<B: Backend>(
         out_size,
         report,
         file_bytes,
+        warning,
     })
 }
 

@@ -25,6 +25,7 @@
 
 mod batch;
 mod devices;
+mod flatten;
 mod input;
 mod output;
 mod paths;
@@ -82,6 +83,11 @@ struct Args {
     /// Output file format (default: the --out file's extension, else png).
     #[arg(long, value_enum)]
     out_format: Option<OutFormat>,
+    /// The colour JPEG outputs composite transparent pixels over (JPEG has no alpha):
+    /// #RRGGBB, #RGB, white, black or grey. None: white, with a warning for each such file.
+    /// PNG and WebP keep alpha.
+    #[arg(long, value_name = "COLOUR", value_parser = flatten::parse_colour)]
+    background: Option<[u8; 3]>,
     /// JPEG quality, 1 to 100.
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u8).range(1..=100))]
     quality: u8,

@@ -14,6 +14,7 @@ use image::codecs::png::PngEncoder;
 use image::codecs::webp::WebPEncoder;
 use image::{ExtendedColorType, ImageEncoder};
 
+use crate::flatten;
 use crate::input::Samples;
 
 /// The file format outputs are written in.
@@ -21,7 +22,8 @@ use crate::input::Samples;
 pub enum OutFormat {
     /// RGBA PNG, 16-bit when the input was, else 8-bit.
     Png,
-    /// 8-bit RGB JPEG at `--quality` (alpha is dropped: JPEG has none).
+    /// 8-bit RGB JPEG at `--quality` (JPEG has no alpha: translucent pixels are composited over
+    /// `--background`, white by default).
     Jpg,
     /// Lossless 8-bit RGBA WebP.
     Webp,
@@ -61,14 +63,38 @@ fn narrow(wide: &[u16]) -> Result<Vec<u8>, String> {
     Ok(v)
 }
 
-/// Encodes `samples` (`size`, RGBA) as `format` into `w`.
+/// How outputs are encoded.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoding {
+    pub format: OutFormat,
+    /// JPEG quality, 1 to 100.
+    pub quality: u8,
+    /// What JPEG composites translucent pixels over (`None`: white, with a warning).
+    pub background: Option<[u8; 3]>,
+}
+
+/// Encodes `samples` (`size`, RGBA) into `w`. Returns a warning for the user, if any
+/// (translucent pixels composited over white because no background was given).
 fn encode<W: Write>(
     w: W,
-    format: OutFormat,
-    quality: u8,
+    how: &Encoding,
     samples: &Samples,
     [width, height]: [u32; 2],
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
+    let format = how.format;
+    let failed = |e: image::ImageError| format!("cannot encode as {}: {e}", format.extension());
+    if format == OutFormat::Jpg {
+        let (rgb, translucent) = flatten::over(samples, how.background.unwrap_or(flatten::WHITE))?;
+        JpegEncoder::new_with_quality(w, how.quality)
+            .write_image(&rgb, width, height, ExtendedColorType::Rgb8)
+            .map_err(failed)?;
+        return Ok((translucent && how.background.is_none()).then(|| {
+            "the image has transparent pixels and JPEG has no alpha: they were composited over \
+             white (give --background COLOUR to choose, or --out-format png or webp to keep \
+             alpha)"
+                .to_string()
+        }));
+    }
     let narrowed;
     let rgba = match (samples, format) {
         (Samples::Rgba16(wide), OutFormat::Png) => {
@@ -78,9 +104,10 @@ fn encode<W: Write>(
                 .try_reserve_exact(wide.len() * 2)
                 .map_err(|_| "no host memory for the 16-bit PNG's bytes".to_string())?;
             bytes.extend(wide.iter().flat_map(|s| s.to_ne_bytes()));
-            return PngEncoder::new(w)
+            PngEncoder::new(w)
                 .write_image(&bytes, width, height, ExtendedColorType::Rgba16)
-                .map_err(|e| format!("cannot encode as png: {e}"));
+                .map_err(failed)?;
+            return Ok(None);
         }
         (Samples::Rgba16(wide), _) => {
             narrowed = narrow(wide)?;
@@ -88,29 +115,14 @@ fn encode<W: Write>(
         }
         (Samples::Rgba8(rgba), _) => rgba,
     };
-    let r = match format {
-        OutFormat::Png => {
-            PngEncoder::new(w).write_image(rgba, width, height, ExtendedColorType::Rgba8)
-        }
+    match format {
         OutFormat::Webp => {
             WebPEncoder::new_lossless(w).write_image(rgba, width, height, ExtendedColorType::Rgba8)
         }
-        OutFormat::Jpg => {
-            let mut rgb = Vec::new();
-            rgb.try_reserve_exact(rgba.len() / 4 * 3)
-                .map_err(|_| "no host memory for the RGB copy JPEG needs".to_string())?;
-            for px in rgba.chunks_exact(4) {
-                rgb.extend_from_slice(&px[..3]);
-            }
-            JpegEncoder::new_with_quality(w, quality).write_image(
-                &rgb,
-                width,
-                height,
-                ExtendedColorType::Rgb8,
-            )
-        }
-    };
-    r.map_err(|e| format!("cannot encode as {}: {e}", format.extension()))
+        _ => PngEncoder::new(w).write_image(rgba, width, height, ExtendedColorType::Rgba8),
+    }
+    .map_err(failed)?;
+    Ok(None)
 }
 
 /// The temporary files being written now: a signal removes them before the tool exits.
@@ -166,7 +178,8 @@ pub fn remove_unfinished_on_signals() {
 #[cfg(not(unix))]
 pub fn remove_unfinished_on_signals() {}
 
-/// Writes `samples` to `path` as `format`: into a temporary file beside it, renamed into place.
+/// Writes `samples` to `path` as `how` says: into a temporary file beside it, renamed into place.
+/// Returns a warning for the user, if any (see [`Encoding::background`]).
 /// Without `force` the rename refuses to replace a file that exists at `path` by then. A new
 /// file gets the mode of any file the user creates (0666 less the umask); a file `force`
 /// replaces keeps its mode.
@@ -176,12 +189,11 @@ pub fn remove_unfinished_on_signals() {}
 /// or in the directory.
 pub fn write(
     path: &Path,
-    format: OutFormat,
-    quality: u8,
+    how: &Encoding,
     samples: &Samples,
     size: [u32; 2],
     force: bool,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     let dir = dir.unwrap_or(Path::new("."));
     let mut builder = tempfile::Builder::new();
@@ -214,7 +226,7 @@ pub fn write(
         }
     }
     let mut out = BufWriter::new(tmp.as_file());
-    encode(&mut out, format, quality, samples, size)?;
+    let warning = encode(&mut out, how, samples, size)?;
     out.flush()
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| format!("cannot write {}: {e}", tmp.path().display()))?;
@@ -230,5 +242,6 @@ pub fn write(
         } else {
             format!("cannot rename the finished output into place: {}", e.error)
         }
-    })
+    })?;
+    Ok(warning)
 }

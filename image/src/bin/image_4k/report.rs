@@ -62,6 +62,7 @@ fn json_report<B: Backend>(job: &Job, devices: &[Arc<Context<B>>], code: u8) -> 
                     "tiles": d.report.tiles,
                     "tile": size(d.report.tile),
                     "seconds": d.report.seconds,
+                    "warning": d.warning,
                     "error": null,
                 }),
                 Some(Err(f)) => json!({
