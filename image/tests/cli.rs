@@ -15,6 +15,8 @@ mod devices;
 mod files;
 #[path = "cli/folders.rs"]
 mod folders;
+#[path = "cli/jpeg_end.rs"]
+mod jpeg_end;
 #[path = "cli/out_paths.rs"]
 mod out_paths;
 #[path = "cli/product.rs"]

@@ -35,7 +35,8 @@ pub struct Done {
     pub report: FrameReport,
     /// Bytes of the output file.
     pub file_bytes: u64,
-    /// What the user should know about the output (alpha composited for JPEG).
+    /// What the user should know about the input or output (a JPEG without its end marker,
+    /// alpha composited for JPEG).
     pub warning: Option<String>,
 }
 
@@ -46,6 +47,8 @@ pub type Outcome = Option<Result<Done, Failure>>;
 pub struct Frame {
     size: [u32; 2],
     samples: Samples,
+    /// What the user was told about the input (said on stderr as it was decoded).
+    warning: Option<String>,
 }
 
 /// The run: its frames, their outcomes, and the first good frame, decoded before a device is
@@ -80,6 +83,7 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
         return Ok(Frame {
             size: [3840, 2160],
             samples: Samples::Rgba8(test_chart(3840, 2160)),
+            warning: None,
         });
     };
     let limits = InputLimits {
@@ -87,9 +91,14 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
         ..InputLimits::TOOL
     };
     let img = input::load(path, &limits).map_err(Failure::Input)?;
+    let warning = img.warning.map(|w| format!("{}: {w}", path.display()));
+    if let Some(w) = &warning {
+        eprintln!("warning: {w}");
+    }
     Ok(Frame {
         size: img.size,
         samples: img.samples,
+        warning,
     })
 }
 
@@ -226,6 +235,10 @@ fn make<B: Backend>(
     if let Some(w) = &warning {
         eprintln!("warning: {w}");
     }
+    let warning = match (frame.warning, warning) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     let file_bytes = std::fs::metadata(&item.output).map_or(0, |m| m.len());
     Ok(Done {
         size: frame.size,

@@ -2,7 +2,8 @@
 //! chunk, JPEG's EOI marker) before the pixels are decoded. The decoders forgive a file cut
 //! short (zune-jpeg, which the `image` crate runs in its lenient mode, fills the missing rows
 //! with grey), so a truncated download would otherwise come out as a grey-bottomed image and
-//! exit 0.
+//! exit 0. A JPEG that ends inside a scan is told apart from one whose marker alone is missing
+//! by decoding it (see the input module).
 
 use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
 
@@ -54,13 +55,23 @@ fn byte<R: BufRead>(r: &mut R) -> Result<Option<u8>, String> {
     Ok(Some(b))
 }
 
+/// How a JPEG's structure ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JpegEnd {
+    /// At its end-of-image marker.
+    Marker,
+    /// Inside a scan, without the marker: whole data whose marker was left off (libjpeg-turbo
+    /// and Pillow decode such files), or a file cut short; only decoding tells which.
+    InScan,
+}
+
 /// Checks that the JPEG in `r` (from its start) runs through its segments and scans to the
-/// end-of-image marker, then rewinds. Bytes after EOI (camera trailers) are allowed, as are
-/// stray bytes between segments (decoders skip them too).
+/// end-of-image marker or ends inside a scan, then rewinds. Bytes after EOI (camera trailers)
+/// are allowed, as are stray bytes between segments (decoders skip them too).
 ///
 /// # Errors
-/// What is missing, in words.
-pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<(), String> {
+/// What is missing, in words: the file ends between segments or inside one.
+pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
     let short = |what: &str| {
         format!("the file ends {what}, before the JPEG's end-of-image marker: it was cut short")
     };
@@ -71,11 +82,11 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<(), String> {
     let mut seen_soi = false;
     loop {
         let Some(b) = byte(r)? else {
-            return Err(short(if in_scan {
-                "inside a scan"
-            } else {
-                "between segments"
-            }));
+            if in_scan {
+                r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+                return Ok(JpegEnd::InScan);
+            }
+            return Err(short("between segments"));
         };
         if prev != 0xFF {
             prev = b;
@@ -111,5 +122,5 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<(), String> {
         prev = 0;
     }
     r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
-    Ok(())
+    Ok(JpegEnd::Marker)
 }

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use image::metadata::Orientation;
@@ -137,6 +137,8 @@ pub struct Decoded {
     pub size: [u32; 2],
     /// RGBA, 8 or 16 bits a sample as the file had.
     pub samples: Samples,
+    /// What the user should know about the file (a JPEG without its end marker).
+    pub warning: Option<String>,
 }
 
 thread_local! {
@@ -181,7 +183,8 @@ impl Drop for Decoding {
 /// Decodes an RGB, RGBA, grey or grey+alpha (or palette) PNG of 8 or 16 bits, or a JPEG,
 /// recognised by its content, into upright RGBA8 or RGBA16 as the file's depth (grey expanded,
 /// EXIF orientation applied). A file that stops
-/// before its end marker is refused as cut short. The header's size is checked against `limits`
+/// before its end marker is refused as cut short, except a JPEG whose data is whole and only
+/// the marker is missing, which is decoded with a warning. The header's size is checked against `limits`
 /// before the pixels are decoded, and the decoder's allocations are capped to what such a frame
 /// needs.
 ///
@@ -216,11 +219,63 @@ fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<De
         None => return Err(InputError::NotAnImage),
     };
     let mut inner = reader.into_inner();
-    match format {
-        ImageFormat::Png => container::png_is_whole(&mut inner),
-        _ => container::jpeg_is_whole(&mut inner),
+    if format == ImageFormat::Png {
+        container::png_is_whole(&mut inner).map_err(InputError::Corrupt)?;
+    } else if container::jpeg_is_whole(&mut inner).map_err(InputError::Corrupt)?
+        == container::JpegEnd::InScan
+    {
+        return decode_without_end(inner, limits);
     }
-    .map_err(InputError::Corrupt)?;
+    decode_pixels(inner, format, limits)
+}
+
+/// A JPEG whose last scan has no end-of-image marker after it: decoded with the marker put
+/// back, and again with bytes the scan cannot have used put in front of it. A scan whose data
+/// is whole never reads past its end, so the two agree (and give the pixels of the file with
+/// its marker); a scan cut short reads on into what follows (zeros, then those bytes), so they
+/// differ, and the file is refused as cut short.
+fn decode_without_end<R: Read + Seek>(
+    mut r: R,
+    limits: &InputLimits,
+) -> Result<Decoded, InputError> {
+    const EOI: [u8; 2] = [0xFF, 0xD9];
+    r.seek(SeekFrom::Start(0)).map_err(InputError::Unreadable)?;
+    let mut data = Vec::new();
+    r.take(limits.max_file_bytes())
+        .read_to_end(&mut data)
+        .map_err(InputError::Unreadable)?;
+    // A last 0xFF is a data byte whose stuffed zero was cut off, or the first half of the
+    // marker: the zero makes it a data byte either way (past a whole scan's end, it is not read).
+    if data.last() == Some(&0xFF) {
+        data.push(0);
+    }
+    let len = data.len();
+    data.extend_from_slice(&EOI);
+    let ended = decode_pixels(Cursor::new(&data[..]), ImageFormat::Jpeg, limits)?;
+    data.truncate(len);
+    data.extend_from_slice(&[0x55; 64]);
+    data.extend_from_slice(&EOI);
+    let padded = decode_pixels(Cursor::new(&data[..]), ImageFormat::Jpeg, limits)?;
+    if ended.samples != padded.samples {
+        return Err(InputError::Corrupt(
+            "the file ends inside a scan, before the JPEG's end-of-image marker: it was cut short"
+                .into(),
+        ));
+    }
+    Ok(Decoded {
+        warning: Some(
+            "the JPEG has no end-of-image marker, but its data is whole: decoded as it is".into(),
+        ),
+        ..ended
+    })
+}
+
+/// Decodes the pixels of a whole PNG or JPEG (`format`) in `inner`.
+fn decode_pixels<R: BufRead + Seek>(
+    inner: R,
+    format: ImageFormat,
+    limits: &InputLimits,
+) -> Result<Decoded, InputError> {
     let mut reader = ImageReader::with_format(inner, format);
     let mut caps = image::Limits::default();
     caps.max_alloc = Some(limits.max_pixels.saturating_mul(MAX_BYTES_PER_PIXEL) + DECODER_SLACK);
@@ -271,7 +326,11 @@ fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<De
         let (rgba, size) = upright(orientation, size, layout.rgba(wide, pixels)?)?;
         (Samples::Rgba16(rgba), size)
     };
-    Ok(Decoded { size, samples })
+    Ok(Decoded {
+        size,
+        samples,
+        warning: None,
+    })
 }
 
 /// Where a decoder's samples of one pixel hold R, G, B and alpha.
