@@ -6,6 +6,8 @@ mod common;
 
 #[path = "cli/background.rs"]
 mod background;
+#[path = "cli/colour.rs"]
+mod colour;
 #[path = "cli/deep.rs"]
 mod deep;
 #[path = "cli/devices.rs"]
@@ -17,6 +19,8 @@ mod files;
 mod folders;
 #[path = "cli/jpeg_end.rs"]
 mod jpeg_end;
+#[path = "cli/metadata.rs"]
+mod metadata;
 #[path = "cli/out_paths.rs"]
 mod out_paths;
 #[path = "cli/product.rs"]

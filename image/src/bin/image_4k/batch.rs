@@ -12,10 +12,11 @@ use vramkit::backend::Backend;
 use vramkit::Context;
 use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
+use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
 use crate::paths::{self, Existing};
-use crate::{walk, Args, Failure, Format};
+use crate::{colour, walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
 pub struct Item {
@@ -47,6 +48,10 @@ pub type Outcome = Option<Result<Done, Failure>>;
 pub struct Frame {
     size: [u32; 2],
     samples: Samples,
+    /// Its colour profile, EXIF and XMP, for the output.
+    meta: Metadata,
+    /// Where its profile's curve is not sRGB's: the conversions the chain runs between.
+    working: Option<colour::Working>,
     /// What the user was told about the input (said on stderr as it was decoded).
     warning: Option<String>,
 }
@@ -83,6 +88,8 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
         return Ok(Frame {
             size: [3840, 2160],
             samples: Samples::Rgba8(test_chart(3840, 2160)),
+            meta: Metadata::default(),
+            working: None,
             warning: None,
         });
     };
@@ -91,13 +98,21 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
         ..InputLimits::TOOL
     };
     let img = input::load(path, &limits).map_err(Failure::Input)?;
-    let warning = img.warning.map(|w| format!("{}: {w}", path.display()));
+    let mut meta = img.meta;
+    let (working, colour) = colour::working(&mut meta);
+    let warning = match (img.warning, colour) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+    .map(|w| format!("{}: {w}", path.display()));
     if let Some(w) = &warning {
         eprintln!("warning: {w}");
     }
     Ok(Frame {
         size: img.size,
         samples: img.samples,
+        meta,
+        working,
         warning,
     })
 }
@@ -213,15 +228,28 @@ fn make<B: Backend>(
         .map_err(|e| Failure::from(e).about(&what))?
         .with_working_format(args.format.into());
     // 16-bit inputs stay 16-bit: in, through the pipeline (RGBA32F between operations) and out.
-    let (out, report) = match &frame.samples {
-        Samples::Rgba8(rgba) => pipeline
+    // A profile with its own curve runs in its working encoding, 16 bits, and comes back.
+    let ran = match (&frame.working, &frame.samples) {
+        (Some(w), samples) => {
+            let wide = w
+                .to_working(samples)
+                .map_err(|m| Failure::Other(format!("{what}: {m}")))?;
+            let (out, report) = pipeline
+                .run_rgba16(ctx, &wide)
+                .map_err(|e| Failure::from(e).about(&what))?;
+            let out = w
+                .back(&out, samples.bits())
+                .map_err(|m| Failure::Other(format!("{what}: {m}")))?;
+            Ok((out, report))
+        }
+        (None, Samples::Rgba8(rgba)) => pipeline
             .run(ctx, rgba)
             .map(|(out, report)| (Samples::Rgba8(out), report)),
-        Samples::Rgba16(rgba) => pipeline
+        (None, Samples::Rgba16(rgba)) => pipeline
             .run_rgba16(ctx, rgba)
             .map(|(out, report)| (Samples::Rgba16(out), report)),
-    }
-    .map_err(|e| Failure::from(e).about(&what))?;
+    };
+    let (out, report) = ran.map_err(|e| Failure::from(e).about(&what))?;
     let out_size = pipeline.output_size();
     let force = args.force || item.input.is_none();
     let how = output::Encoding {
@@ -229,7 +257,7 @@ fn make<B: Backend>(
         quality: args.quality,
         background: args.background,
     };
-    let warning = output::write(&item.output, &how, &out, out_size, force)
+    let warning = output::write(&item.output, &how, &frame.meta, &out, out_size, force)
         .map_err(|m| Failure::Output(format!("{}: {m}", item.output.display())))?
         .map(|w| format!("{what}: {w}"));
     if let Some(w) = &warning {

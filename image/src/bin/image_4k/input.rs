@@ -17,8 +17,12 @@ use vramkit_image::{MAX_FRAME_PIXELS, MAX_SIDE};
 // Beside this file whichever crate includes it (the tool, the fuzz checks).
 #[path = "container.rs"]
 mod container;
+#[path = "metadata.rs"]
+pub mod metadata;
 #[path = "orient.rs"]
 mod orient;
+
+use metadata::Metadata;
 
 /// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
 const DECODER_SLACK: u64 = 16 << 20;
@@ -137,7 +141,10 @@ pub struct Decoded {
     pub size: [u32; 2],
     /// RGBA, 8 or 16 bits a sample as the file had.
     pub samples: Samples,
-    /// What the user should know about the file (a JPEG without its end marker).
+    /// Its colour profile, EXIF and XMP, orientation reset to upright.
+    pub meta: Metadata,
+    /// What the user should know about the file (a JPEG without its end marker, metadata
+    /// that could not be read).
     pub warning: Option<String>,
 }
 
@@ -262,10 +269,12 @@ fn decode_without_end<R: Read + Seek>(
                 .into(),
         ));
     }
+    let end = "the JPEG has no end-of-image marker, but its data is whole: decoded as it is";
     Ok(Decoded {
-        warning: Some(
-            "the JPEG has no end-of-image marker, but its data is whole: decoded as it is".into(),
-        ),
+        warning: Some(match ended.warning {
+            Some(w) => format!("{end}; {w}"),
+            None => end.into(),
+        }),
         ..ended
     })
 }
@@ -296,6 +305,21 @@ fn decode_pixels<R: BufRead + Seek>(
         ColorType::La16 => (2, 2, [0, 0, 0], Some(1)),
         ColorType::L16 => (1, 2, [0, 0, 0], None),
         other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
+    };
+    // Metadata that cannot be read is left out, with a warning, not the whole file.
+    let mut unread = Vec::new();
+    let mut read = |what: &str, r: Result<Option<Vec<u8>>, ImageError>| {
+        r.unwrap_or_else(|e| {
+            unread.push(format!(
+                "its {what} could not be read ({e}) and was left out"
+            ));
+            None
+        })
+    };
+    let meta = Metadata {
+        icc: read("colour profile", decoder.icc_profile()),
+        exif: read("EXIF", decoder.exif_metadata()),
+        xmp: read("XMP", decoder.xmp_metadata()),
     };
     let orientation = decoder.orientation().map_err(classify)?;
     let pixels = u64::from(w) * u64::from(h);
@@ -329,7 +353,9 @@ fn decode_pixels<R: BufRead + Seek>(
     Ok(Decoded {
         size,
         samples,
-        warning: None,
+        // Turned upright above.
+        meta: meta.upright(),
+        warning: (!unread.is_empty()).then(|| unread.join("; ")),
     })
 }
 

@@ -24,7 +24,9 @@
 //! failing file (in input order).
 
 mod batch;
+mod colour;
 mod devices;
+mod embed;
 mod flatten;
 mod input;
 mod output;

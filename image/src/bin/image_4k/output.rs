@@ -5,7 +5,7 @@
 //! Ctrl-C, SIGTERM or SIGHUP while outputs are written removes their temporary files
 //! ([`remove_unfinished_on_signals`]).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -14,8 +14,9 @@ use image::codecs::png::PngEncoder;
 use image::codecs::webp::WebPEncoder;
 use image::{ExtendedColorType, ImageEncoder};
 
-use crate::flatten;
+use crate::input::metadata::Metadata;
 use crate::input::Samples;
+use crate::{embed, flatten};
 
 /// The file format outputs are written in.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,56 +74,90 @@ pub struct Encoding {
     pub background: Option<[u8; 3]>,
 }
 
-/// Encodes `samples` (`size`, RGBA) into `w`. Returns a warning for the user, if any
-/// (translucent pixels composited over white because no background was given).
-fn encode<W: Write>(
-    w: W,
+/// Hands the profile and EXIF to an encoder, saying what it would not take.
+fn with_metadata<E: ImageEncoder>(mut e: E, meta: &Metadata, notes: &mut Vec<String>) -> E {
+    if let Some(icc) = &meta.icc {
+        if e.set_icc_profile(icc.clone()).is_err() {
+            notes.push("the encoder does not write colour profiles: it was left out".into());
+        }
+    }
+    if let Some(exif) = &meta.exif {
+        if e.set_exif_metadata(exif.clone()).is_err() {
+            notes.push("the encoder does not write EXIF: it was left out".into());
+        }
+    }
+    e
+}
+
+/// Encodes `samples` (`size`, RGBA) with the input's metadata. Returns the file's bytes and
+/// what the user should know, if anything: translucent pixels composited over white because
+/// no background was given, metadata that could not be written.
+fn encode(
     how: &Encoding,
+    meta: &Metadata,
     samples: &Samples,
     [width, height]: [u32; 2],
-) -> Result<Option<String>, String> {
+) -> Result<(Vec<u8>, Option<String>), String> {
     let format = how.format;
     let failed = |e: image::ImageError| format!("cannot encode as {}: {e}", format.extension());
+    let mut notes = Vec::new();
+    let mut bytes = Vec::new();
     if format == OutFormat::Jpg {
         let (rgb, translucent) = flatten::over(samples, how.background.unwrap_or(flatten::WHITE))?;
-        JpegEncoder::new_with_quality(w, how.quality)
-            .write_image(&rgb, width, height, ExtendedColorType::Rgb8)
-            .map_err(failed)?;
-        return Ok((translucent && how.background.is_none()).then(|| {
-            "the image has transparent pixels and JPEG has no alpha: they were composited over \
-             white (give --background COLOUR to choose, or --out-format png or webp to keep \
-             alpha)"
-                .to_string()
-        }));
+        with_metadata(
+            JpegEncoder::new_with_quality(&mut bytes, how.quality),
+            meta,
+            &mut notes,
+        )
+        .write_image(&rgb, width, height, ExtendedColorType::Rgb8)
+        .map_err(failed)?;
+        if translucent && how.background.is_none() {
+            notes.push(
+                "the image has transparent pixels and JPEG has no alpha: they were composited \
+                 over white (give --background COLOUR to choose, or --out-format png or webp to \
+                 keep alpha)"
+                    .into(),
+            );
+        }
+    } else {
+        let narrowed;
+        let (data, kind) = match (samples, format) {
+            (Samples::Rgba16(wide), OutFormat::Png) => {
+                // The encoder takes native-endian samples and writes them big-endian.
+                let mut b = Vec::new();
+                b.try_reserve_exact(wide.len() * 2)
+                    .map_err(|_| "no host memory for the 16-bit PNG's bytes".to_string())?;
+                b.extend(wide.iter().flat_map(|s| s.to_ne_bytes()));
+                narrowed = b;
+                (&narrowed, ExtendedColorType::Rgba16)
+            }
+            (Samples::Rgba16(wide), _) => {
+                narrowed = narrow(wide)?;
+                (&narrowed, ExtendedColorType::Rgba8)
+            }
+            (Samples::Rgba8(rgba), _) => (rgba, ExtendedColorType::Rgba8),
+        };
+        match format {
+            OutFormat::Webp => {
+                with_metadata(WebPEncoder::new_lossless(&mut bytes), meta, &mut notes)
+                    .write_image(data, width, height, kind)
+            }
+            _ => with_metadata(PngEncoder::new(&mut bytes), meta, &mut notes)
+                .write_image(data, width, height, kind),
+        }
+        .map_err(failed)?;
     }
-    let narrowed;
-    let rgba = match (samples, format) {
-        (Samples::Rgba16(wide), OutFormat::Png) => {
-            // The encoder takes native-endian samples and writes them big-endian.
-            let mut bytes = Vec::new();
-            bytes
-                .try_reserve_exact(wide.len() * 2)
-                .map_err(|_| "no host memory for the 16-bit PNG's bytes".to_string())?;
-            bytes.extend(wide.iter().flat_map(|s| s.to_ne_bytes()));
-            PngEncoder::new(w)
-                .write_image(&bytes, width, height, ExtendedColorType::Rgba16)
-                .map_err(failed)?;
-            return Ok(None);
+    if let Some(xmp) = &meta.xmp {
+        let added = match format {
+            OutFormat::Jpg => embed::jpeg_with_xmp(&mut bytes, xmp),
+            OutFormat::Png => embed::png_with_xmp(&mut bytes, xmp),
+            OutFormat::Webp => embed::webp_with_xmp(&mut bytes, xmp, [width, height], true),
+        };
+        if let Err(why) = added {
+            notes.push(why);
         }
-        (Samples::Rgba16(wide), _) => {
-            narrowed = narrow(wide)?;
-            &narrowed
-        }
-        (Samples::Rgba8(rgba), _) => rgba,
-    };
-    match format {
-        OutFormat::Webp => {
-            WebPEncoder::new_lossless(w).write_image(rgba, width, height, ExtendedColorType::Rgba8)
-        }
-        _ => PngEncoder::new(w).write_image(rgba, width, height, ExtendedColorType::Rgba8),
     }
-    .map_err(failed)?;
-    Ok(None)
+    Ok((bytes, (!notes.is_empty()).then(|| notes.join("; "))))
 }
 
 /// The temporary files being written now: a signal removes them before the tool exits.
@@ -178,7 +213,8 @@ pub fn remove_unfinished_on_signals() {
 #[cfg(not(unix))]
 pub fn remove_unfinished_on_signals() {}
 
-/// Writes `samples` to `path` as `how` says: into a temporary file beside it, renamed into place.
+/// Writes `samples` to `path` as `how` says, with the input's colour profile, EXIF and XMP
+/// (`meta`): into a temporary file beside it, renamed into place.
 /// Returns a warning for the user, if any (see [`Encoding::background`]).
 /// Without `force` the rename refuses to replace a file that exists at `path` by then. A new
 /// file gets the mode of any file the user creates (0666 less the umask); a file `force`
@@ -190,6 +226,7 @@ pub fn remove_unfinished_on_signals() {}
 pub fn write(
     path: &Path,
     how: &Encoding,
+    meta: &Metadata,
     samples: &Samples,
     size: [u32; 2],
     force: bool,
@@ -225,12 +262,12 @@ pub fn write(
                 })?;
         }
     }
-    let mut out = BufWriter::new(tmp.as_file());
-    let warning = encode(&mut out, how, samples, size)?;
-    out.flush()
+    let (bytes, warning) = encode(how, meta, samples, size)?;
+    tmp.as_file()
+        .write_all(&bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| format!("cannot write {}: {e}", tmp.path().display()))?;
-    drop(out);
+    drop(bytes);
     let done = if force {
         tmp.persist(path).map(drop)
     } else {
