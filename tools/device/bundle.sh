@@ -4,7 +4,7 @@
 # messages, so a test and a bench of one name never mix up), the image_4k binary and the
 # Vulkan loader into .device, stripped, as dev.tgz (the carry limit is 64 MiB).
 set -euo pipefail
-cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh tools/device/frames.sh tools/device/tool_folder.sh tools/device/tool_devices.sh .device/
+cd "$(dirname "$0")/../.." && mkdir -p .device && cp tools/device/run tools/device/go.sh tools/device/frames.sh tools/device/tool_folder.sh tools/device/tool_devices.sh tools/device/tool_vs_opencv.sh .device/
 rm -rf .device/bin .device/examples .device/lib
 exe() { python3 -c 'import json,sys
 for l in sys.stdin:
