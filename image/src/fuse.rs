@@ -13,7 +13,8 @@
 //! A blur followed by an exact 2× area downscale (the default chain's `blur`, `resize:W/2xH/2:area`)
 //! runs as one [`blur_area2`](vramkit_kernels::image::blur_area2): the blur's vertical pass writes
 //! the downscaled frame, so the blurred full-size frame is never written nor read, and the
-//! blur's intermediate holds f16 for 8-bit sources (within half a level of the f32 one).
+//! blur's intermediate holds f16 for 8-bit sources (within half a level of the f32 one). The
+//! RGBA32F working format promises f32 throughout, so there it runs only from RGBA32F inputs.
 
 use super::{Op, Pipeline};
 use vramkit_kernels::image::{blur_area2_formats, Blur, PixelFormat, ResizeFilter};
@@ -54,8 +55,13 @@ impl Pipeline {
 impl Pipeline {
     /// The blur of op `i` when it and op `i + 1` (an area resize to exactly half of each side)
     /// run as one `blur_area2` from `src` into `dst`, the formats its input and the resize's
-    /// output have in the run.
+    /// output have in the run. With the RGBA32F working format (full precision) only from an
+    /// RGBA32F input: from an 8-bit one `blur_area2` keeps its intermediate in f16, which
+    /// misrounds some outputs, so the blur and the resize run as their own kernels.
     pub(super) fn area2_at(&self, i: usize, src: PixelFormat, dst: PixelFormat) -> Option<Blur> {
+        if self.working == PixelFormat::Rgba32F && src != PixelFormat::Rgba32F {
+            return None;
+        }
         let blur = match self.ops.get(i)? {
             Op::Blur { sigma } => Blur::Gaussian { sigma: *sigma },
             Op::BoxBlur { radius } => Blur::Box { radius: *radius },

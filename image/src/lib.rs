@@ -8,9 +8,10 @@
 //!   linear light loses 8–13 levels in the shadows): [`Pipeline::stage_formats`], which the
 //!   planner's byte counts and the run both follow.
 //! - **Fused ends.** On 8-bit frames a leading `linear` and a trailing `srgb` run inside the
-//!   filters next to them, which read and write sRGB-encoded RGBA8, and a blur followed by an
-//!   exact half-size area resize runs as one `blur_area2` (`fuse.rs`): the default chain is two
-//!   kernels, not seven (five with an RGBA8 working format).
+//!   filters next to them, which read and write sRGB-encoded RGBA8, and with the RGBA8 working
+//!   format a blur followed by an exact half-size area resize runs as one `blur_area2`
+//!   (`fuse.rs`; its f16 intermediate is not the RGBA32F working format's f32 throughout): the
+//!   default chain is three kernels (two with RGBA8), not seven (five with RGBA8).
 //! - **16-bit frames.** [`Pipeline::run_rgba16`] takes and returns four `u16` per pixel; they
 //!   travel as [`PixelFormat::Rgba16`] at the edges and are filtered in RGBA32F whatever the
 //!   working format. `run` and `run_rgba16` are one generic run (`run.rs`), over the host
