@@ -171,9 +171,9 @@ impl Pipeline {
     /// device's largest binding).
     ///
     /// # Errors
-    /// [`Error::OverBudget`] as [`plan`](Self::plan); [`Error::TooLarge`] when a 16×16 tile
-    /// still needs a buffer larger than `max_buffer` (a resize shrinking by more than the device
-    /// can hold in one binding).
+    /// [`Error::OverBudget`] as [`plan`](Self::plan); [`Error::TooLarge`] when even a 1×1
+    /// tile needs a buffer larger than `max_buffer` (tiles go below 16×16 for the binding,
+    /// not for the budget: a resize to a thumbnail reads a large region for each output pixel).
     ///
     /// ```
     /// use vramkit_image::{parse_chain, Pipeline};
@@ -190,15 +190,19 @@ impl Pipeline {
             if need <= available && largest <= max_buffer {
                 return Ok(tile);
             }
-            if tile[0] <= MIN_TILE && tile[1] <= MIN_TILE {
+            // Budgets stop at 16×16 tiles; a binding too small for one (a resize that shrinks
+            // a large frame to a thumbnail reads a large region for each output pixel) takes
+            // tiles down to one output pixel.
+            let floor = if largest > max_buffer { 1 } else { MIN_TILE };
+            if tile[0] <= floor && tile[1] <= floor {
                 if largest > max_buffer {
                     return Err(Error::TooLarge {
-                        label: format!("a {}×{} tile's largest stage", tile[0], tile[1]),
+                        label: format!("the input region of a {}×{} tile", tile[0], tile[1]),
                         requested: largest,
                         max: max_buffer,
                         unit: "bytes",
-                        what: "the largest buffer one kernel binding can cover; \
-                               shrink in several resize steps, at most 100× each",
+                        what: "the largest buffer one kernel binding can cover; even one \
+                               output pixel reads more than that: give a larger output size",
                     });
                 }
                 return Err(Error::OverBudget {
@@ -211,7 +215,7 @@ impl Pipeline {
                 });
             }
             let i = usize::from(tile[1] > tile[0]);
-            tile[i] = tile[i].div_ceil(2).max(MIN_TILE.min(tile[i]));
+            tile[i] = tile[i].div_ceil(2).max(floor.min(tile[i]));
         }
     }
 }

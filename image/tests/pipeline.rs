@@ -433,7 +433,7 @@ fn tiles_keep_each_buffer_within_the_devices_largest_binding() {
             assert!(requested > max);
             let msg = e.to_string();
             assert!(
-                msg.contains("binding") && msg.contains("resize steps"),
+                msg.contains("binding") && msg.contains("larger output size"),
                 "{msg}"
             );
         }
