@@ -281,8 +281,8 @@ fn make<B: Backend>(
 /// A device's first frame: its index, and the frame when it is decoded already.
 type FirstFrame = (usize, Option<Frame>);
 
-/// How many frames device `ctx` runs at once: as many as whole working sets fit its budget now
-/// (at most 4, at most `left`).
+/// How many frames device `ctx` runs at once: as many as whole working sets fit its budget now,
+/// at most `cap` (the device's share of the CPU cores, which decode and encode) and `left`.
 ///
 /// # Errors
 /// The device cannot say how many fit.
@@ -291,6 +291,7 @@ fn at_once<B: Backend>(
     job: &Job,
     ctx: &Context<B>,
     size: [u32; 2],
+    cap: usize,
     left: usize,
 ) -> Result<usize, Failure> {
     Ok(match Pipeline::new(job.chain.clone(), size) {
@@ -298,7 +299,7 @@ fn at_once<B: Backend>(
             let p = p.with_working_format(args.format.into());
             let [fw, fh] = p.output_size();
             (ctx.memory().max_batch(p.tile_bytes(Rect::full(fw, fh)))? as usize)
-                .clamp(1, 4)
+                .clamp(1, cap.max(1))
                 .min(left)
         }
         Err(_) => 1,
@@ -347,9 +348,13 @@ pub fn process<B: Backend>(
     );
     bar.set_position(start_at as u64);
     let start = Instant::now();
+    // Decoding and encoding run on the CPU, one frame a worker: each device gets its share of
+    // the cores.
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let cap = cores / devices.len();
     let mut jobs = Vec::with_capacity(devices.len());
     for (d, ctx) in devices.iter().enumerate() {
-        let n = at_once(args, job, ctx, first.size, frames - start_at)?;
+        let n = at_once(args, job, ctx, first.size, cap, frames - start_at)?;
         match (n, several) {
             (1, _) => {}
             (n, false) => eprintln!("{n} frames at once"),
