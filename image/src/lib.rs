@@ -62,7 +62,7 @@ pub fn texture_copy_bytes(width: u32, height: u32, format: PixelFormat) -> u64 {
 
 /// A deterministic RGBA8 test chart: colour gradients, a grid of fine lines, checkerboards of
 /// several pitches and rows of small glyph-like marks, so that blurs and resizes visibly do
-/// something. The 4K tool uses it when given no input.
+/// something. The 4K tool processes it with `--chart`.
 ///
 /// ```
 /// let chart = vramkit_image::test_chart(64, 32);

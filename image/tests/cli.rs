@@ -104,10 +104,15 @@ fn processes_files_and_directories_like_the_library() {
     ]);
     assert!(o.status.success(), "exit {:?}", o.status);
     // As many as there are files, up to one per core.
-    let at_once = std::thread::available_parallelism().map_or(1, |n| n.get()).min(3);
+    let at_once = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(3);
     if at_once > 1 {
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(stderr.contains(&format!("{at_once} frames at once")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{at_once} frames at once")),
+            "{stderr}"
+        );
     }
     for name in ["a", "b"] {
         let one = image::open(out.join(format!("{name}.png")))

@@ -219,27 +219,30 @@ fn skip_existing_processes_only_new_photos() {
 }
 
 /// Two inputs whose outputs would differ only in case (one file on macOS and Windows volumes)
-/// are refused before anything is written.
+/// get their own names (`x~1`, `X~2`), each written from its own input.
 #[test]
-fn outputs_differing_only_in_case_are_refused() {
+fn outputs_differing_only_in_case_get_their_own_names() {
+    if try_gpu("cli case", ContextDesc::default()).is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     std::fs::create_dir_all(&a).expect("mkdir");
     std::fs::create_dir_all(&b).expect("mkdir");
     write_png(&a.join("x.png"), 4, 4, true, 5);
-    write_png(&b.join("X.png"), 4, 4, true, 6);
+    write_png(&b.join("X.png"), 6, 4, true, 6);
     let out = dir.path().join("out");
-    refused(
-        &[
-            a.join("x.png").to_str().expect("utf-8"),
-            b.join("X.png").to_str().expect("utf-8"),
-            "--out",
-            out.to_str().expect("utf-8"),
-        ],
-        2,
-        &["differ only in case"],
-    );
-    assert!(!out.exists());
+    let o = super::run(&[
+        a.join("x.png").to_str().expect("utf-8"),
+        b.join("X.png").to_str().expect("utf-8"),
+        "--ops",
+        "linear,srgb",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(size_of(&out.join("x~1.png")), (4, 4));
+    assert_eq!(size_of(&out.join("X~2.png")), (6, 4));
 }
 
 /// File names that are not UTF-8 are kept byte for byte (two of them used to collapse into
@@ -342,4 +345,58 @@ fn a_signal_leaves_no_part_files() {
             "a written output is whole"
         );
     }
+}
+
+/// The chart written to an `--out` file follows the rules of any output: an existing file is
+/// refused without `--force` (only its default name in a directory is replaced).
+#[test]
+fn the_chart_does_not_replace_an_out_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("holiday.png");
+    std::fs::write(&file, b"a photo").expect("write");
+    refused(
+        &["--chart", "--out", file.to_str().expect("utf-8")],
+        2,
+        &["holiday.png", "exists already"],
+    );
+    assert_eq!(std::fs::read(&file).expect("read"), b"a photo");
+}
+
+/// `--out` inside an input directory given with `--recursive`: a rerun does not take the
+/// outputs of the first run for inputs.
+#[test]
+fn recursive_runs_skip_their_own_out_folder() {
+    if try_gpu("cli out inside input", ContextDesc::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let photos = dir.path().join("photos");
+    std::fs::create_dir_all(photos.join("trip")).expect("mkdir");
+    write_png(&photos.join("trip/a.png"), 6, 4, true, 7);
+    let out = photos.join("done");
+    let args = |extra: &'static str| {
+        let mut v = vec![
+            photos.to_str().expect("utf-8").to_string(),
+            "-r".into(),
+            "--ops".into(),
+            "linear,srgb".into(),
+            "--out".into(),
+            out.to_str().expect("utf-8").to_string(),
+        ];
+        if !extra.is_empty() {
+            v.push(extra.into());
+        }
+        v
+    };
+    for extra in ["", "--skip-existing"] {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let o = super::run(&a);
+        assert_eq!(o.status.code(), Some(0), "{extra}");
+    }
+    assert_eq!(size_of(&out.join("photos/trip/a.png")), (6, 4));
+    assert!(
+        !out.join("photos/done").exists(),
+        "outputs were taken for inputs"
+    );
 }

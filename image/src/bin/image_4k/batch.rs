@@ -51,7 +51,7 @@ pub struct Frame {
     /// Its colour profile, EXIF and XMP, for the output.
     meta: Metadata,
     /// Where its profile's curve is not sRGB's: the conversions the chain runs between.
-    working: Option<colour::Working>,
+    working: Option<std::sync::Arc<colour::Working>>,
     /// What the user was told about the input (said on stderr as it was decoded).
     warning: Option<String>,
 }
@@ -99,7 +99,16 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
     };
     let img = input::load(path, &limits).map_err(Failure::Input)?;
     let mut meta = img.meta;
-    let (working, colour) = colour::working(&mut meta);
+    // A profile that makes the colour code panic is left out, not the run.
+    let (working, colour) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| colour::working(&mut meta)))
+            .unwrap_or_else(|_| {
+                meta.icc = None;
+                (
+                    None,
+                    Some("its colour profile could not be read: left out".into()),
+                )
+            });
     let warning = match (img.warning, colour) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
@@ -123,7 +132,7 @@ fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
 /// A usage error for outputs that would overwrite an input, each other or an earlier output,
 /// or a `--out` file given for several inputs; an input error for a directory without images.
 pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
-    let found = walk::inputs(&args.inputs, args.recursive).map_err(Failure::Input)?;
+    let found = walk::inputs(&args.inputs, args.recursive, &args.out).map_err(Failure::Input)?;
     for line in found.skipped_lines() {
         eprintln!("{line}");
     }
@@ -163,9 +172,21 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
         (false, true) => Existing::Skip,
         (false, false) => Existing::Refuse,
     };
-    // The built-in chart is made again identically: its output is replaced.
+    // The built-in chart is made again identically: its output in a directory is replaced; an
+    // --out file is treated as any output.
     let skip = if files.is_empty() {
-        vec![false]
+        let exists = named.is_some() && std::fs::symlink_metadata(&outputs[0]).is_ok();
+        match (exists, existing) {
+            (true, Existing::Refuse) => {
+                return Err(Failure::Usage(format!(
+                    "{}: the output exists already; give --skip-existing to leave it, --force \
+                     to replace it, or another --out",
+                    outputs[0].display()
+                )))
+            }
+            (true, Existing::Skip) => vec![true],
+            _ => vec![false],
+        }
     } else {
         paths::check_outputs(&files, &outputs, existing).map_err(Failure::Usage)?
     };
@@ -251,7 +272,9 @@ fn make<B: Backend>(
     };
     let (out, report) = ran.map_err(|e| Failure::from(e).about(&what))?;
     let out_size = pipeline.output_size();
-    let force = args.force || item.input.is_none();
+    // The chart's output in a directory is replaced (see `prepare`).
+    let named = OutFormat::from_path(&args.out).is_some() && !args.out.is_dir();
+    let force = args.force || (item.input.is_none() && !named);
     let how = output::Encoding {
         format: job.format,
         quality: args.quality,

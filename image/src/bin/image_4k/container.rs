@@ -60,8 +60,9 @@ fn byte<R: BufRead>(r: &mut R) -> Result<Option<u8>, String> {
 pub enum JpegEnd {
     /// At its end-of-image marker.
     Marker,
-    /// Inside a scan, without the marker: whole data whose marker was left off (libjpeg-turbo
-    /// and Pillow decode such files), or a file cut short; only decoding tells which.
+    /// Inside the only scan of a one-scan (sequential) file, without the marker: whole data
+    /// whose marker was left off (libjpeg-turbo and Pillow decode such files), or a file cut
+    /// short; only decoding tells which.
     InScan,
 }
 
@@ -80,13 +81,21 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
     let mut in_scan = false;
     let mut prev = 0u8;
     let mut seen_soi = false;
+    let mut scans = 0u32;
     loop {
         let Some(b) = byte(r)? else {
-            if in_scan {
+            // Only a file of one scan is told whole by its pixels: a progressive or
+            // multi-scan file cut between scans decodes without complaint, its last scans
+            // missing.
+            if in_scan && scans == 1 {
                 r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
                 return Ok(JpegEnd::InScan);
             }
-            return Err(short("between segments"));
+            return Err(short(if in_scan {
+                "inside a scan"
+            } else {
+                "between segments"
+            }));
         };
         if prev != 0xFF {
             prev = b;
@@ -117,6 +126,7 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
                     return Err(short(&format!("inside a segment (marker FF{b:02X})")));
                 }
                 in_scan = b == 0xDA;
+                scans += u32::from(in_scan);
             }
         }
         prev = 0;

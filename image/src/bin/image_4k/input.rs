@@ -313,7 +313,7 @@ pub(crate) fn decode_pixels<R: BufRead + Seek>(
         size,
         samples,
         // Turned upright above.
-        meta: meta.upright(),
+        meta: meta.upright(orientation != Orientation::NoTransforms),
         warning: (!unread.is_empty()).then(|| unread.join("; ")),
     })
 }

@@ -57,7 +57,7 @@ struct Args {
     inputs: Vec<PathBuf>,
     /// Process the built-in 3840×2160 test chart (written as `test_chart.EXT`) instead of
     /// files.
-    #[arg(long, conflicts_with = "inputs")]
+    #[arg(long, conflicts_with_all = ["inputs", "recursive"])]
     chart: bool,
     /// Look for images in the folders of each directory too. Outputs mirror the folders under
     /// --out, each directory keeping its own name (`DCIM/100CANON/IMG_0001.JPG` →

@@ -15,12 +15,14 @@ pub struct Metadata {
 }
 
 impl Metadata {
-    /// The metadata of a frame that was turned upright: EXIF's and XMP's orientation set to 1.
-    pub fn upright(mut self) -> Self {
+    /// The metadata of a frame turned upright by its EXIF orientation (`turned`: it was not
+    /// upright already): EXIF's orientation set to 1, and XMP's where the frame was turned (the
+    /// decoder reads EXIF's alone, so an orientation only XMP gives stays for viewers to apply).
+    pub fn upright(mut self, turned: bool) -> Self {
         if let Some(exif) = &mut self.exif {
             let _ = Orientation::remove_from_exif_chunk(exif);
         }
-        if let Some(xmp) = &mut self.xmp {
+        if let (true, Some(xmp)) = (turned, &mut self.xmp) {
             upright_xmp(xmp);
         }
         self

@@ -75,14 +75,33 @@ pub struct Encoding {
 }
 
 /// Hands the profile and EXIF to an encoder, saying what it would not take.
-fn with_metadata<E: ImageEncoder>(mut e: E, meta: &Metadata, notes: &mut Vec<String>) -> E {
+fn with_metadata<E: ImageEncoder>(
+    mut e: E,
+    format: OutFormat,
+    meta: &Metadata,
+    notes: &mut Vec<String>,
+) -> E {
+    // JPEG holds EXIF in one segment (65,535 bytes with its length and `Exif\0\0`) and a
+    // profile in at most 255 of them; a PNG's may be larger, and an encoder given more would
+    // write a broken segment length.
+    let jpeg = format == OutFormat::Jpg;
     if let Some(icc) = &meta.icc {
-        if e.set_icc_profile(icc.clone()).is_err() {
+        if jpeg && icc.len() > 255 * 65_519 {
+            notes.push(format!(
+                "its colour profile ({} bytes) is larger than JPEG holds: it was left out",
+                icc.len()
+            ));
+        } else if e.set_icc_profile(icc.clone()).is_err() {
             notes.push("the encoder does not write colour profiles: it was left out".into());
         }
     }
     if let Some(exif) = &meta.exif {
-        if e.set_exif_metadata(exif.clone()).is_err() {
+        if jpeg && exif.len() > 65_527 {
+            notes.push(format!(
+                "its EXIF ({} bytes) is larger than one JPEG segment holds: it was left out",
+                exif.len()
+            ));
+        } else if e.set_exif_metadata(exif.clone()).is_err() {
             notes.push("the encoder does not write EXIF: it was left out".into());
         }
     }
@@ -106,6 +125,7 @@ fn encode(
         let (rgb, translucent) = flatten::over(samples, how.background.unwrap_or(flatten::WHITE))?;
         with_metadata(
             JpegEncoder::new_with_quality(&mut bytes, how.quality),
+            format,
             meta,
             &mut notes,
         )
@@ -138,11 +158,14 @@ fn encode(
             (Samples::Rgba8(rgba), _) => (rgba, ExtendedColorType::Rgba8),
         };
         match format {
-            OutFormat::Webp => {
-                with_metadata(WebPEncoder::new_lossless(&mut bytes), meta, &mut notes)
-                    .write_image(data, width, height, kind)
-            }
-            _ => with_metadata(PngEncoder::new(&mut bytes), meta, &mut notes)
+            OutFormat::Webp => with_metadata(
+                WebPEncoder::new_lossless(&mut bytes),
+                format,
+                meta,
+                &mut notes,
+            )
+            .write_image(data, width, height, kind),
+            _ => with_metadata(PngEncoder::new(&mut bytes), format, meta, &mut notes)
                 .write_image(data, width, height, kind),
         }
         .map_err(failed)?;
@@ -176,14 +199,19 @@ impl Drop for Listed {
     }
 }
 
-/// On Ctrl-C (SIGINT), SIGTERM or SIGHUP: removes the temporary files of outputs being written
-/// (finished outputs stay: each is whole), says so, and exits with 128 + the signal's number,
-/// as a shell reports a process the signal ended. Where signals cannot be watched, the tool
-/// runs as before, with a warning.
+/// On Ctrl-C (SIGINT), SIGTERM or SIGHUP (those not ignored when the tool started): removes the
+/// temporary files of outputs being written (finished outputs stay: each is whole), says so,
+/// and exits with 128 + the signal's number, as a shell reports a process the signal ended.
+/// Where signals cannot be watched, the tool runs as before, with a warning.
 #[cfg(unix)]
 pub fn remove_unfinished_on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+    // A signal the tool was started ignoring (`nohup`, a background job) stays ignored.
+    let watched: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&s| !ignored(s))
+        .collect();
+    let mut signals = match signal_hook::iterator::Signals::new(watched) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -207,6 +235,17 @@ pub fn remove_unfinished_on_signals() {
             std::process::exit(128 + signal);
         }
     });
+}
+
+/// Whether `signal`'s action is to be ignored.
+#[cfg(unix)]
+fn ignored(signal: i32) -> bool {
+    // SAFETY: `sigaction` is a plain C struct, for which all zeroes is a valid value.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only reads the current one, into `old`, which is valid and
+    // writable for the call.
+    let read = unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) };
+    read == 0 && old.sa_sigaction == libc::SIG_IGN
 }
 
 /// Without unix signals there is nothing to watch.

@@ -20,8 +20,9 @@ pub fn fold(name: &OsStr) -> Vec<u8> {
 
 /// Where each input's output goes, relative to `--out`: in the input's folder, named by its
 /// stem (`photo.jpg` → `photo.EXT`), or, where two inputs of one folder share a stem ignoring
-/// case (`x.png` and `x.jpg`), by its whole file name (`x.png.EXT`, `x.jpg.EXT`), so that no two
-/// outputs meet. Names are kept as the OS gives them (also where they are not UTF-8).
+/// case (`x.png` and `x.jpg`), by its whole file name (`x.png.EXT`, `x.jpg.EXT`), and where
+/// those still differ only in case (`IMG.JPG`, `img.jpg`), by the stem and `~1`, `~2`, so that
+/// no two outputs meet. Names are kept as the OS gives them (also where they are not UTF-8).
 pub fn output_names(inputs: &[Input], ext: &str) -> Vec<PathBuf> {
     let stem = |p: &Path| p.file_stem().unwrap_or(OsStr::new("frame")).to_os_string();
     let key = |i: &Input| (i.folder.clone(), fold(&stem(&i.path)));
@@ -29,13 +30,40 @@ pub fn output_names(inputs: &[Input], ext: &str) -> Vec<PathBuf> {
     for i in inputs {
         *count.entry(key(i)).or_default() += 1;
     }
+    let names: Vec<OsString> = inputs
+        .iter()
+        .map(|i| match i.path.file_name() {
+            Some(name) if count[&key(i)] > 1 => name.to_os_string(),
+            _ => stem(&i.path),
+        })
+        .collect();
+    // Names still equal ignoring case (`IMG.JPG`, `img.jpg`) but not byte for byte are one file
+    // on macOS and Windows volumes: each takes `~N`. Names equal byte for byte stay so, for
+    // `check_outputs` to refuse (one input given twice, or one name in two folders).
+    let mut groups: HashMap<(PathBuf, Vec<u8>), Vec<usize>> = HashMap::new();
+    for (k, (i, n)) in inputs.iter().zip(&names).enumerate() {
+        groups
+            .entry((i.folder.clone(), fold(n)))
+            .or_default()
+            .push(k);
+    }
+    let mut tilde = vec![0; inputs.len()];
+    for members in groups.values() {
+        if members.iter().any(|&k| names[k] != names[members[0]]) {
+            for (n, &k) in members.iter().enumerate() {
+                tilde[k] = n + 1;
+            }
+        }
+    }
     inputs
         .iter()
-        .map(|i| {
-            let mut name: OsString = match i.path.file_name() {
-                Some(name) if count[&key(i)] > 1 => name.to_os_string(),
-                _ => stem(&i.path),
-            };
+        .zip(names)
+        .zip(tilde)
+        .map(|((i, mut name), n)| {
+            if n > 0 {
+                name = stem(&i.path);
+                name.push(format!("~{n}"));
+            }
             name.push(".");
             name.push(ext);
             i.folder.join(name)

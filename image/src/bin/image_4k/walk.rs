@@ -51,6 +51,23 @@ const NOT_REGULAR: &str =
     "image name(s) that are not regular files (a FIFO, socket or device; never opened)";
 const HIDDEN: &str = "hidden folder(s) (`.*`)";
 const LINKED_FOLDER: &str = "link(s) to folders (not followed)";
+const OUT_FOLDER: &str = "folder(s) that are --out (outputs, not inputs)";
+const UNLISTED: &str = "folder(s) that cannot be listed";
+
+/// Device and inode of a directory, where there are such (`None`: not one, or unknown).
+fn dir_id(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        m.is_dir().then(|| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
 
 /// Whether a file name has an extension the tool reads (`.png`, `.jpg`, `.jpeg`, any case).
 fn is_image_name(name: &Path) -> bool {
@@ -81,8 +98,9 @@ fn root_folder(dir: &Path) -> PathBuf {
 /// # Errors
 /// A message naming a directory that can not be listed or holds no image file (suggesting
 /// `--recursive` where it has folders).
-pub fn inputs(paths: &[PathBuf], recursive: bool) -> Result<Found, String> {
+pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, String> {
     let mut found = Found::default();
+    let out = dir_id(out);
     for p in paths {
         if !p.is_dir() {
             found.files.push(Input {
@@ -97,7 +115,8 @@ pub fn inputs(paths: &[PathBuf], recursive: bool) -> Result<Found, String> {
         } else {
             PathBuf::new()
         };
-        let folders = list(p, &folder, recursive, &mut found)?;
+        let entries = std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let folders = list(entries, p, &folder, recursive, out, &mut found)?;
         if found.files.len() == before {
             let hint = if folders > 0 && !recursive {
                 format!(
@@ -118,11 +137,19 @@ pub fn inputs(paths: &[PathBuf], recursive: bool) -> Result<Found, String> {
     Ok(found)
 }
 
-/// Adds the image files of `dir` (and, with `recursive`, of its folders) to `found`, their
-/// outputs going in `folder`. Returns how many folders `dir` has.
-fn list(dir: &Path, folder: &Path, recursive: bool, found: &mut Found) -> Result<usize, String> {
+/// Adds the image files of `dir` (its `entries`; with `recursive`, those of its folders too,
+/// except the `--out` folder, `out`) to `found`, their outputs going in `folder`. Returns how
+/// many folders `dir` has.
+fn list(
+    entries: std::fs::ReadDir,
+    dir: &Path,
+    folder: &Path,
+    recursive: bool,
+    out: Option<(u64, u64)>,
+    found: &mut Found,
+) -> Result<usize, String> {
     let mut folders = 0;
-    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+    for entry in entries {
         let entry = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
         let (path, name) = (entry.path(), entry.file_name());
         let kind = entry
@@ -146,8 +173,15 @@ fn list(dir: &Path, folder: &Path, recursive: bool, found: &mut Found) -> Result
                 found.skip(LINKED_FOLDER, path);
             } else if name.as_encoded_bytes().starts_with(b".") {
                 found.skip(HIDDEN, path);
+            } else if out.is_some() && dir_id(&path) == out {
+                found.skip(OUT_FOLDER, path);
             } else {
-                list(&path, &folder.join(&name), recursive, found)?;
+                match std::fs::read_dir(&path) {
+                    Ok(inner) => {
+                        list(inner, &path, &folder.join(&name), recursive, out, found)?;
+                    }
+                    Err(_) => found.skip(UNLISTED, path),
+                }
             }
             continue;
         }
