@@ -51,6 +51,14 @@ fn run(args: &[&str]) -> Output {
     out
 }
 
+/// Runs the tool, asserts it exited 0, and returns its stderr.
+fn run_ok(args: &[&str]) -> String {
+    let o = run(args);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {stderr}");
+    stderr
+}
+
 fn write_png(path: &std::path::Path, w: u32, h: u32, rgba: bool, seed: u64) -> Vec<u8> {
     let channels = if rgba { 4 } else { 3 };
     let px = random_bytes((w * h * channels) as usize, seed);

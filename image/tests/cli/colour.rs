@@ -7,7 +7,7 @@ use image::ImageDecoder;
 use vramkit::ContextDesc;
 
 use super::common::{random_bytes, try_gpu};
-use super::run;
+use super::run_ok;
 
 fn srgb_to_linear(v: f64) -> f64 {
     if v <= 0.04045 {
@@ -83,19 +83,13 @@ fn frames_are_processed_in_their_profiles_linear_light() {
                 .expect("encode");
         }
         let out = dir.path().join(format!("{name}_out.png"));
-        let o = run(&[
+        run_ok(&[
             input.to_str().expect("utf-8"),
             "--ops",
             &format!("linear,resize:{}x{}:area,srgb", w / 2, h / 2),
             "--out",
             out.to_str().expect("utf-8"),
         ]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
         let mut d = image::codecs::png::PngDecoder::new(std::io::BufReader::new(
             std::fs::File::open(&out).expect("open"),
         ))
@@ -146,7 +140,7 @@ fn an_identity_chain_keeps_the_shadows_of_a_profiled_frame() {
         .flat_map(|i| {
             [
                 (i * 3 % 4096) as u16,
-                (i * 7 % 2048) as u16,
+                (i * 37 % 20_000) as u16,
                 (i % 600) as u16,
             ]
         })
@@ -164,19 +158,13 @@ fn an_identity_chain_keeps_the_shadows_of_a_profiled_frame() {
         }
         .expect("encode");
         let out = dir.path().join(format!("{name}_out.png"));
-        let o = run(&[
+        run_ok(&[
             input.to_str().expect("utf-8"),
             "--ops",
             "linear,srgb",
             "--out",
             out.to_str().expect("utf-8"),
         ]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
         let img = image::open(&out).expect("output");
         if bits16 {
             // The working encoding is 16-bit integers on the sRGB curve, whose linear toe

@@ -6,7 +6,7 @@
 use vramkit::ContextDesc;
 
 use super::common::{random_bytes, try_gpu};
-use super::{refused, run};
+use super::{refused, run_ok};
 
 #[test]
 fn a_jpeg_without_its_end_marker_is_decoded_with_a_warning() {
@@ -37,7 +37,7 @@ fn a_jpeg_without_its_end_marker_is_decoded_with_a_warning() {
     let (a, b) = (dir.path().join("whole.jpg"), dir.path().join("no_end.jpg"));
     std::fs::write(&a, &whole).expect("write");
     std::fs::write(&b, no_end).expect("write");
-    let o = run(&[
+    let stderr = run_ok(&[
         a.to_str().expect("utf-8"),
         b.to_str().expect("utf-8"),
         "--ops",
@@ -45,8 +45,6 @@ fn a_jpeg_without_its_end_marker_is_decoded_with_a_warning() {
         "--out",
         out_s,
     ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("no_end.jpg: the JPEG has no end-of-image marker"),
         "{stderr}"
