@@ -66,6 +66,10 @@ struct Args {
     /// with --pinned the C ABI's 19).
     #[arg(long)]
     slack: Option<u32>,
+    /// The host backends' page size in MiB (the granularity at which pages go back; 2 as on
+    /// current GPUs).
+    #[arg(long, default_value_t = 2)]
+    page_mib: u64,
 }
 
 fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
@@ -130,6 +134,7 @@ fn main() -> anyhow::Result<()> {
                 Context::with_backend(
                     HostBackend::new(HostConfig {
                         keep_bytes: false,
+                        page_size: args.page_mib << 20,
                         ..Default::default()
                     }),
                     d,

@@ -306,7 +306,18 @@ fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
         eprintln!("SKIPPED cuda_pages: this device has no virtual memory management");
         return Ok(());
     };
-    churn(&ctx, page, 1, 1500, false)?;
+    cuda_churn(&ctx, page, 1)
+}
+
+/// [`churn`] on CUDA: pages went back, were mapped again and moved, data intact, memory
+/// within the slack.
+#[cfg(feature = "cuda")]
+fn cuda_churn(
+    ctx: &Context<vramkit::backend::cuda::CudaBackend>,
+    page: u64,
+    seed: u64,
+) -> anyhow::Result<()> {
+    churn(ctx, page, seed, 1500, false)?;
     let s = ctx.stats();
     assert!(
         s.pages.unmaps > 0 && s.pages.maps > 0 && s.pages.moves > 0,
@@ -321,4 +332,34 @@ fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
         k.peak_reserved
     );
     Ok(())
+}
+
+/// Larger pages (`CudaConfig::page_size`, rounded up to the granularity): each one physical
+/// allocation, given back, mapped again and moved whole, data intact.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
+    use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+    use vramkit::backend::Storage;
+    let mut desc = ContextDesc {
+        follow_live: true,
+        ..Default::default()
+    };
+    desc.compaction.before_growth = false;
+    let Some(probe) = common::try_cuda("cuda_pages_of_a_chosen_size", desc.clone()) else {
+        return Ok(());
+    };
+    let Some(granularity) = probe.backend().page_size(vramkit::MemoryKind::Device) else {
+        eprintln!("SKIPPED cuda_pages_of_a_chosen_size: no virtual memory management");
+        return Ok(());
+    };
+    drop(probe);
+    let config = CudaConfig {
+        page_size: granularity + 1,
+        ..Default::default()
+    };
+    let ctx = Context::with_backend(CudaBackend::with_config(0, config)?, desc);
+    let page = ctx.backend().page_size(vramkit::MemoryKind::Device);
+    assert_eq!(page, Some(2 * granularity), "rounded up to the granularity");
+    cuda_churn(&ctx, 2 * granularity, 2)
 }

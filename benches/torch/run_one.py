@@ -165,6 +165,8 @@ def run(a) -> int:
               "scale": W.bench_scale(), "env_changed": changed,
               "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"),
               "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+              "vramkit_env": {k: v for k, v in os.environ.items()
+                              if k.startswith("VRAMKIT_") and k != "VRAMKIT_LIBRARY"},
               **versions()}
     W.configure_determinism()
     if dev.type == "cuda":

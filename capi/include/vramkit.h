@@ -28,6 +28,11 @@
  *                              ("1.9%" or "0.019", the default); past three
  *                              quarters of it, pages whose work finished go back,
  *                              past all of it an allocation waits for them
+ *   VRAMKIT_PAGE_SIZE          the unit in which a segment's physical memory is
+ *                              mapped, given back and moved ("4MiB"; default: the
+ *                              device's granularity, 2 MiB): the driver's page
+ *                              calls cost the same per page whatever its size,
+ *                              while a page holding any live byte stays mapped
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or

@@ -32,6 +32,9 @@ pub struct Config {
     /// How far, in thousandths, the memory held may pass the most ever in use
     /// (`CompactionDesc::slack_permille`).
     pub slack_permille: u32,
+    /// The size of a segment's pages, the unit in which physical memory is mapped, given
+    /// back and moved (`CudaConfig::page_size`; 0: the device's granularity, 2 MiB).
+    pub page_size: u64,
 }
 
 impl Default for Config {
@@ -45,12 +48,13 @@ impl Default for Config {
             follow_live: true,
             host_reserve: 4 << 30,
             slack_permille: 19,
+            page_size: 0,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 7] = [
+pub const KEYS: [&str; 8] = [
     "budget",
     "release_threshold",
     "backend",
@@ -58,6 +62,7 @@ pub const KEYS: [&str; 7] = [
     "follow_live",
     "host_reserve",
     "slack",
+    "page_size",
 ];
 
 impl Config {
@@ -158,6 +163,10 @@ impl Config {
                 self.slack_permille = parse_slack(value)?;
                 Ok(())
             }
+            "page_size" => {
+                self.page_size = parse_page(value)?;
+                Ok(())
+            }
             "trace" => {
                 self.trace = value.parse().map_err(|_| {
                     format!("trace `{value}`: give the timeline's capacity in events, e.g. 100000")
@@ -208,6 +217,20 @@ fn parse_slack(v: &str) -> Result<u32, String> {
         _ => Err(format!(
             "slack `{v}`: give how far the memory held may pass the most ever in use, \
              from 0 to 100 %, e.g. 2% or 0.02"
+        )),
+    }
+}
+
+/// A page size: `default` (the device's granularity) or a size of at most 1 GiB.
+fn parse_page(v: &str) -> Result<u64, String> {
+    if v.trim().eq_ignore_ascii_case("default") {
+        return Ok(0);
+    }
+    match parse_size(v) {
+        Ok(n) if n <= 1 << 30 => Ok(n),
+        _ => Err(format!(
+            "page_size `{v}`: give the size of a segment's pages, up to 1GiB, e.g. 4MiB \
+             (rounded up to the device's granularity), or default"
         )),
     }
 }
@@ -274,11 +297,15 @@ mod tests {
         let mut c = Config::default();
         c.apply(
             "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
-             follow_live=off, slack=1.5%",
+             follow_live=off, slack=1.5%, page_size=8MiB",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!c.follow_live);
         assert_eq!(c.slack_permille, 15);
+        assert_eq!(c.page_size, 8 << 20);
+        c.apply("page_size=default")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.page_size, 0);
         c.apply("slack=0.02").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.slack_permille, 20);
         assert_eq!(c.budget_of(0), Some(70 << 30));
@@ -316,6 +343,9 @@ mod tests {
         assert!(c.apply("trace=5, backend=metal").is_err());
         for bad in ["slack=-1%", "slack=200%", "slack=NaN", "slack=lots"] {
             assert!(c.apply(bad).unwrap_err().contains("0 to 100 %"), "{bad}");
+        }
+        for bad in ["page_size=2GiB", "page_size=big", "page_size=-2MiB"] {
+            assert!(c.apply(bad).unwrap_err().contains("up to 1GiB"), "{bad}");
         }
         assert_eq!(c, Config::default(), "a refused string changes nothing");
     }

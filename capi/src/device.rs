@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use vramkit::backend::cuda::CudaBackend;
+use vramkit::backend::cuda::{CudaBackend, CudaConfig};
 use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{ForeignStream, Storage};
 use vramkit::memory::CompactionDesc;
@@ -90,12 +90,24 @@ impl Device {
             ..Default::default()
         };
         let ctx = match config.backend {
-            BackendChoice::Cuda => AnyContext::Cuda(Box::new(Context::cuda(index, desc)?)),
+            BackendChoice::Cuda => {
+                let cuda = CudaConfig {
+                    page_size: config.page_size,
+                    ..Default::default()
+                };
+                let backend = CudaBackend::with_config(index, cuda)?;
+                AnyContext::Cuda(Box::new(Context::with_backend(backend, desc)))
+            }
             BackendChoice::Host => {
                 // Segments in reserved address space, as on CUDA: they keep their addresses.
+                let defaults = HostConfig::default();
                 let host = HostBackend::new(HostConfig {
                     reserve: Some(config.host_reserve),
-                    ..Default::default()
+                    page_size: match config.page_size {
+                        0 => defaults.page_size,
+                        p => p.next_multiple_of(defaults.page_size),
+                    },
+                    ..defaults
                 });
                 AnyContext::Host(Box::new(Context::with_backend(host, desc)))
             }

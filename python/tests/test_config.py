@@ -20,6 +20,8 @@ def test_settings_string_in_plain_bytes():
         def __repr__(self):
             return f"Wrapped({float(self)})"
     assert settings_string(slack=Wrapped(0.06)) == "slack=0.06"
+    assert settings_string(page_size="4MiB") == f"page_size={4 << 20}B"
+    assert settings_string(page_size="default") == "page_size=default"
 
 
 def test_per_device_budgets():
@@ -67,12 +69,18 @@ def test_release_threshold_keeps_that_much_cached():
         ({"slack": 1.5}, ValueError, "between 0 and 1"),
         ({"slack": float("nan")}, ValueError, "between 0 and 1"),
         ({"slack": "2%"}, TypeError, "fraction"),
+        ({"page_size": "4 pages"}, ValueError, "unknown suffix"),
         ({"trace": "many"}, TypeError, "whole number"),
     ],
 )
 def test_bad_values_say_what_is_wrong(kwargs, error, match):
     with pytest.raises(error, match=match):
         vramkit.configure(**kwargs)
+
+
+def test_library_refuses_a_page_past_a_gibibyte(no_budget):
+    with pytest.raises(vramkit.InvalidArgumentError, match="up to 1GiB"):
+        vramkit.configure(page_size="2GiB")
 
 
 def test_library_refuses_an_unknown_setting():

@@ -4,8 +4,8 @@
 values; it is read before a device's first use (budgets and the release threshold
 also apply to devices already in use). The same settings can come from the
 environment (``VRAMKIT_BUDGET``, ``VRAMKIT_RELEASE_THRESHOLD``, ``VRAMKIT_BACKEND``,
-``VRAMKIT_TRACE``, ``VRAMKIT_FOLLOW_LIVE``, ``VRAMKIT_SLACK``), read once at the library's
-first call.
+``VRAMKIT_TRACE``, ``VRAMKIT_FOLLOW_LIVE``, ``VRAMKIT_SLACK``, ``VRAMKIT_PAGE_SIZE``),
+read once at the library's first call.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def settings_string(
     trace: Optional[int] = None,
     follow_live: Optional[bool] = None,
     slack: Optional[float] = None,
+    page_size: Optional[Size] = None,
 ) -> str:
     """The ``vramkit_configure`` text for the given values (``None``: left as it is)."""
     pairs = []
@@ -87,6 +88,11 @@ def settings_string(
         if not 0 <= slack <= 1:
             raise ValueError(f"slack must be between 0 and 1 (a fraction of the peak in use), got {slack!r}")
         pairs.append(f"slack={float(slack)!r}")
+    if page_size is not None:
+        if isinstance(page_size, str) and page_size.strip() == "default":
+            pairs.append("page_size=default")
+        else:
+            pairs.append(f"page_size={_bytes_setting(page_size, 'page_size')}")
     return ";".join(pairs)
 
 
@@ -97,6 +103,7 @@ def configure(
     trace: Optional[int] = None,
     follow_live: Optional[bool] = None,
     slack: Optional[float] = None,
+    page_size: Optional[Size] = None,
 ) -> str:
     """Sets the allocator's configuration; returns the settings string it applied.
 
@@ -116,14 +123,18 @@ def configure(
       to give pages back. A larger slack spends memory to save the driver's page
       calls (tens of microseconds per 2 MiB page). It counts in thousandths: values
       round to the nearest 0.001.
+    * ``page_size``: the unit in which a segment's physical memory is mapped, given
+      back and moved (``"4MiB"``; ``"default"``: the device's granularity, 2 MiB).
+      The driver's page calls cost the same per page whatever its size, while a page
+      that holds any live byte stays mapped: larger pages save calls and hold more.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
-    the backend, trace, follow_live and slack settings take effect at a device's first
+    the backend, trace, follow_live, slack and page_size settings take effect at a device's first
     use.
     Raises ``ValueError``/``TypeError`` for a bad value and
     :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
     """
-    text = settings_string(budget, release_threshold, backend, trace, follow_live, slack)
+    text = settings_string(budget, release_threshold, backend, trace, follow_live, slack, page_size)
     if text:
         check(_lib.load().vramkit_configure(text.encode()), f"vramkit_configure({text!r})")
     return text

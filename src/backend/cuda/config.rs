@@ -17,6 +17,15 @@ pub struct CudaConfig {
     /// ([`DebugSettings::no_vendor_blas`](crate::DebugSettings::no_vendor_blas) sets it
     /// through `Context::cuda`).
     pub vendor_blas: bool,
+    /// The size of a segment's pages, each one physical allocation (`cuMemCreate`) that the
+    /// memory manager maps, gives back or moves whole; rounded up to a multiple of the
+    /// device's granularity (2 MiB on current GPUs). `0` (default): the granularity.
+    ///
+    /// The driver's page calls cost the same for a page of 2 MiB as for one of 64 MiB, so
+    /// larger pages make physical memory following the live set cheaper
+    /// ([`ContextDesc::follow_live`](crate::ContextDesc::follow_live)), while a page that
+    /// holds any live byte cannot go back: coarser pages hold more past the live set.
+    pub page_size: u64,
 }
 
 impl Default for CudaConfig {
@@ -24,6 +33,7 @@ impl Default for CudaConfig {
         Self {
             segments: true,
             vendor_blas: true,
+            page_size: 0,
         }
     }
 }

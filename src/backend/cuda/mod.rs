@@ -207,7 +207,7 @@ unsafe impl Storage for CudaBackend {
         self.vmm
             .as_ref()
             .filter(|_| self.resizable(kind))
-            .map(|v| v.granularity)
+            .map(|v| v.page)
     }
 
     unsafe fn unmap_pages(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<()> {

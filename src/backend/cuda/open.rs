@@ -53,7 +53,7 @@ impl CudaBackend {
         let vmm = (config.segments
             && device.attribute(Attr::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)?
                 != 0)
-            .then(|| Self::probe_vmm(device.dev, total))
+            .then(|| Self::probe_vmm(device.dev, total, config.page_size))
             .flatten();
         let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(|e| driver::error("cuStreamCreate", e))?;

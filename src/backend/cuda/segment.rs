@@ -7,10 +7,11 @@
 //! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
 //! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
 //! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
-//! 2 MiB. Every piece is one page of that granularity, so that the memory manager can give
+//! 2 MiB. Every piece is one page ([`CudaConfig::page_size`](super::CudaConfig::page_size),
+//! by default the granularity), so that the memory manager can give
 //! back any free page inside a segment ([`Storage::unmap_pages`]) and map it again later, as
 //! physical memory follows what is in use while no allocation moves. A shrink gives back the
-//! pages past the new end; the page holding it stays mapped (at most 2 MiB more than the
+//! pages past the new end; the page holding it stays mapped (at most a page more than the
 //! manager counts, as `cuMemAlloc` rounds inside its own pages).
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
@@ -31,8 +32,9 @@ use crate::types::MemoryKind;
 /// What virtual memory management needs, probed once per device.
 #[derive(Debug)]
 pub(super) struct Vmm {
-    /// Mappings are multiples of this (2 MiB on current GPUs).
-    pub(super) granularity: u64,
+    /// A page: one piece, mapped, given back and moved whole: a multiple of the device's
+    /// granularity (2 MiB on current GPUs), [`CudaConfig::page_size`](super::CudaConfig::page_size).
+    pub(super) page: u64,
     /// Address space each segment reserves: twice the device's memory (address space is
     /// plentiful; the device runs out of memory first, with the driver's own error).
     reserve: u64,
@@ -80,7 +82,7 @@ impl Segment {
 
 impl CudaBackend {
     /// Probes virtual memory management on the current device: `None` where it is missing.
-    pub(super) fn probe_vmm(dev: sys::CUdevice, total: u64) -> Option<Vmm> {
+    pub(super) fn probe_vmm(dev: sys::CUdevice, total: u64, page_size: u64) -> Option<Vmm> {
         let prop = allocation_prop(dev);
         let mut granularity = 0usize;
         // SAFETY: `prop` is a valid property struct and `granularity` a valid out pointer.
@@ -95,9 +97,14 @@ impl CudaBackend {
         if r.result().is_err() || granularity == 0 {
             return None;
         }
+        // Past the device's memory a page could never be mapped: the granularity then.
+        let page = match page_size.checked_next_multiple_of(granularity) {
+            Some(p) if p > 0 && p <= total => p,
+            _ => granularity,
+        };
         Some(Vmm {
-            granularity,
-            reserve: total.saturating_mul(2).next_multiple_of(granularity),
+            page,
+            reserve: total.saturating_mul(2).next_multiple_of(page),
         })
     }
 
@@ -146,12 +153,12 @@ impl CudaBackend {
         }
         let mut mappings = lock(&seg.mappings);
         // Pages given back inside stay so: growth maps from the end of the block's pages.
-        let mapped = Segment::mapped(&mappings).max(old.next_multiple_of(vmm.granularity));
-        // `reserved` is a multiple of the granularity: checked first, the rounding cannot wrap.
+        let mapped = Segment::mapped(&mappings).max(old.next_multiple_of(vmm.page));
+        // `reserved` is a multiple of the page: checked first, the rounding cannot wrap.
         let target = if new_size > seg.reserved {
             u64::MAX
         } else {
-            new_size.next_multiple_of(vmm.granularity)
+            new_size.next_multiple_of(vmm.page)
         };
         if target > seg.reserved {
             return Err(Error::OutOfMemory {
@@ -181,7 +188,7 @@ impl CudaBackend {
     }
 
     /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
-    /// granularity), read-write for this device and `peers`, one page a piece (a
+    /// page), read-write for this device and `peers`, one page a piece (a
     /// `cuMemCreate` each) and one `cuMemSetAccess`. Nothing is left mapped on failure.
     fn map_range(
         &self,
@@ -191,7 +198,7 @@ impl CudaBackend {
         vmm: &Vmm,
         peers: &[sys::CUdevice],
     ) -> Result<Vec<Mapping>> {
-        let piece = vmm.granularity;
+        let piece = vmm.page;
         let mut made = Vec::new();
         let mut at = from;
         let mut result = Ok(());

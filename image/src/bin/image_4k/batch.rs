@@ -16,7 +16,7 @@ use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
 use crate::paths::{self, Existing};
-use crate::{colour, walk, Args, Failure, Format};
+use crate::{colour, host_memory, walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
 pub struct Item {
@@ -372,9 +372,19 @@ pub fn process<B: Backend>(
     bar.set_position(start_at as u64);
     let start = Instant::now();
     // Decoding and encoding run on the CPU, one frame a worker: each device gets its share of
-    // the cores.
+    // the cores, and of the frames the host's memory holds (sized by the first frame).
     let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let cap = cores / devices.len();
+    let held = host_memory::available().map_or(usize::MAX, |available| {
+        let pixels = |[w, h]: [u32; 2]| u64::from(w) * u64::from(h);
+        let out =
+            Pipeline::new(job.chain.clone(), first.size).map_or(0, |p| pixels(p.output_size()));
+        let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
+        host_memory::frames_fitting(available, per_frame)
+    });
+    if held < cores {
+        eprintln!("{held} frames at once at most: the host's memory holds no more");
+    }
+    let cap = cores.min(held) / devices.len();
     let mut jobs = Vec::with_capacity(devices.len());
     for (d, ctx) in devices.iter().enumerate() {
         let n = at_once(args, job, ctx, first.size, cap, frames - start_at)?;

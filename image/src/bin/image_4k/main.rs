@@ -28,6 +28,7 @@ mod colour;
 mod devices;
 mod embed;
 mod flatten;
+mod host_memory;
 mod input;
 mod output;
 mod paths;
