@@ -17,11 +17,12 @@ cargo build --release --features nccl -p vramkit-image --bin image_4k -q
 tools/device/vulkan_bundle.sh target/release/image_4k >/dev/null
 mkdir -p .device/examples && mv .device/bin/image_4k .device/examples/
 # Test and bench names are looked for in the three crates (vramkit, vramkit-kernels, vramkit-image).
-cargo test --release --features nccl --no-run -p vramkit -p vramkit-kernels -p vramkit-image $(targets test "$1") --message-format=json 2>/dev/null | exe |
+mkdir -p .device/bin
+[ -z "$1" ] || cargo test --release --features nccl --no-run -p vramkit -p vramkit-kernels -p vramkit-image $(targets test "$1") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/$name; done
 [ -z "$2" ] || cargo bench --features nccl --no-run -p vramkit -p vramkit-kernels -p vramkit-image $(targets bench "$2") --message-format=json 2>/dev/null | exe |
   while read -r name path; do cp -L "$path" .device/bin/bench_$name; done
-strip .device/bin/* .device/examples/image_4k
+strip $(ls .device/bin/* 2>/dev/null) .device/examples/image_4k
 mkdir -p .device/ref && cp benches/reference/*.py .device/ref/
 # Photographs for the tool's folder run (tool_folder.sh): scikit-image's, from the reference venv.
 SK=$(ls -d ${VRAMKIT_REFERENCE_VENV:-/tmp/vramkit-reference-venv}/lib/python3*/site-packages/skimage/data 2>/dev/null | head -1 || true)
