@@ -381,7 +381,7 @@ pub fn process<B: Backend>(
         let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
         host_memory::frames_fitting(available, per_frame)
     });
-    if held < cores {
+    if held < cores && frames - start_at > held {
         eprintln!("{held} frames at once at most: the host's memory holds no more");
     }
     let cap = cores.min(held) / devices.len();
