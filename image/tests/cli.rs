@@ -276,6 +276,14 @@ fn exit_codes_say_what_went_wrong() {
             .code(),
         Some(2)
     );
+    let o = run(&[small, "--budget", "lots", "--out", out]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("`lots` is not a size: write a number and a unit"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // CUDA: usage error in a build without the feature; with it, no driver is "no GPU" (5).
     let cuda = run(&[small, "--backend", "cuda", "--out", out]);
     #[cfg(feature = "cuda")]

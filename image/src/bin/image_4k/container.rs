@@ -7,6 +7,8 @@
 
 use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
 
+use crate::input::InputError;
+
 /// Checks that the PNG in `r` (from its start) runs through its chunks to IEND, then rewinds.
 ///
 /// # Errors
@@ -71,11 +73,16 @@ pub enum JpegEnd {
 /// are allowed, as are stray bytes between segments (decoders skip them too).
 ///
 /// # Errors
-/// What is missing, in words: the file ends between segments or inside one.
-pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
+/// [`InputError::Corrupt`] saying what is missing: the file ends between segments or inside
+/// one; [`InputError::Unsupported`] for a coding the decoder does not take (samples of other
+/// than 8 bits, lossless, hierarchical or arithmetic coding), which it would misreport.
+pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError> {
     let short = |what: &str| {
-        format!("the file ends {what}, before the JPEG's end-of-image marker: it was cut short")
+        InputError::Corrupt(format!(
+            "the file ends {what}, before the JPEG's end-of-image marker: it was cut short"
+        ))
     };
+    let io = |e: std::io::Error| InputError::Corrupt(e.to_string());
     // After SOI: segments, each FF <marker> [length, data]; after SOS, entropy-coded data up to
     // the next marker.
     let mut in_scan = false;
@@ -83,12 +90,12 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
     let mut seen_soi = false;
     let mut scans = 0u32;
     loop {
-        let Some(b) = byte(r)? else {
+        let Some(b) = byte(r).map_err(InputError::Corrupt)? else {
             // Only a file of one scan is told whole by its pixels: a progressive or
             // multi-scan file cut between scans decodes without complaint, its last scans
             // missing.
             if in_scan && scans == 1 {
-                r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+                r.seek(SeekFrom::Start(0)).map_err(io)?;
                 return Ok(JpegEnd::InScan);
             }
             return Err(short(if in_scan {
@@ -111,17 +118,25 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
             0xD9 if seen_soi => break,
             0x01 => {}
             _ => {
-                let hi = byte(r)?.ok_or_else(|| short("inside a segment's length"))?;
-                let lo = byte(r)?.ok_or_else(|| short("inside a segment's length"))?;
-                let len = u16::from_be_bytes([hi, lo]);
+                let mut next = || {
+                    byte(r)
+                        .map_err(InputError::Corrupt)?
+                        .ok_or_else(|| short("inside a segment's length"))
+                };
+                let len = u16::from_be_bytes([next()?, next()?]);
                 if len < 2 {
-                    return Err(format!(
+                    return Err(InputError::Corrupt(format!(
                         "a segment (marker FF{b:02X}) has length {len}: the file is damaged"
-                    ));
+                    )));
                 }
-                let skip = u64::from(len - 2);
-                let copied = std::io::copy(&mut r.by_ref().take(skip), &mut std::io::sink())
-                    .map_err(|e| e.to_string())?;
+                let mut skip = u64::from(len - 2);
+                if is_frame(b) && skip > 0 {
+                    let precision = next()?;
+                    skip -= 1;
+                    supported_frame(b, precision)?;
+                }
+                let copied =
+                    std::io::copy(&mut r.by_ref().take(skip), &mut std::io::sink()).map_err(io)?;
                 if copied < skip {
                     return Err(short(&format!("inside a segment (marker FF{b:02X})")));
                 }
@@ -131,6 +146,34 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, String> {
         }
         prev = 0;
     }
-    r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    r.seek(SeekFrom::Start(0)).map_err(io)?;
     Ok(JpegEnd::Marker)
+}
+
+/// Whether marker `FFxx` starts a frame (SOF0–SOF15; C4, C8 and CC are tables).
+fn is_frame(marker: u8) -> bool {
+    matches!(marker, 0xC0..=0xCF) && !matches!(marker, 0xC4 | 0xC8 | 0xCC)
+}
+
+/// Refuses, by name, a frame the decoder does not take: only 8-bit baseline, extended
+/// sequential and progressive Huffman-coded frames are decoded.
+fn supported_frame(marker: u8, precision: u8) -> Result<(), InputError> {
+    let coding = match marker {
+        0xC0..=0xC2 => None,
+        0xC3 => Some("lossless"),
+        0xC5..=0xC7 => Some("hierarchical"),
+        0xC9..=0xCB => Some("arithmetic-coded"),
+        _ => Some("hierarchical arithmetic-coded"),
+    };
+    if let Some(coding) = coding {
+        return Err(InputError::Unsupported(format!(
+            "{coding} JPEGs (frame marker FF{marker:02X})"
+        )));
+    }
+    if precision != 8 {
+        return Err(InputError::Unsupported(format!(
+            "JPEGs of {precision}-bit samples"
+        )));
+    }
+    Ok(())
 }

@@ -218,7 +218,17 @@ pub fn decode<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Deco
     })
 }
 
-fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<Decoded, InputError> {
+fn decode_inner<R: BufRead + Seek>(
+    mut reader: R,
+    limits: &InputLimits,
+) -> Result<Decoded, InputError> {
+    if reader
+        .fill_buf()
+        .map_err(InputError::Unreadable)?
+        .is_empty()
+    {
+        return Err(InputError::Corrupt("the file is empty: 0 bytes".into()));
+    }
     let reader = ImageReader::new(reader)
         .with_guessed_format()
         .map_err(InputError::Unreadable)?;
@@ -230,9 +240,7 @@ fn decode_inner<R: BufRead + Seek>(reader: R, limits: &InputLimits) -> Result<De
     let mut inner = reader.into_inner();
     if format == ImageFormat::Png {
         container::png_is_whole(&mut inner).map_err(InputError::Corrupt)?;
-    } else if container::jpeg_is_whole(&mut inner).map_err(InputError::Corrupt)?
-        == container::JpegEnd::InScan
-    {
+    } else if container::jpeg_is_whole(&mut inner)? == container::JpegEnd::InScan {
         return unended::decode_without_end(inner, limits);
     }
     decode_pixels(inner, format, limits)

@@ -77,7 +77,7 @@ struct Args {
     format: Format,
     /// Device-memory budget of each device (with --devices, every device has this budget),
     /// e.g. 256MiB or 1GiB. None: the device's limit.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_budget)]
     budget: Option<ByteSize>,
     /// Where outputs go: a directory (`<name>.<ext>` per input), or, for one input, a file
     /// whose extension (.png, .jpg, .jpeg, .webp) gives the format.
@@ -301,6 +301,13 @@ fn run(args: &Args) -> Result<u8, Failure> {
         "cuda" => on(args, &mut job, &devices::open_cuda(&wanted, &desc)?),
         _ => on(args, &mut job, &devices::open_wgpu(&wanted, &desc)?),
     }
+}
+
+/// A `--budget`: a size with its unit, said plainly when it is not one.
+fn parse_budget(text: &str) -> Result<ByteSize, String> {
+    text.trim().parse::<ByteSize>().map_err(|_| {
+        format!("`{text}` is not a size: write a number and a unit, e.g. 256MiB, 1GiB or 512MB")
+    })
 }
 
 fn main() -> ExitCode {
