@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
 
-use crate::input::InputError;
+use super::InputError;
 
 /// Checks that the PNG in `r` (from its start) runs through its chunks to IEND, then rewinds.
 ///
