@@ -4,6 +4,8 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+#[path = "cli/aspect.rs"]
+mod aspect;
 #[path = "cli/background.rs"]
 mod background;
 #[path = "cli/colour.rs"]

@@ -16,7 +16,7 @@ use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
 use crate::paths::{self, Existing};
-use crate::{colour, host_memory, walk, Args, Failure, Format};
+use crate::{aspect, colour, host_memory, walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
 pub struct Item {
@@ -286,10 +286,14 @@ fn make<B: Backend>(
     if let Some(w) = &warning {
         eprintln!("warning: {w}");
     }
-    let warning = match (frame.warning, warning) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    };
+    let stretch = aspect::stretched(&job.chain, frame.size).map(|w| format!("{what}: {w}"));
+    if let Some(w) = &stretch {
+        eprintln!("warning: {w}");
+    }
+    let warning = [frame.warning, stretch, warning]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"));
     let file_bytes = std::fs::metadata(&item.output).map_or(0, |m| m.len());
     Ok(Done {
         size: frame.size,
