@@ -96,7 +96,7 @@ fn churn<B: Backend>(
 
 #[test]
 fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> anyhow::Result<()> {
-    for seed in 0..6 {
+    for seed in 0..common::rounds(6) {
         let mut desc = ContextDesc {
             follow_live: true,
             ..Default::default()
@@ -182,7 +182,7 @@ fn without_following_the_pool_keeps_its_holes() -> anyhow::Result<()> {
     let mut desc = ContextDesc::default();
     desc.compaction.before_growth = false;
     let (mut with, mut without) = (0, 0);
-    for seed in 0..6 {
+    for seed in 0..common::rounds(6) {
         let plain = ctx(desc.clone(), None);
         churn(&plain, PAGE, seed, 3000, false)?;
         without += plain
@@ -206,7 +206,7 @@ fn without_following_the_pool_keeps_its_holes() -> anyhow::Result<()> {
 fn pressure_gives_pages_back_and_compaction_maps_them_again() -> anyhow::Result<()> {
     // A tight budget: refusals reclaim free pages, and compaction moves movable allocations
     // into ranges whose pages went back (mapped again first, or the model faults).
-    for seed in 0..6 {
+    for seed in 0..common::rounds(6) {
         let ctx = ctx(
             ContextDesc {
                 budget: Some(96 * PAGE),

@@ -4,6 +4,8 @@
 //! releasing stream passed, `record_stream` holding a release, blocks given back only after
 //! every stream passed, and a seeded random run against a model of in-flight work.
 
+mod common;
+
 use rand::{Rng, SeedableRng};
 use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{ForeignStream, StreamRef};
@@ -166,7 +168,7 @@ struct Released {
 
 #[test]
 fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::Result<()> {
-    for seed in 0..8u64 {
+    for seed in 0..common::rounds(8) {
         let c = ctx(ContextDesc {
             release_threshold: if seed % 2 == 0 { u64::MAX } else { 4 << 20 },
             ..Default::default()
@@ -181,7 +183,7 @@ fn random_streams_never_hand_out_memory_another_stream_still_uses() -> anyhow::R
 /// keep its bytes until that stream passed.
 #[test]
 fn random_streams_never_take_pages_a_running_stream_still_uses() -> anyhow::Result<()> {
-    for seed in 0..8u64 {
+    for seed in 0..common::rounds(8) {
         let c = as_the_c_abi();
         random_streams(&c, seed, true)?;
     }

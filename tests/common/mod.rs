@@ -13,6 +13,17 @@ use vramkit::{Context, ContextDesc};
 /// Makes contexts of one backend: test bodies written once take one.
 pub type Mk<'a, B> = &'a dyn Fn(ContextDesc) -> Context<B>;
 
+/// How many of `release` seeds (or rounds) a randomised test runs: all in a release build, a
+/// third (at least one) in a debug build, which checks the same paths for overflow and debug
+/// assertions at a tenth of the speed.
+pub fn rounds(release: u64) -> u64 {
+    if cfg!(debug_assertions) {
+        (release / 3).max(1)
+    } else {
+        release
+    }
+}
+
 /// Seeded random bytes.
 pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut v = vec![0u8; len];
