@@ -243,6 +243,34 @@ fn outputs_differing_only_in_case_get_their_own_names() {
     assert_eq!(size_of(&out.join("X~2.png")), (6, 4));
 }
 
+/// One file given twice, or by name and in its folder, is made once, with a note.
+#[test]
+fn a_file_given_again_is_made_once() {
+    if try_gpu("cli given again", ContextDesc::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let photos = dir.path().join("photos");
+    std::fs::create_dir_all(&photos).expect("mkdir");
+    write_png(&photos.join("x.png"), 4, 4, false, 7);
+    let (x, folder) = (photos.join("x.png"), photos.join("."));
+    let out = dir.path().join("out");
+    let o = super::run(&[
+        x.to_str().expect("utf-8"),
+        x.to_str().expect("utf-8"),
+        folder.to_str().expect("utf-8"),
+        "--ops",
+        "linear,srgb",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("skipped 2 file(s) given again"), "{stderr}");
+    assert_eq!(size_of(&out.join("x.png")), (4, 4));
+    assert_eq!(std::fs::read_dir(&out).expect("out").count(), 1);
+}
+
 /// File names that are not UTF-8 are kept byte for byte (two of them used to collapse into
 /// one lossy name and refuse the run).
 #[cfg(target_os = "linux")]

@@ -53,6 +53,7 @@ const HIDDEN: &str = "hidden folder(s) (`.*`)";
 const LINKED_FOLDER: &str = "link(s) to folders (not followed)";
 const OUT_FOLDER: &str = "folder(s) that are --out (outputs, not inputs)";
 const UNLISTED: &str = "folder(s) that cannot be listed";
+const AGAIN: &str = "file(s) given again (each is made once, where first given)";
 
 /// Device and inode of a directory, where there are such (`None`: not one, or unknown).
 fn dir_id(path: &Path) -> Option<(u64, u64)> {
@@ -133,6 +134,17 @@ pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, S
             ));
         }
         found.files[before..].sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    // One file reached twice (named twice, or by name and in its folder) is made once, from
+    // where it was first reached.
+    let mut seen = std::collections::HashSet::new();
+    for f in std::mem::take(&mut found.files) {
+        let first = std::fs::canonicalize(&f.path).map_or(true, |c| seen.insert(c));
+        if first {
+            found.files.push(f);
+        } else {
+            found.skip(AGAIN, f.path);
+        }
     }
     Ok(found)
 }
