@@ -66,9 +66,9 @@ struct Args {
     /// with --pinned the C ABI's 19).
     #[arg(long)]
     slack: Option<u32>,
-    /// The host backends' page size in MiB (the granularity at which pages go back; 2 as on
-    /// current GPUs).
-    #[arg(long, default_value_t = 2)]
+    /// The null backend's page size in MiB (the unit in which pages go back; 2 as on current
+    /// GPUs).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
     page_mib: u64,
 }
 

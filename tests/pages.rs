@@ -355,11 +355,24 @@ fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
     };
     drop(probe);
     let config = CudaConfig {
-        page_size: granularity + 1,
+        page_size: 2 * granularity + 1,
         ..Default::default()
     };
-    let ctx = Context::with_backend(CudaBackend::with_config(0, config)?, desc);
+    let ctx = Context::with_backend(CudaBackend::with_config(0, config)?, common::with_env(desc));
     let page = ctx.backend().page_size(vramkit::MemoryKind::Device);
-    assert_eq!(page, Some(2 * granularity), "rounded up to the granularity");
-    cuda_churn(&ctx, 2 * granularity, 2)
+    assert_eq!(page, Some(3 * granularity), "rounded up to the granularity");
+    cuda_churn(&ctx, 3 * granularity, 2)?;
+    // Past the largest page: a typed error.
+    let huge = CudaConfig {
+        page_size: CudaConfig::MAX_PAGE_SIZE + 1,
+        ..Default::default()
+    };
+    assert!(matches!(
+        CudaBackend::with_config(0, huge),
+        Err(vramkit::Error::InvalidParameter {
+            name: "page_size",
+            ..
+        })
+    ));
+    Ok(())
 }

@@ -6,7 +6,7 @@ Each file holds runs of one workload: PyTorch's default allocator, or vramkit wi
 size its ``vramkit_env`` names (``VRAMKIT_PAGE_SIZE``; none: the device's granularity).
 Per run: peak reserved / peak allocated, median step and its ratio to the default's median of
 the same workload, malloc + free per malloc over the timed steps and the whole run, the page
-calls' time per malloc, and the bytes moved, given back and mapped again.
+calls' and stream waits' time per malloc, and the bytes moved, given back and mapped again.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def main(paths):
     runs = [r for p in paths for r in load(p) if r.get("kind") == "run"]
     default = {r["workload"]: r.get("median_ms") for r in runs if r.get("mode") == "default"}
     print("| workload | allocator | reserved ÷ allocated | median step (ms) | vs default "
-          "| malloc + free, timed (whole run) µs | page calls per malloc, timed µs "
+          "| malloc + free, timed (whole run) µs | page calls and stream waits per malloc, timed µs "
           "| moved / given back / mapped again (GB) | losses = default's |")
     print("|---|---|---|---|---|---|---|---|---|")
     losses = {r["workload"]: r.get("losses") for r in runs if r.get("mode") == "default"}

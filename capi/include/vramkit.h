@@ -20,7 +20,7 @@
  *   VRAMKIT_HOST_RESERVE       what a host device's segment can grow to
  *                              (default 4GiB; its address space is taken up
  *                              front, its pages as they are touched)
- *   VRAMKIT_FOLLOW_LIVE        "on" (default): free 2 MiB pages inside segments go
+ *   VRAMKIT_FOLLOW_LIVE        "on" (default): free pages inside segments go
  *                              back to the device before new memory would take the
  *                              memory held past the slack over the peak in use;
  *                              "off" keeps them until trim or pressure
@@ -29,10 +29,12 @@
  *                              quarters of it, pages whose work finished go back,
  *                              past all of it an allocation waits for them
  *   VRAMKIT_PAGE_SIZE          the unit in which a segment's physical memory is
- *                              mapped, given back and moved ("4MiB"; default: the
- *                              device's granularity, 2 MiB): the driver's page
- *                              calls cost the same per page whatever its size,
- *                              while a page holding any live byte stays mapped
+ *                              mapped, given back and moved ("4MiB", rounded up
+ *                              to the device's granularity, at most 1GiB;
+ *                              "default": the granularity, 2 MiB on current
+ *                              GPUs): the driver's page calls cost about the same
+ *                              per page whatever its size, while a page holding
+ *                              any live byte stays mapped
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or

@@ -22,6 +22,7 @@ def test_settings_string_in_plain_bytes():
     assert settings_string(slack=Wrapped(0.06)) == "slack=0.06"
     assert settings_string(page_size="4MiB") == f"page_size={4 << 20}B"
     assert settings_string(page_size="default") == "page_size=default"
+    assert settings_string(page_size=" Default ") == "page_size=default"
 
 
 def test_per_device_budgets():

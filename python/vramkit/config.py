@@ -89,7 +89,7 @@ def settings_string(
             raise ValueError(f"slack must be between 0 and 1 (a fraction of the peak in use), got {slack!r}")
         pairs.append(f"slack={float(slack)!r}")
     if page_size is not None:
-        if isinstance(page_size, str) and page_size.strip() == "default":
+        if isinstance(page_size, str) and page_size.strip().lower() == "default":
             pairs.append("page_size=default")
         else:
             pairs.append(f"page_size={_bytes_setting(page_size, 'page_size')}")
@@ -113,7 +113,7 @@ def configure(
       device; ``"all"`` (the default) keeps every cached byte.
     * ``backend``: ``"cuda"`` (the default) or ``"host"`` (host memory, for tests).
     * ``trace``: timeline capacity in events (0: off).
-    * ``follow_live``: ``True`` (the default) gives free 2 MiB pages inside segments
+    * ``follow_live``: ``True`` (the default) gives free pages inside segments
       back to the device before new memory would take the memory held past the slack
       over the peak in use (physical memory follows what is live, while no pointer
       moves); ``False`` keeps them until :func:`trim` or a refusal.
@@ -121,16 +121,18 @@ def configure(
       in use, as a fraction (default ``0.019``). Past three quarters of it, free pages
       whose work finished go back; past all of it, an allocation waits for the device
       to give pages back. A larger slack spends memory to save the driver's page
-      calls (tens of microseconds per 2 MiB page). It counts in thousandths: values
+      calls (tens of microseconds per page). It counts in thousandths: values
       round to the nearest 0.001.
     * ``page_size``: the unit in which a segment's physical memory is mapped, given
-      back and moved (``"4MiB"``; ``"default"``: the device's granularity, 2 MiB).
-      The driver's page calls cost the same per page whatever its size, while a page
-      that holds any live byte stays mapped: larger pages save calls and hold more.
+      back and moved (``"4MiB"``, rounded up to the device's granularity, at most
+      ``"1GiB"``; ``"default"``: the granularity, 2 MiB on current GPUs). The
+      driver's page calls cost about the same per page whatever its size, while a
+      page that holds any live byte stays mapped: larger pages save calls and hold
+      more.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
-    the backend, trace, follow_live, slack and page_size settings take effect at a device's first
-    use.
+    the backend, trace, follow_live, slack and page_size settings take effect at a
+    device's first use.
     Raises ``ValueError``/``TypeError`` for a bad value and
     :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
     """

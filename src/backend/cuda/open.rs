@@ -31,8 +31,17 @@ impl CudaBackend {
     /// Opens CUDA device `ordinal` set up as `config` says.
     ///
     /// # Errors
-    /// As [`new`](Self::new).
+    /// As [`new`](Self::new); [`Error::InvalidParameter`] for a
+    /// [`page_size`](CudaConfig::page_size) past [`MAX_PAGE_SIZE`](CudaConfig::MAX_PAGE_SIZE).
     pub fn with_config(ordinal: usize, config: CudaConfig) -> Result<Self> {
+        if config.page_size > CudaConfig::MAX_PAGE_SIZE {
+            return Err(Error::InvalidParameter {
+                name: "page_size",
+                value: config.page_size.to_string(),
+                reason: "a segment's page is at most CudaConfig::MAX_PAGE_SIZE (1 GiB); give 0 \
+                         for the device's granularity, or a few MiB",
+            });
+        }
         let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoAdapter {
             reason: format!("CUDA device {ordinal} does not exist"),
         })?;

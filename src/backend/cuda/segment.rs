@@ -97,11 +97,9 @@ impl CudaBackend {
         if r.result().is_err() || granularity == 0 {
             return None;
         }
-        // Past the device's memory a page could never be mapped: the granularity then.
-        let page = match page_size.checked_next_multiple_of(granularity) {
-            Some(p) if p > 0 && p <= total => p,
-            _ => granularity,
-        };
+        // `page_size` is at most `MAX_PAGE_SIZE` (checked on opening): the rounding cannot
+        // wrap. 0 is the granularity.
+        let page = page_size.next_multiple_of(granularity).max(granularity);
         Some(Vmm {
             page,
             reserve: total.saturating_mul(2).next_multiple_of(page),

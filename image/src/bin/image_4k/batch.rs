@@ -385,10 +385,12 @@ pub fn process<B: Backend>(
         let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
         host_memory::frames_fitting(available, per_frame)
     });
-    if held < cores && frames - start_at > held {
-        eprintln!("{held} frames at once at most: the host's memory holds no more");
-    }
     let cap = cores.min(held) / devices.len();
+    // Each device runs at least one frame.
+    let most = cap.max(1) * devices.len();
+    if held < cores && frames - start_at > most {
+        eprintln!("at most {most} frame(s) at once: the host's memory holds no more");
+    }
     let mut jobs = Vec::with_capacity(devices.len());
     for (d, ctx) in devices.iter().enumerate() {
         let n = at_once(args, job, ctx, first.size, cap, frames - start_at)?;

@@ -131,7 +131,9 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError
                 }
                 let mut skip = u64::from(len - 2);
                 if is_frame(b) && skip > 0 {
-                    let precision = next()?;
+                    let precision = byte(r)
+                        .map_err(InputError::Corrupt)?
+                        .ok_or_else(|| short(&format!("inside a segment (marker FF{b:02X})")))?;
                     skip -= 1;
                     supported_frame(b, precision)?;
                 }
