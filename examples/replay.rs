@@ -67,9 +67,13 @@ struct Args {
     #[arg(long)]
     slack: Option<u32>,
     /// The null backend's page size in MiB (the unit in which pages go back; 2 as on current
-    /// GPUs).
+    /// GPUs): the smallest page, where pages grow with the offset.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
     page_mib: u64,
+    /// Pages of --page-mib everywhere, instead of pages that grow with the offset (as CUDA's
+    /// `page_growth: false`).
+    #[arg(long)]
+    fixed_pages: bool,
 }
 
 fn desc(args: &Args, budget: Option<u64>) -> ContextDesc {
@@ -135,6 +139,7 @@ fn main() -> anyhow::Result<()> {
                     HostBackend::new(HostConfig {
                         keep_bytes: false,
                         page_size: args.page_mib << 20,
+                        page_growth: !args.fixed_pages,
                         ..Default::default()
                     }),
                     d,

@@ -122,6 +122,48 @@ fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> any
     Ok(())
 }
 
+/// Pages that grow with the offset (1 KiB ones below 1 MiB of the segment, 2 KiB to 2 MiB,
+/// 4 KiB to 4 MiB, ...): the host model faults on any page given back, mapped or moved in
+/// part or to a place of another size; data stays intact and memory within the slack and the
+/// pages that hold live bytes in part.
+#[test]
+fn pages_that_grow_with_the_offset_follow_the_live_set() -> anyhow::Result<()> {
+    for seed in 0..common::rounds(6) {
+        let mut desc = ContextDesc {
+            follow_live: true,
+            ..Default::default()
+        };
+        desc.compaction.before_growth = false;
+        let host = HostBackend::new(HostConfig {
+            page_size: 1 << 10,
+            page_growth: true,
+            ..Default::default()
+        });
+        let ctx = Context::with_backend(host, desc);
+        churn(&ctx, 64 << 10, seed, 3000, false)?;
+        let pages = ctx.stats().pages;
+        assert!(
+            pages.moves > 0 && pages.unmaps > 0,
+            "seed {seed}: {pages:?}"
+        );
+        let s = ctx.stats().kind(vramkit::MemoryKind::Device).clone();
+        assert!(
+            s.peak_reserved > 4 << 20,
+            "seed {seed}: the segment stayed below 4 MiB ({} B): no page grew",
+            s.peak_reserved
+        );
+        let largest = vramkit::backend::PageGrid::growing(1 << 10).size_at(s.peak_reserved);
+        let bound = s.peak_in_use + s.peak_in_use / 200 + 120 * largest;
+        assert!(
+            s.peak_reserved <= bound,
+            "seed {seed}: peak reserved {} past {bound} (peak in use {})",
+            s.peak_reserved,
+            s.peak_in_use
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn following_the_live_set_keeps_free_pages_up_to_three_quarters_of_the_slack() -> anyhow::Result<()>
 {
@@ -302,11 +344,47 @@ fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
         return Ok(());
     };
     use vramkit::backend::Storage;
-    let Some(page) = ctx.backend().page_size(vramkit::MemoryKind::Device) else {
+    let Some(grid) = ctx.backend().page_grid(vramkit::MemoryKind::Device) else {
         eprintln!("SKIPPED cuda_pages: this device has no virtual memory management");
         return Ok(());
     };
-    cuda_churn(&ctx, page, 1)
+    assert!(grid.grows(), "pages grow with the offset by default");
+    cuda_churn(&ctx, grid.base(), 1)
+}
+
+/// Past 2 GiB of a segment (an immovable allocation below), pages are twice the granularity:
+/// the churn above it gives back, maps again and moves 4 MiB pages, data intact.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_pages_past_two_gib_are_larger_and_follow_the_live_set() -> anyhow::Result<()> {
+    use vramkit::backend::Storage;
+    let mut desc = ContextDesc {
+        follow_live: true,
+        ..Default::default()
+    };
+    desc.compaction.before_growth = false;
+    let Some(ctx) = common::try_cuda("cuda_pages_past_two_gib", desc) else {
+        return Ok(());
+    };
+    let Some(grid) = ctx.backend().page_grid(vramkit::MemoryKind::Device) else {
+        eprintln!("SKIPPED cuda_pages_past_two_gib: no virtual memory management");
+        return Ok(());
+    };
+    let total = ctx.backend().memory_info().map_or(0, |m| m.total);
+    if total < 8 << 30 {
+        eprintln!("SKIPPED cuda_pages_past_two_gib: the device has less than 8 GiB");
+        return Ok(());
+    }
+    let below = ctx.alloc(AllocDesc::new("below", 2 << 30).uninit().immovable())?;
+    let page = grid.size_at(2 << 30);
+    assert_eq!(
+        page,
+        2 * grid.base(),
+        "pages past 2 GiB are twice the first"
+    );
+    cuda_churn(&ctx, page, 3)?;
+    ctx.release(below)?;
+    Ok(())
 }
 
 /// [`churn`] on CUDA: pages went back, were mapped again and moved, data intact, memory
@@ -349,7 +427,11 @@ fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
     let Some(probe) = common::try_cuda("cuda_pages_of_a_chosen_size", desc.clone()) else {
         return Ok(());
     };
-    let Some(granularity) = probe.backend().page_size(vramkit::MemoryKind::Device) else {
+    let Some(granularity) = probe
+        .backend()
+        .page_grid(vramkit::MemoryKind::Device)
+        .map(|g| g.base())
+    else {
         eprintln!("SKIPPED cuda_pages_of_a_chosen_size: no virtual memory management");
         return Ok(());
     };
@@ -359,7 +441,10 @@ fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
         ..Default::default()
     };
     let ctx = Context::with_backend(CudaBackend::with_config(0, config)?, common::with_env(desc));
-    let page = ctx.backend().page_size(vramkit::MemoryKind::Device);
+    let page = ctx
+        .backend()
+        .page_grid(vramkit::MemoryKind::Device)
+        .map(|g| g.base());
     assert_eq!(page, Some(3 * granularity), "rounded up to the granularity");
     cuda_churn(&ctx, 3 * granularity, 2)?;
     // Past the largest page: a typed error.

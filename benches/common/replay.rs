@@ -261,21 +261,23 @@ pub fn measure<B: Backend>(
     }
 }
 
-/// Page traffic as `moved / given back / mapped again`, each `GB (ranges)`.
+/// Page traffic as `moved / given back / mapped again`, each `GB (ranges)`, and the pages in
+/// all (the driver's calls are paid per page).
 fn pages(p: &vramkit::observe::PageStats) -> String {
     let one = |bytes: u64, ranges: u64| format!("{:.2} ({ranges})", bytes as f64 / 1e9);
     format!(
-        "{} / {} / {}",
+        "{} / {} / {}; {} pages",
         one(p.moved_bytes, p.moves),
         one(p.unmapped_bytes, p.unmaps),
-        one(p.mapped_bytes, p.maps)
+        one(p.mapped_bytes, p.maps),
+        p.pages
     )
 }
 
 /// The table, one row per trace and backend, as in BENCHMARKS.md.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| trace | backend | live peak | reserved peak | reserved ÷ live | block allocations (PyTorch segments) | smallest budget ÷ live | mean / median per alloc+release | compaction passes, moved, time | pages moved / given back / mapped again: GB (ranges) |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| trace | backend | live peak | reserved peak | reserved ÷ live | block allocations (PyTorch segments) | smallest budget ÷ live | mean / median per alloc+release | compaction passes, moved, time | pages moved / given back / mapped again: GB (ranges); pages |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let o = &r.outcome;

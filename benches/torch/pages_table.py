@@ -3,7 +3,8 @@
   python pages_table.py RESULTS.jsonl ...
 
 Each file holds runs of one workload: PyTorch's default allocator, or vramkit with the page
-size its ``vramkit_env`` names (``VRAMKIT_PAGE_SIZE``; none: the device's granularity).
+size its ``vramkit_env`` names (``VRAMKIT_PAGE_SIZE``; none: the device's granularity) and
+whether pages grow with the offset (``VRAMKIT_PAGE_GROWTH``; on unless ``off``).
 Per run: peak reserved / peak allocated, median step and its ratio to the default's median of
 the same workload, malloc + free per malloc over the timed steps and the whole run, the page
 calls' and stream waits' time per malloc, and the bytes moved, given back and mapped again.
@@ -19,7 +20,9 @@ from report import load, num
 def label(r):
     if r.get("mode") != "vramkit":
         return r.get("mode", "?")
-    return "vramkit " + (r.get("vramkit_env") or {}).get("VRAMKIT_PAGE_SIZE", "granularity")
+    env = r.get("vramkit_env") or {}
+    growth = "fixed" if env.get("VRAMKIT_PAGE_GROWTH", "on").lower() in ("off", "0", "false", "no") else "growing"
+    return f"vramkit {env.get('VRAMKIT_PAGE_SIZE', 'granularity')} {growth}"
 
 
 def ns_pair(r, key):
@@ -34,8 +37,8 @@ def main(paths):
     default = {r["workload"]: r.get("median_ms") for r in runs if r.get("mode") == "default"}
     print("| workload | allocator | reserved ÷ allocated | median step (ms) | vs default "
           "| malloc + free, timed (whole run) µs | page calls and stream waits per malloc, timed µs "
-          "| moved / given back / mapped again (GB) | losses = default's |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| moved / given back / mapped again (GB) | pages | losses = default's |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     losses = {r["workload"]: r.get("losses") for r in runs if r.get("mode") == "default"}
     for r in runs:
         w = r["workload"]
@@ -58,7 +61,7 @@ def main(paths):
               f"| {num(med)} | {vs} | {num(ns_pair(r, 'vramkit_per_malloc_ns_timed'), '{:.2f}')} "
               f"({num(ns_pair(r, 'vramkit_per_malloc_ns'), '{:.2f}')}) "
               f"| {num(pages / 1e3 if s else None, '{:.2f}')} | {traffic} "
-              f"| {same} |")
+              f"| {s.get('pages', '—') if s else '—'} | {same} |")
 
 
 if __name__ == "__main__":

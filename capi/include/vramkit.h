@@ -34,7 +34,13 @@
  *                              "default": the granularity, 2 MiB on current
  *                              GPUs): the driver's page calls cost about the same
  *                              per page whatever its size, while a page holding
- *                              any live byte stays mapped
+ *                              any live byte stays mapped; with page growth the
+ *                              smallest page
+ *   VRAMKIT_PAGE_GROWTH        "on" (the default): pages double for each doubling
+ *                              of the offset past 1024 of them (2 MiB pages up to
+ *                              2 GiB of a segment, 4 MiB to 4 GiB, ...), at most
+ *                              1/512 of the memory below; "off": the page
+ *                              size everywhere
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or
@@ -64,7 +70,7 @@ extern "C" {
 #endif
 
 /* The version of this interface; vramkit_abi_version() returns the library's. */
-#define VRAMKIT_ABI_VERSION 2
+#define VRAMKIT_ABI_VERSION 3
 
 /* The kinds of error, as vramkit_last_error_kind returns them. */
 enum vramkit_error_kind {
@@ -110,6 +116,7 @@ typedef struct vramkit_stats {
     uint64_t page_ns;         /* nanoseconds in the driver giving back, mapping, moving pages */
     uint64_t give_back_ns;    /* nanoseconds freeing blocks and shrinking segments */
     uint64_t stream_wait_ns;  /* nanoseconds waiting for streams before memory is reused */
+    uint64_t pages;           /* pages given back, mapped again and moved (paid per page) */
 } vramkit_stats;
 
 /* ---- PyTorch's CUDAPluggableAllocator interface ---- */

@@ -33,8 +33,11 @@ pub struct Config {
     /// (`CompactionDesc::slack_permille`).
     pub slack_permille: u32,
     /// The size of a segment's pages, the unit in which physical memory is mapped, given
-    /// back and moved (`CudaConfig::page_size`; 0: the device's granularity, 2 MiB).
+    /// back and moved (`CudaConfig::page_size`; 0: the device's granularity, 2 MiB): the
+    /// smallest, with `page_growth`.
     pub page_size: u64,
+    /// Pages that grow with their offset in a segment (`CudaConfig::page_growth`).
+    pub page_growth: bool,
 }
 
 impl Default for Config {
@@ -49,12 +52,13 @@ impl Default for Config {
             host_reserve: 4 << 30,
             slack_permille: 19,
             page_size: 0,
+            page_growth: true,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 8] = [
+pub const KEYS: [&str; 9] = [
     "budget",
     "release_threshold",
     "backend",
@@ -63,6 +67,7 @@ pub const KEYS: [&str; 8] = [
     "host_reserve",
     "slack",
     "page_size",
+    "page_growth",
 ];
 
 impl Config {
@@ -152,11 +157,11 @@ impl Config {
                 Ok(())
             }
             "follow_live" => {
-                self.follow_live = match value.to_lowercase().as_str() {
-                    "1" | "true" | "on" | "yes" => true,
-                    "0" | "false" | "off" | "no" => false,
-                    _ => return Err(format!("follow_live `{value}`: use on or off")),
-                };
+                self.follow_live = parse_switch(key, value)?;
+                Ok(())
+            }
+            "page_growth" => {
+                self.page_growth = parse_switch(key, value)?;
                 Ok(())
             }
             "slack" => {
@@ -218,6 +223,15 @@ fn parse_slack(v: &str) -> Result<u32, String> {
             "slack `{v}`: give how far the memory held may pass the most ever in use, \
              from 0 to 100 %, e.g. 2% or 0.02"
         )),
+    }
+}
+
+/// `on` or `off` (also 1 / 0, true / false, yes / no).
+fn parse_switch(key: &str, value: &str) -> Result<bool, String> {
+    match value.to_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(format!("{key} `{value}`: use on or off")),
     }
 }
 
@@ -297,10 +311,11 @@ mod tests {
         let mut c = Config::default();
         c.apply(
             "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
-             follow_live=off, slack=1.5%, page_size=8MiB",
+             follow_live=off, slack=1.5%, page_size=8MiB, page_growth=off",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!c.follow_live);
+        assert!(!c.page_growth);
         assert_eq!(c.slack_permille, 15);
         assert_eq!(c.page_size, 8 << 20);
         c.apply("page_size=default")
@@ -341,6 +356,10 @@ mod tests {
             .unwrap_err()
             .contains("device number"));
         assert!(c.apply("trace=5, backend=metal").is_err());
+        assert!(c
+            .apply("page_growth=maybe")
+            .unwrap_err()
+            .contains("page_growth `maybe`: use on or off"));
         for bad in ["slack=-1%", "slack=200%", "slack=NaN", "slack=lots"] {
             assert!(c.apply(bad).unwrap_err().contains("0 to 100 %"), "{bad}");
         }

@@ -93,6 +93,7 @@ impl Device {
             BackendChoice::Cuda => {
                 let cuda = CudaConfig {
                     page_size: config.page_size,
+                    page_growth: config.page_growth,
                     ..Default::default()
                 };
                 let backend = CudaBackend::with_config(index, cuda)?;
@@ -107,6 +108,7 @@ impl Device {
                         0 => defaults.page_size,
                         p => p.next_multiple_of(defaults.page_size),
                     },
+                    page_growth: config.page_growth,
                     ..defaults
                 });
                 AnyContext::Host(Box::new(Context::with_backend(host, desc)))
@@ -265,6 +267,7 @@ impl Device {
             page_ns: nanos(s.driver.map),
             give_back_ns: nanos(s.driver.give_back),
             stream_wait_ns: nanos(s.driver.stream_wait),
+            pages: s.pages.pages,
         }
     }
 }

@@ -93,6 +93,9 @@ pub struct VramkitStats {
     pub give_back_ns: u64,
     /// Nanoseconds waiting for streams' work before memory they released is reused.
     pub stream_wait_ns: u64,
+    /// Pages given back, mapped again and moved, in all (the driver's page calls are paid
+    /// per page).
+    pub pages: u64,
 }
 
 /// Set once a call panicked: the allocator's state may be half updated, so every later call
@@ -242,7 +245,7 @@ pub extern "C" fn vramkit_abi_version() -> u32 {
 }
 
 /// The C ABI's version; changes whenever a signature or `VramkitStats` does.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]

@@ -23,6 +23,8 @@ def test_settings_string_in_plain_bytes():
     assert settings_string(page_size="4MiB") == f"page_size={4 << 20}B"
     assert settings_string(page_size="default") == "page_size=default"
     assert settings_string(page_size=" Default ") == "page_size=default"
+    assert settings_string(page_growth=False) == "page_growth=off"
+    assert settings_string(page_growth=True, follow_live=True) == "follow_live=on;page_growth=on"
 
 
 def test_per_device_budgets():
@@ -72,6 +74,7 @@ def test_release_threshold_keeps_that_much_cached():
         ({"slack": "2%"}, TypeError, "fraction"),
         ({"page_size": "4 pages"}, ValueError, "unknown suffix"),
         ({"trace": "many"}, TypeError, "whole number"),
+        ({"page_growth": "yes"}, TypeError, "True or False"),
     ],
 )
 def test_bad_values_say_what_is_wrong(kwargs, error, match):

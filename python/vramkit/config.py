@@ -62,6 +62,7 @@ def settings_string(
     follow_live: Optional[bool] = None,
     slack: Optional[float] = None,
     page_size: Optional[Size] = None,
+    page_growth: Optional[bool] = None,
 ) -> str:
     """The ``vramkit_configure`` text for the given values (``None``: left as it is)."""
     pairs = []
@@ -78,10 +79,12 @@ def settings_string(
         pairs.append(f"backend={backend}")
     if trace is not None:
         pairs.append(f"trace={_args.count(trace, 'trace (a capacity in events)')}")
-    if follow_live is not None:
-        if not isinstance(follow_live, bool):
-            raise TypeError(f"follow_live must be True or False, not {follow_live!r}")
-        pairs.append(f"follow_live={'on' if follow_live else 'off'}")
+    for name, value in (("follow_live", follow_live), ("page_growth", page_growth)):
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, not {value!r}")
+        pairs.append(f"{name}={'on' if value else 'off'}")
     if slack is not None:
         if isinstance(slack, bool) or not isinstance(slack, (int, float)):
             raise TypeError(f"slack must be a fraction of the peak in use such as 0.019, not {slack!r}")
@@ -104,6 +107,7 @@ def configure(
     follow_live: Optional[bool] = None,
     slack: Optional[float] = None,
     page_size: Optional[Size] = None,
+    page_growth: Optional[bool] = None,
 ) -> str:
     """Sets the allocator's configuration; returns the settings string it applied.
 
@@ -128,15 +132,22 @@ def configure(
       ``"1GiB"``; ``"default"``: the granularity, 2 MiB on current GPUs). The
       driver's page calls cost about the same per page whatever its size, while a
       page that holds any live byte stays mapped: larger pages save calls and hold
-      more.
+      more. With ``page_growth`` this is the smallest page.
+    * ``page_growth``: ``True`` (the default) doubles the page for each doubling of
+      the offset past 1024 pages (2 MiB pages up to 2 GiB of a segment, 4 MiB to
+      4 GiB, 8 MiB to 8 GiB, ...): a page stays at most 1/512 of the memory
+      below it, so a small live set is followed in small pages and a large one in
+      fewer driver calls. ``False``: ``page_size`` everywhere.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
-    the backend, trace, follow_live, slack and page_size settings take effect at a
+    the backend, trace, follow_live, slack, page_size and page_growth settings take effect at a
     device's first use.
     Raises ``ValueError``/``TypeError`` for a bad value and
     :class:`~vramkit.InvalidArgumentError` for a setting the library refuses.
     """
-    text = settings_string(budget, release_threshold, backend, trace, follow_live, slack, page_size)
+    text = settings_string(
+        budget, release_threshold, backend, trace, follow_live, slack, page_size, page_growth
+    )
     if text:
         check(_lib.load().vramkit_configure(text.encode()), f"vramkit_configure({text!r})")
     return text

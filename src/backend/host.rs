@@ -13,7 +13,7 @@ use super::host_pages::{HostPages, POISON};
 use super::host_streams::HostStreams;
 use super::{
     BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
-    MemoryInfo, Storage,
+    MemoryInfo, PageGrid, Storage,
 };
 use super::{ForeignStream, StreamMark};
 use crate::types::error::{Error, Result};
@@ -34,7 +34,7 @@ pub struct HostBlock {
 /// The host backend. See the [module docs](self).
 #[derive(Debug)]
 pub struct HostBackend {
-    config: HostConfig,
+    pub(super) config: HostConfig,
     used: AtomicU64,
     recorded: AtomicU64,
     pub(super) streams: HostStreams,
@@ -252,12 +252,15 @@ unsafe impl Storage for HostBackend {
         Ok(new_size)
     }
 
-    fn page_size(&self, kind: MemoryKind) -> Option<u64> {
-        self.resizable(kind).then_some(self.config.page_size)
+    fn page_grid(&self, kind: MemoryKind) -> Option<PageGrid> {
+        self.resizable(kind).then(|| self.grid())
     }
 
     unsafe fn unmap_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
         let r = offset..offset + size;
+        if !self.check_pages(r.clone(), None, "unmapping") {
+            return Ok(());
+        }
         if !block.pages.unmap(r.clone()) {
             self.fault(format!("unmapping {r:?}, which was unmapped already"));
             return Ok(());
@@ -271,6 +274,9 @@ unsafe impl Storage for HostBackend {
     }
 
     unsafe fn map_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
+        if !self.check_pages(offset..offset + size, None, "mapping") {
+            return Ok(());
+        }
         self.reserve_capacity(size, MemoryKind::Device)?;
         if !block.pages.map(offset..offset + size) {
             self.used.fetch_sub(size, Ordering::AcqRel);
@@ -283,7 +289,7 @@ unsafe impl Storage for HostBackend {
     }
 
     fn moves_pages(&self) -> bool {
-        self.page_size(MemoryKind::Device).is_some()
+        self.page_grid(MemoryKind::Device).is_some()
     }
 
     unsafe fn move_pages(
@@ -296,6 +302,9 @@ unsafe impl Storage for HostBackend {
     ) -> Result<()> {
         // The model: the source's pages go, the destination's come back, the memory held the
         // same. A move whose source was not mapped is a fault, as a GPU's would be.
+        if !self.check_pages(from..from + size, Some(to), "moving pages") {
+            return Ok(());
+        }
         if !src.pages.unmap(from..from + size) {
             self.fault(format!(
                 "moving pages from {:?}, which were unmapped",

@@ -20,8 +20,13 @@ pub struct HostConfig {
     /// manager's own work, with no memory traffic (`benches/replay.rs`).
     pub keep_bytes: bool,
     /// Pages that resizable device blocks give back inside ([`Storage::unmap_pages`];
-    /// default 2 MiB, CUDA's granularity).
+    /// default 2 MiB, CUDA's granularity): the smallest, with
+    /// [`page_growth`](Self::page_growth).
     pub page_size: u64,
+    /// Whether pages grow with their offset in a block, as on CUDA
+    /// ([`PageGrid::growing`](super::PageGrid::growing); default), or keep
+    /// [`page_size`](Self::page_size) everywhere.
+    pub page_growth: bool,
     /// Address space each resizable device block takes up front (as CUDA's segments reserve
     /// theirs), so that it grows and shrinks without moving and has a stable address
     /// ([`Storage::device_address`]); the host's allocator maps its pages only when touched.
@@ -52,6 +57,7 @@ impl Default for HostConfig {
             resizable: true,
             keep_bytes: true,
             page_size: 2 << 20,
+            page_growth: true,
             reserve: None,
         }
     }

@@ -10,6 +10,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use super::host::{HostBackend, HostBlock};
+use super::PageGrid;
 use crate::types::lock;
 
 /// What unmapped bytes read as.
@@ -99,12 +100,50 @@ impl HostPages {
 }
 
 impl HostBackend {
+    /// The pages of resizable device blocks ([`HostConfig::page_size`],
+    /// [`HostConfig::page_growth`]).
+    ///
+    /// [`HostConfig::page_size`]: super::host::HostConfig::page_size
+    /// [`HostConfig::page_growth`]: super::host::HostConfig::page_growth
+    pub(super) fn grid(&self) -> PageGrid {
+        let config = &self.config;
+        if config.page_growth {
+            PageGrid::growing(config.page_size)
+        } else {
+            PageGrid::fixed(config.page_size)
+        }
+    }
+
     /// Records a fault for the next `check_device`.
     pub(super) fn fault(&self, what: String) {
         log::error!("vramkit host backend: {what}");
         crate::types::lock(&self.fault).get_or_insert(format!(
             "the host backend's model of pages: {what} (a vramkit bug)"
         ));
+    }
+
+    /// Records a fault, and returns `false`, if `r` does not begin and end on the page grid's
+    /// boundaries (or `to`, the place pages of `r` move to, does not hold pages of the same
+    /// sizes in the same order): a page is given back, mapped and moved whole, as the driver's.
+    pub(super) fn check_pages(&self, r: Range<u64>, to: Option<u64>, what: &str) -> bool {
+        let grid = self.grid();
+        if !grid.is_boundary(r.start) || !grid.is_boundary(r.end) {
+            self.fault(format!("{what} {r:?}, which is not whole pages"));
+            return false;
+        }
+        let Some(to) = to else {
+            return true;
+        };
+        let fits = grid.pages(r.clone()).all(|p| {
+            let at = to + (p.start - r.start);
+            grid.page_at(at) == (at..at + (p.end - p.start))
+        });
+        if !fits {
+            self.fault(format!(
+                "{what} {r:?} to {to}, where the pages are of other sizes"
+            ));
+        }
+        fits
     }
 
     /// Records a fault if `len` bytes at `offset` of `block` reach memory given back.

@@ -35,6 +35,7 @@ mod host_bytes;
 mod host_config;
 mod host_pages;
 mod host_streams;
+mod page_grid;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
@@ -64,6 +65,7 @@ pub use compute::{Compute, Constants, KernelBinding, KernelSource, CUDA_PRELUDE}
 #[cfg(feature = "cuda")]
 pub(crate) use deferred::DeferredError;
 pub use linear_texture::LinearTexture;
+pub use page_grid::PageGrid;
 pub use storage::Storage;
 pub use stream::{ForeignStream, StreamMark, StreamRef};
 

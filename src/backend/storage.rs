@@ -1,6 +1,6 @@
 //! [`Storage`]: the half of the seam the memory manager is written over.
 
-use super::{BackendLimits, DeviceInfo, ForeignStream, MemoryInfo, StreamMark};
+use super::{BackendLimits, DeviceInfo, ForeignStream, MemoryInfo, PageGrid, StreamMark};
 use crate::types::error::{Error, Result};
 use crate::types::texture::{TextureCopy, TextureDesc};
 use crate::types::write_only::WriteOnly;
@@ -111,20 +111,22 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
-    /// The size of the pages that [`unmap_pages`](Storage::unmap_pages) gives back inside a
-    /// block of `kind` while keeping its addresses (CUDA virtual memory: the mapping
-    /// granularity, 2 MiB); `None` (the default) where blocks cannot give back memory inside.
-    fn page_size(&self, _kind: MemoryKind) -> Option<u64> {
+    /// Where the pages lie that [`unmap_pages`](Storage::unmap_pages) gives back inside a
+    /// block of `kind` while keeping its addresses (CUDA virtual memory: pages of the mapping
+    /// granularity, 2 MiB, growing with the offset); `None` (the default) where blocks cannot
+    /// give back memory inside. A page is given back, mapped and moved whole, and moves only to
+    /// a place of its size.
+    fn page_grid(&self, _kind: MemoryKind) -> Option<PageGrid> {
         None
     }
 
     /// Gives back the memory behind `offset .. offset + size` of a block, keeping the
     /// addresses: the block's size and the rest of its bytes stay; the range holds no memory
-    /// until [`map_pages`](Storage::map_pages). Only where [`page_size`](Storage::page_size).
+    /// until [`map_pages`](Storage::map_pages). Only where [`page_grid`](Storage::page_grid).
     ///
     /// # Safety
-    /// 1. `offset` and `size` are multiples of the page size and the range lies inside the
-    ///    block, with memory behind all of it (mapped).
+    /// 1. `offset .. offset + size` begins and ends on the [page grid](Storage::page_grid)'s
+    ///    boundaries and lies inside the block, with memory behind all of it (mapped).
     /// 2. No unfinished work uses the range, and nothing will until it is mapped again.
     unsafe fn unmap_pages(&self, _block: &Self::Block, _offset: u64, _size: u64) -> Result<()> {
         Err(Error::Unsupported {
@@ -137,7 +139,8 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// with [`unmap_pages`](Storage::unmap_pages); the new bytes hold anything.
     ///
     /// # Safety
-    /// 1. `offset` and `size` are multiples of the page size and the whole range was unmapped.
+    /// 1. `offset .. offset + size` begins and ends on the [page grid](Storage::page_grid)'s
+    ///    boundaries and the whole range was unmapped.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when the device has no memory for it.
@@ -161,8 +164,9 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// change. Only where [`moves_pages`](Storage::moves_pages).
     ///
     /// # Safety
-    /// 1. Both ranges are whole pages inside their blocks and do not overlap; the source is
-    ///    all mapped, the destination all given back.
+    /// 1. Both ranges are whole pages inside their blocks, with pages of the same sizes in the
+    ///    same order ([`PageGrid`]), and do not overlap; the source is all mapped, the
+    ///    destination all given back.
     /// 2. No unfinished work uses the source range, and nothing will until it is mapped again.
     ///
     /// # Errors

@@ -96,6 +96,9 @@ pub struct PageStats {
     pub moves: u64,
     /// Bytes moved.
     pub moved_bytes: u64,
+    /// Pages given back, mapped again and moved, in all: each is one mapping to the driver,
+    /// and the page calls' cost grows with their number more than with their bytes.
+    pub pages: u64,
 }
 
 /// Host time the manager spent, since the context was created, in the driver's calls that

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the device machine, after torch_bundle.sh here (carry [".device"]): the live workloads
 # under PyTorch's default allocator and under vramkit with several page sizes
-# (VRAMKIT_PAGE_SIZE), interleaved per workload so that each comparison shares the machine's
-# state of the moment. Results: $OUT/pages_<workload>_<mode>.jsonl, then one table.
-#   WORKLOADS ["moe lora_llama llama_serving bert_varlen"]  PAGES ["2MiB 4MiB 8MiB 16MiB"]
+# (VRAMKIT_PAGE_SIZE; SIZE/fixed also sets VRAMKIT_PAGE_GROWTH=off: that size everywhere),
+# interleaved per workload so that each comparison shares the machine's state of the moment.
+# Results: $OUT/pages_<workload>_<mode>.jsonl, then one table.
+#   WORKLOADS ["moe lora_llama llama_serving bert_varlen"]  PAGES ["2MiB/fixed 2MiB 8MiB/fixed"]
 #   STEPS [20]  RUN_TIMEOUT [90]
 set -u
 export VRAMKIT_LIBRARY=$PWD/.device/torch/libvramkit_capi.so PYTHONPATH=$PWD/python
@@ -14,10 +15,11 @@ for w in ${WORKLOADS:-moe lora_llama llama_serving bert_varlen}; do
   WORKLOADS=$w MODES=default STEPS=$STEPS MAXBATCH_WORKLOADS= BUDGET_S=200 \
     RUN_TIMEOUT=${RUN_TIMEOUT:-90} bash benches/torch/run_all.sh "$OUT/pages_${w}_default.jsonl" \
     | grep -E "^-- "
-  for p in ${PAGES:-2MiB 4MiB 8MiB 16MiB}; do
-    VRAMKIT_PAGE_SIZE=$p WORKLOADS=$w MODES=vramkit STEPS=$STEPS MAXBATCH_WORKLOADS= \
-      BUDGET_S=200 RUN_TIMEOUT=${RUN_TIMEOUT:-90} \
-      bash benches/torch/run_all.sh "$OUT/pages_${w}_$p.jsonl" | grep -E "^-- "
+  for p in ${PAGES:-2MiB/fixed 2MiB 8MiB/fixed}; do
+    growth=on; case $p in */fixed) growth=off ;; esac
+    VRAMKIT_PAGE_SIZE=${p%/fixed} VRAMKIT_PAGE_GROWTH=$growth WORKLOADS=$w MODES=vramkit \
+      STEPS=$STEPS MAXBATCH_WORKLOADS= BUDGET_S=200 RUN_TIMEOUT=${RUN_TIMEOUT:-90} \
+      bash benches/torch/run_all.sh "$OUT/pages_${w}_${p%/fixed}_$growth.jsonl" | grep -E "^-- "
   done
   # The table so far, should a later workload not finish in the call's time.
   python3 benches/torch/pages_table.py "$OUT"/pages_*.jsonl >"$OUT/pages.md"

@@ -29,7 +29,16 @@ pub struct CudaConfig {
     /// holds any live byte cannot go back: coarser pages hold more past the live set. A
     /// segment's last page is mapped whole: the device holds up to one page per segment more
     /// than the memory manager counts against its budget.
+    ///
+    /// With [`page_growth`](Self::page_growth) this is the smallest page.
     pub page_size: u64,
+    /// Whether pages grow with their offset in a segment (default): pages of
+    /// [`page_size`](Self::page_size) below 1024 of them, then twice the size for each
+    /// doubling of the offset ([`PageGrid::growing`](crate::backend::PageGrid::growing); with
+    /// 2 MiB pages, 4 MiB ones past 2 GiB, 8 MiB past 4 GiB). A page is then at most 1/512 of
+    /// the memory below it: a small live set is followed in small pages, and a large one in
+    /// fewer driver calls. `false`: [`page_size`](Self::page_size) everywhere.
+    pub page_growth: bool,
 }
 
 impl CudaConfig {
@@ -43,6 +52,7 @@ impl Default for CudaConfig {
             segments: true,
             vendor_blas: true,
             page_size: 0,
+            page_growth: true,
         }
     }
 }

@@ -37,7 +37,8 @@ use cudarc::driver::sys;
 pub use kernel::CudaKernel;
 
 use super::{
-    BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryInfo, Storage, StreamMark,
+    BackendLimits, DeferredError, DeviceInfo, ForeignStream, MemoryInfo, PageGrid, Storage,
+    StreamMark,
 };
 use crate::types::error::{Error, Result};
 use crate::types::lock;
@@ -203,11 +204,11 @@ unsafe impl Storage for CudaBackend {
         kind == MemoryKind::Device && self.vmm.is_some()
     }
 
-    fn page_size(&self, kind: MemoryKind) -> Option<u64> {
+    fn page_grid(&self, kind: MemoryKind) -> Option<PageGrid> {
         self.vmm
             .as_ref()
             .filter(|_| self.resizable(kind))
-            .map(|v| v.page)
+            .map(|v| v.grid)
     }
 
     unsafe fn unmap_pages(&self, block: &CudaBlock, offset: u64, size: u64) -> Result<()> {

@@ -62,7 +62,7 @@ impl CudaBackend {
         let vmm = (config.segments
             && device.attribute(Attr::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)?
                 != 0)
-            .then(|| Self::probe_vmm(device.dev, total, config.page_size))
+            .then(|| Self::probe_vmm(device.dev, total, &config))
             .flatten();
         let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(|e| driver::error("cuStreamCreate", e))?;

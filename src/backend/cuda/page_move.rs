@@ -61,6 +61,20 @@ impl CudaBackend {
                     ),
                 });
             }
+            // A page lands only where the grid has a page of its size.
+            let grid = self.vmm.as_ref().map(|v| v.grid);
+            let fits = m.range(from..from + size).all(|(_, p)| {
+                let at = to + (p.offset - from);
+                grid.is_some_and(|g| g.page_at(at) == (at..at + p.size))
+            });
+            if !fits {
+                return Err(Error::Internal {
+                    message: format!(
+                        "moving pages from {from}..{} to {to}, where the pages are of other sizes",
+                        from + size
+                    ),
+                });
+            }
             let keys: Vec<u64> = m.range(from..from + size).map(|(&k, _)| k).collect();
             keys.iter().filter_map(|k| m.remove(k)).collect()
         };

@@ -24,7 +24,8 @@ use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 
 use super::unmap::release_all;
-use super::{CudaBackend, CudaBlock};
+use super::{CudaBackend, CudaBlock, CudaConfig};
+use crate::backend::PageGrid;
 use crate::types::error::{Error, Result};
 use crate::types::lock;
 use crate::types::MemoryKind;
@@ -32,9 +33,11 @@ use crate::types::MemoryKind;
 /// What virtual memory management needs, probed once per device.
 #[derive(Debug)]
 pub(super) struct Vmm {
-    /// A page: one piece, mapped, given back and moved whole: a multiple of the device's
-    /// granularity (2 MiB on current GPUs), [`CudaConfig::page_size`](super::CudaConfig::page_size).
-    pub(super) page: u64,
+    /// The pages: each one piece, mapped, given back and moved whole, a multiple of the
+    /// device's granularity (2 MiB on current GPUs), from
+    /// [`CudaConfig::page_size`](super::CudaConfig::page_size) and
+    /// [`CudaConfig::page_growth`](super::CudaConfig::page_growth).
+    pub(super) grid: PageGrid,
     /// Address space each segment reserves: twice the device's memory (address space is
     /// plentiful; the device runs out of memory first, with the driver's own error).
     reserve: u64,
@@ -82,7 +85,7 @@ impl Segment {
 
 impl CudaBackend {
     /// Probes virtual memory management on the current device: `None` where it is missing.
-    pub(super) fn probe_vmm(dev: sys::CUdevice, total: u64, page_size: u64) -> Option<Vmm> {
+    pub(super) fn probe_vmm(dev: sys::CUdevice, total: u64, config: &CudaConfig) -> Option<Vmm> {
         let prop = allocation_prop(dev);
         let mut granularity = 0usize;
         // SAFETY: `prop` is a valid property struct and `granularity` a valid out pointer.
@@ -99,10 +102,20 @@ impl CudaBackend {
         }
         // `page_size` is at most `MAX_PAGE_SIZE` (checked on opening): the rounding cannot
         // wrap. 0 is the granularity.
-        let page = page_size.next_multiple_of(granularity).max(granularity);
+        let page = config
+            .page_size
+            .next_multiple_of(granularity)
+            .max(granularity);
+        // Every page of a growing grid is a power-of-two multiple of the first: a multiple of
+        // the granularity too.
+        let grid = if config.page_growth {
+            PageGrid::growing(page)
+        } else {
+            PageGrid::fixed(page)
+        };
         Some(Vmm {
-            page,
-            reserve: total.saturating_mul(2).next_multiple_of(page),
+            grid,
+            reserve: grid.ceil(total.saturating_mul(2)),
         })
     }
 
@@ -151,12 +164,12 @@ impl CudaBackend {
         }
         let mut mappings = lock(&seg.mappings);
         // Pages given back inside stay so: growth maps from the end of the block's pages.
-        let mapped = Segment::mapped(&mappings).max(old.next_multiple_of(vmm.page));
-        // `reserved` is a multiple of the page: checked first, the rounding cannot wrap.
+        let mapped = Segment::mapped(&mappings).max(vmm.grid.ceil(old));
+        // `reserved` is a page boundary: checked first, the rounding cannot pass it.
         let target = if new_size > seg.reserved {
             u64::MAX
         } else {
-            new_size.next_multiple_of(vmm.page)
+            vmm.grid.ceil(new_size)
         };
         if target > seg.reserved {
             return Err(Error::OutOfMemory {
@@ -185,9 +198,9 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Maps new physical memory over `ptr + from .. ptr + to` (both multiples of the
-    /// page), read-write for this device and `peers`, one page a piece (a
-    /// `cuMemCreate` each) and one `cuMemSetAccess`. Nothing is left mapped on failure.
+    /// Maps new physical memory over `ptr + from .. ptr + to` (both page boundaries),
+    /// read-write for this device and `peers`, one page a piece (a `cuMemCreate` each) and one
+    /// `cuMemSetAccess`. Nothing is left mapped on failure.
     fn map_range(
         &self,
         ptr: sys::CUdeviceptr,
@@ -196,20 +209,16 @@ impl CudaBackend {
         vmm: &Vmm,
         peers: &[sys::CUdevice],
     ) -> Result<Vec<Mapping>> {
-        let piece = vmm.page;
         let mut made = Vec::new();
-        let mut at = from;
         let mut result = Ok(());
-        while at < to {
-            let size = piece.min(to - at);
-            match self.map_piece(ptr, at, size) {
+        for page in vmm.grid.pages(from..to) {
+            match self.map_piece(ptr, page.start, page.end - page.start) {
                 Ok(m) => made.push(m),
                 Err(e) => {
                     result = Err(e);
                     break;
                 }
             }
-            at += size;
         }
         if result.is_ok() {
             result = self.set_access(ptr + from, to - from, peers);
@@ -418,6 +427,11 @@ impl CudaBackend {
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
         let end = offset + size;
+        if !vmm.grid.is_boundary(offset) || !vmm.grid.is_boundary(end) {
+            return Err(Error::Internal {
+                message: format!("mapping {offset}..{end}, which is not whole pages"),
+            });
+        }
         if mappings
             .range(..end)
             .next_back()

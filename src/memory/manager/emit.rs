@@ -26,10 +26,18 @@ pub(super) enum Change<'a> {
     SegmentShrunk { kind: MemoryKind, bytes: u64 },
     /// A block given back (the bytes it still held).
     BlockFreed { kind: MemoryKind, bytes: u64 },
-    /// Pages inside a segment mapped again.
-    PagesMapped { kind: MemoryKind, bytes: u64 },
-    /// Free pages inside a segment given back.
-    PagesGivenBack { kind: MemoryKind, bytes: u64 },
+    /// `pages` pages inside a segment mapped again.
+    PagesMapped {
+        kind: MemoryKind,
+        bytes: u64,
+        pages: u64,
+    },
+    /// `pages` free pages inside a segment given back.
+    PagesGivenBack {
+        kind: MemoryKind,
+        bytes: u64,
+        pages: u64,
+    },
     /// A staging buffer made or freed.
     Staging {
         kind: MemoryKind,
@@ -67,8 +75,8 @@ pub(super) enum Change<'a> {
         bytes: u64,
         label: &'a Label,
     },
-    /// Free pages moved where a request needed memory (memory held unchanged).
-    PagesMoved { bytes: u64 },
+    /// `pages` free pages moved where a request needed memory (memory held unchanged).
+    PagesMoved { bytes: u64, pages: u64 },
     /// An allocation moved by compaction.
     AllocationMoved { bytes: u64 },
     /// Host time in one of the driver's memory calls.
@@ -127,14 +135,16 @@ impl<B: Storage> Manager<B> {
                 c.on_reserve(kind, bytes, false);
                 (EventKind::BlockTrim, kind, bytes, -grown(bytes), None)
             }
-            PagesMapped { kind, bytes } => {
+            PagesMapped { kind, bytes, pages } => {
                 c.pages.maps += 1;
+                c.pages.pages += pages;
                 c.pages.mapped_bytes += bytes;
                 c.on_resize(kind, grown(bytes));
                 (EventKind::BlockGrow, kind, bytes, grown(bytes), None)
             }
-            PagesGivenBack { kind, bytes } => {
+            PagesGivenBack { kind, bytes, pages } => {
                 c.pages.unmaps += 1;
+                c.pages.pages += pages;
                 c.pages.unmapped_bytes += bytes;
                 c.on_resize(kind, -grown(bytes));
                 (EventKind::BlockTrim, kind, bytes, -grown(bytes), None)
@@ -222,8 +232,9 @@ impl<B: Storage> Manager<B> {
                 bytes,
                 label,
             } => (what, kind, bytes, 0, Some(label)),
-            PagesMoved { bytes } => {
+            PagesMoved { bytes, pages } => {
                 c.pages.moves += 1;
+                c.pages.pages += pages;
                 c.pages.moved_bytes += bytes;
                 return;
             }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use super::super::pool::Placement;
 use super::emit::{Change, DriverCall};
 use super::Manager;
-use crate::backend::Storage;
+use crate::backend::{PageGrid, Storage};
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
 
@@ -31,7 +31,7 @@ impl<B: Storage> Manager<B> {
         keep: Option<&Placement>,
         wait: bool,
     ) -> Result<Vec<(u32, Range<u64>)>> {
-        let Some(page) = backend.page_size(kind) else {
+        let Some(grid) = backend.page_grid(kind) else {
             return Ok(Vec::new());
         };
         if want == 0 {
@@ -43,9 +43,9 @@ impl<B: Storage> Manager<B> {
         if self.streams.active && !self.streams.settle(backend, None, wait)? {
             horizon = self.streams.horizon();
         }
-        let mut candidates = self.pools[kind.index()].unmappable(page, horizon);
+        let mut candidates = self.pools[kind.index()].unmappable(grid, horizon);
         if let Some(k) = keep {
-            let w = k.offset / page * page..(k.offset + k.size).next_multiple_of(page);
+            let w = grid.floor(k.offset)..grid.ceil(k.offset + k.size);
             candidates.retain(|(b, r)| *b != k.block || r.end <= w.start || w.end <= r.start);
         }
         if candidates.is_empty() {
@@ -63,7 +63,7 @@ impl<B: Storage> Manager<B> {
             let take = if rest >= len {
                 len
             } else {
-                rest.div_ceil(page).saturating_mul(page).min(len)
+                grid.ceil(r.start + rest).min(r.end) - r.start
             };
             if take == 0 {
                 continue;
@@ -137,8 +137,8 @@ impl<B: Storage> Manager<B> {
         e
     }
 
-    /// Moves the pages of `donors` into `ranges` of `p`'s block, in order, until one runs
-    /// out. Returns the ranges still to map.
+    /// Moves the pages of `donors` into `ranges` of `p`'s block, each to a place of its own
+    /// size (the page grid), until they run out. Returns the ranges still to map.
     fn move_into(
         &mut self,
         backend: &B,
@@ -147,19 +147,24 @@ impl<B: Storage> Manager<B> {
         ranges: Vec<Range<u64>>,
         p: &Placement,
     ) -> Result<Vec<Range<u64>>> {
-        if donors.is_empty() {
+        let Some(grid) = backend.page_grid(kind).filter(|_| !donors.is_empty()) else {
             return Ok(ranges);
-        }
-        let mut donors = donors.into_iter();
-        let mut from: Option<(u32, Range<u64>)> = None;
+        };
+        // Pieces of one page size each: a page moves whole, to a place of its size.
+        let mut donors: Vec<(u32, Range<u64>)> = donors
+            .into_iter()
+            .flat_map(|(b, r)| grid.regions(r).map(move |x| (b, x)))
+            .collect();
+        let split: Vec<Range<u64>> = ranges.into_iter().flat_map(|r| grid.regions(r)).collect();
         let mut left = Vec::new();
-        let mut ranges = ranges.into_iter();
+        let mut ranges = split.into_iter();
         while let Some(mut r) = ranges.next() {
+            let size = grid.size_at(r.start);
             while r.start < r.end {
-                if from.as_ref().is_none_or(|(_, x)| x.start >= x.end) {
-                    from = donors.next();
-                }
-                let Some((b, x)) = from.as_mut() else {
+                let Some((b, x)) = donors
+                    .iter_mut()
+                    .find(|(_, x)| x.start < x.end && grid.size_at(x.start) == size)
+                else {
                     break;
                 };
                 let n = (r.end - r.start).min(x.end - x.start);
@@ -170,26 +175,33 @@ impl<B: Storage> Manager<B> {
                 let start = Instant::now();
                 // SAFETY: `x.start .. + n` is whole pages inside a free chunk, mapped, whose work
                 // has finished (`donor_pages`), outside `p`'s pages; `r.start .. + n` is whole
-                // pages of `p`'s block that were given back (taken from its record).
+                // pages of `p`'s block that were given back (taken from its record); both lie
+                // in regions of pages of one size (`regions`), the same for both.
                 let moved = unsafe { backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n) };
                 self.emit(DriverCall::Pages.since(start));
-                self.pools[kind.index()].put_unmapped(*b, x.start..x.start + n);
+                let b = *b;
+                self.pools[kind.index()].put_unmapped(b, x.start..x.start + n);
                 x.start += n;
                 r.start += n;
                 if let Err(e) = moved {
                     // The destination's pages stay given back; the source's went back too,
                     // unless the backend found the ranges not as promised (nothing moved).
                     if matches!(e, Error::Internal { .. }) {
-                        self.pools[kind.index()].take_unmapped(*b, x.start - n..x.start, 1);
+                        self.pools[kind.index()].take_unmapped(
+                            b,
+                            x.start - n..x.start,
+                            PageGrid::fixed(1),
+                        );
                     } else {
-                        self.on_pages(kind, n, false);
+                        self.on_pages(backend, kind, x.start - n..x.start, false);
                     }
                     let rest = std::iter::once(r.start - n..r.end)
                         .chain(left)
                         .chain(ranges);
                     return Err(self.unmapped_again(kind, p, rest.collect(), e));
                 }
-                self.emit(Change::PagesMoved { bytes: n });
+                let pages = grid.count(r.start - n..r.start);
+                self.emit(Change::PagesMoved { bytes: n, pages });
             }
             if r.start < r.end {
                 left.push(r);

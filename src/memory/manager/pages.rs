@@ -19,6 +19,7 @@
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
+use std::ops::Range;
 use std::time::Instant;
 
 use super::super::pool::Placement;
@@ -54,10 +55,10 @@ impl<B: Storage> Manager<B> {
         if pool.unmapped_bytes == 0 {
             return Ok(());
         }
-        let Some(page) = backend.page_size(kind) else {
+        let Some(grid) = backend.page_grid(kind) else {
             return Ok(());
         };
-        let ranges = pool.take_unmapped(p.block, p.offset..p.offset + p.size, page);
+        let ranges = pool.take_unmapped(p.block, p.offset..p.offset + p.size, grid);
         if ranges.is_empty() {
             return Ok(());
         }
@@ -96,7 +97,7 @@ impl<B: Storage> Manager<B> {
             let mapped = unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) };
             self.emit(DriverCall::Pages.since(start));
             match mapped {
-                Ok(()) => self.on_pages(kind, r.end - r.start, true),
+                Ok(()) => self.on_pages(backend, kind, r, true),
                 Err(e) => {
                     self.pools[kind.index()].put_unmapped(p.block, r);
                     result = Err(e);
@@ -135,8 +136,8 @@ impl<B: Storage> Manager<B> {
             let unmapped = unsafe { backend.unmap_pages(&blk.raw, r.start, take) };
             self.emit(DriverCall::Pages.since(start));
             unmapped?;
-            self.pools[kind.index()].put_unmapped(b, r);
-            self.on_pages(kind, take, false);
+            self.pools[kind.index()].put_unmapped(b, r.clone());
+            self.on_pages(backend, kind, r, false);
             given += take;
         }
         Ok(given)
@@ -157,7 +158,7 @@ impl<B: Storage> Manager<B> {
     ) -> Result<()> {
         let follow = self.settings.follow_live;
         if (!follow && self.settings.release_threshold == u64::MAX)
-            || backend.page_size(kind).is_none()
+            || backend.page_grid(kind).is_none()
         {
             return Ok(());
         }
@@ -216,7 +217,7 @@ impl<B: Storage> Manager<B> {
     /// more is free.
     pub(crate) fn pages_past_threshold(&mut self, backend: &B, kind: MemoryKind) {
         let keep = self.settings.release_threshold;
-        if keep == u64::MAX || backend.page_size(kind).is_none() {
+        if keep == u64::MAX || backend.page_grid(kind).is_none() {
             return;
         }
         let k = &self.counters.kinds[kind.index()];
@@ -241,12 +242,14 @@ impl<B: Storage> Manager<B> {
         }
     }
 
-    /// Counts pages mapped or given back.
-    pub(super) fn on_pages(&mut self, kind: MemoryKind, bytes: u64, mapped: bool) {
+    /// Counts the pages of `r` mapped or given back.
+    pub(super) fn on_pages(&mut self, backend: &B, kind: MemoryKind, r: Range<u64>, mapped: bool) {
+        let bytes = r.end - r.start;
+        let pages = backend.page_grid(kind).map_or(1, |g| g.count(r));
         self.emit(if mapped {
-            Change::PagesMapped { kind, bytes }
+            Change::PagesMapped { kind, bytes, pages }
         } else {
-            Change::PagesGivenBack { kind, bytes }
+            Change::PagesGivenBack { kind, bytes, pages }
         });
     }
 }

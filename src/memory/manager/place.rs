@@ -307,10 +307,12 @@ impl<B: Storage> Manager<B> {
         headroom: u64,
     ) -> Option<u64> {
         let g = &self.settings.geometry;
-        match backend.page_size(kind) {
-            Some(page)
+        match backend.page_grid(kind) {
+            Some(grid)
                 if self.settings.follow_live || self.settings.release_threshold != u64::MAX =>
             {
+                // The pages the growth maps are those at the segment's end.
+                let page = grid.size_at(size);
                 let step = g.exact_step(need, page.max(g.unit), headroom)?;
                 // Under a release threshold, memory grown ahead would count as free past it.
                 if !self.settings.follow_live || self.settings.release_threshold != u64::MAX {
@@ -376,7 +378,10 @@ impl<B: Storage> Manager<B> {
             // A step larger than the request that the device refuses: what the request
             // lacks may still fit (as `fits_now` and `largest_alloc` promise).
             let g = self.settings.geometry;
-            let granule = backend.page_size(kind).unwrap_or(g.unit).max(g.unit);
+            let granule = backend
+                .page_grid(kind)
+                .map_or(g.unit, |grid| grid.size_at(seg_size))
+                .max(g.unit);
             match g.exact_step(need, granule, headroom) {
                 Some(exact) if exact < extra && is_refusal(&e) => {
                     self.extend_segment(backend, kind, seg, exact)?

@@ -115,8 +115,13 @@ impl<B: Storage> Manager<B> {
         let largest = if backend.resizable(kind) {
             // A segment grows by whole pages where growth steps are exact (`growth_step`).
             let exact = self.settings.follow_live || self.settings.release_threshold != u64::MAX;
-            let granule = match backend.page_size(kind) {
-                Some(page) if exact => page.max(g.unit),
+            // The pages a growth maps are those at the segment's end.
+            let end = pool
+                .segment()
+                .and_then(|s| pool.block(s))
+                .map_or(0, |b| b.size);
+            let granule = match backend.page_grid(kind) {
+                Some(grid) if exact => grid.size_at(end).max(g.unit),
                 _ => g.unit,
             };
             let headroom = room / granule * granule;

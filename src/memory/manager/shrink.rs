@@ -35,8 +35,8 @@ impl<B: Storage> Manager<B> {
         // is cut in two.
         let g = self.settings.geometry;
         let mut target = (blk.size - tail + keep).next_multiple_of(g.unit);
-        if let Some(page) = backend.page_size(kind).filter(|_| !blk.unmapped.is_empty()) {
-            target = target.next_multiple_of(page);
+        if let Some(grid) = backend.page_grid(kind).filter(|_| !blk.unmapped.is_empty()) {
+            target = grid.ceil(target);
         }
         if target >= blk.size || (keep > 0 && blk.size - target < g.granule) {
             return Ok(0);

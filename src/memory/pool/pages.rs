@@ -11,6 +11,7 @@ use std::ops::Range;
 
 use super::chunks::State;
 use super::{Placement, Pool};
+use crate::backend::PageGrid;
 
 /// A block's unmapped ranges, sorted, disjoint and page-aligned, and their bytes.
 #[derive(Debug, Default)]
@@ -130,15 +131,15 @@ const WINDOW_RANGES: usize = 16;
 
 impl<Blk> Pool<Blk> {
     /// Takes out of block `b`'s record the unmapped pages that `range` touches (whole pages of
-    /// `page` bytes), to be mapped; they become not clean (new memory holds anything).
-    pub fn take_unmapped(&mut self, b: u32, range: Range<u64>, page: u64) -> Vec<Range<u64>> {
+    /// `grid`), to be mapped; they become not clean (new memory holds anything).
+    pub fn take_unmapped(&mut self, b: u32, range: Range<u64>, grid: PageGrid) -> Vec<Range<u64>> {
         let Some(blk) = self.block_mut(b) else {
             return Vec::new();
         };
         if blk.unmapped.is_empty() {
             return Vec::new();
         }
-        let w = range.start / page * page..range.end.next_multiple_of(page);
+        let w = grid.floor(range.start)..grid.ceil(range.end);
         let taken = blk.unmapped.take(w);
         for r in &taken {
             blk.clean.take(r.clone(), |_| {});
@@ -300,7 +301,7 @@ impl<Blk> Pool<Blk> {
 
     /// The mapped whole pages inside free chunks of segment blocks freed before `horizon` (a
     /// release stamp: `u64::MAX` for all), as (block, range), largest free chunk first.
-    pub fn unmappable(&self, page: u64, horizon: u64) -> Vec<(u32, Range<u64>)> {
+    pub fn unmappable(&self, grid: PageGrid, horizon: u64) -> Vec<(u32, Range<u64>)> {
         let mut chunks: Vec<(u64, u32, Range<u64>)> = Vec::new();
         for (b, _) in self.blocks().filter(|(_, blk)| blk.segment) {
             for id in self.chunks_of(b) {
@@ -308,7 +309,7 @@ impl<Blk> Pool<Blk> {
                 if c.state != State::Free || c.freed_at >= horizon {
                     continue;
                 }
-                let inner = c.offset.next_multiple_of(page)..c.end() / page * page;
+                let inner = grid.ceil(c.offset)..grid.floor(c.end());
                 if inner.start < inner.end {
                     chunks.push((c.size, b, inner));
                 }
