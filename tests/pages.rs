@@ -97,12 +97,7 @@ fn churn<B: Backend>(
 #[test]
 fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> anyhow::Result<()> {
     for seed in 0..common::rounds(6) {
-        let mut desc = ContextDesc {
-            follow_live: true,
-            ..Default::default()
-        };
-        desc.compaction.before_growth = false;
-        let ctx = ctx(desc, None);
+        let ctx = ctx(following(), None);
         churn(&ctx, PAGE, seed, 3000, false)?;
         let pages = ctx.stats().pages;
         // Free pages past the slack move where requests need memory (the host model moves
@@ -129,17 +124,12 @@ fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> any
 #[test]
 fn pages_that_grow_with_the_offset_follow_the_live_set() -> anyhow::Result<()> {
     for seed in 0..common::rounds(6) {
-        let mut desc = ContextDesc {
-            follow_live: true,
-            ..Default::default()
-        };
-        desc.compaction.before_growth = false;
         let host = HostBackend::new(HostConfig {
             page_size: 1 << 10,
             page_growth: true,
             ..Default::default()
         });
-        let ctx = Context::with_backend(host, desc);
+        let ctx = Context::with_backend(host, following());
         churn(&ctx, 64 << 10, seed, 3000, false)?;
         let pages = ctx.stats().pages;
         assert!(
@@ -170,11 +160,7 @@ fn following_the_live_set_keeps_free_pages_up_to_three_quarters_of_the_slack() -
     // A slack of 8 % over a peak of 200 pages: 16 pages, of which three quarters (12, less the
     // rounding of the permille: 11 whole pages) are kept mapped while free; past them, free
     // pages whose work has finished go back (on the host, all work has).
-    let mut desc = ContextDesc {
-        follow_live: true,
-        ..Default::default()
-    };
-    desc.compaction.before_growth = false;
+    let mut desc = following();
     desc.compaction.slack_permille = 80;
     let ctx = ctx(desc, None);
     let ones: Vec<BufferHandle> = (0..200)
@@ -330,22 +316,40 @@ fn a_request_takes_mapped_free_memory_before_pages_are_mapped_again() -> anyhow:
     Ok(())
 }
 
-/// The same on CUDA (skipped without it): segments' 2 MiB pages unmapped and mapped again
-/// with the driver's virtual memory calls, data intact, memory within the slack.
-#[cfg(feature = "cuda")]
-#[test]
-fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
+/// Settings under which free pages follow the live set: `follow_live`, no compaction.
+fn following() -> ContextDesc {
     let mut desc = ContextDesc {
         follow_live: true,
         ..Default::default()
     };
     desc.compaction.before_growth = false;
-    let Some(ctx) = common::try_cuda("cuda_pages", desc) else {
-        return Ok(());
-    };
+    desc
+}
+
+/// A CUDA context with [`following`] settings and its page grid; `None` (skipped, saying why)
+/// without CUDA or without virtual memory management.
+#[cfg(feature = "cuda")]
+fn cuda_following(
+    name: &str,
+) -> Option<(
+    Context<vramkit::backend::cuda::CudaBackend>,
+    vramkit::backend::PageGrid,
+)> {
     use vramkit::backend::Storage;
+    let ctx = common::try_cuda(name, following())?;
     let Some(grid) = ctx.backend().page_grid(vramkit::MemoryKind::Device) else {
-        eprintln!("SKIPPED cuda_pages: this device has no virtual memory management");
+        eprintln!("SKIPPED {name}: this device has no virtual memory management");
+        return None;
+    };
+    Some((ctx, grid))
+}
+
+/// The same on CUDA (skipped without it): segments' 2 MiB pages unmapped and mapped again
+/// with the driver's virtual memory calls, data intact, memory within the slack.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
+    let Some((ctx, grid)) = cuda_following("cuda_pages") else {
         return Ok(());
     };
     assert!(grid.grows(), "pages grow with the offset by default");
@@ -358,16 +362,7 @@ fn cuda_pages_follow_the_live_set_with_data_intact() -> anyhow::Result<()> {
 #[test]
 fn cuda_pages_past_two_gib_are_larger_and_follow_the_live_set() -> anyhow::Result<()> {
     use vramkit::backend::Storage;
-    let mut desc = ContextDesc {
-        follow_live: true,
-        ..Default::default()
-    };
-    desc.compaction.before_growth = false;
-    let Some(ctx) = common::try_cuda("cuda_pages_past_two_gib", desc) else {
-        return Ok(());
-    };
-    let Some(grid) = ctx.backend().page_grid(vramkit::MemoryKind::Device) else {
-        eprintln!("SKIPPED cuda_pages_past_two_gib: no virtual memory management");
+    let Some((ctx, grid)) = cuda_following("cuda_pages_past_two_gib") else {
         return Ok(());
     };
     let total = ctx.backend().memory_info().map_or(0, |m| m.total);
@@ -419,28 +414,19 @@ fn cuda_churn(
 fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
     use vramkit::backend::cuda::{CudaBackend, CudaConfig};
     use vramkit::backend::Storage;
-    let mut desc = ContextDesc {
-        follow_live: true,
-        ..Default::default()
-    };
-    desc.compaction.before_growth = false;
-    let Some(probe) = common::try_cuda("cuda_pages_of_a_chosen_size", desc.clone()) else {
+    let Some((probe, grid)) = cuda_following("cuda_pages_of_a_chosen_size") else {
         return Ok(());
     };
-    let Some(granularity) = probe
-        .backend()
-        .page_grid(vramkit::MemoryKind::Device)
-        .map(|g| g.base())
-    else {
-        eprintln!("SKIPPED cuda_pages_of_a_chosen_size: no virtual memory management");
-        return Ok(());
-    };
+    let granularity = grid.base();
     drop(probe);
     let config = CudaConfig {
         page_size: 2 * granularity + 1,
         ..Default::default()
     };
-    let ctx = Context::with_backend(CudaBackend::with_config(0, config)?, common::with_env(desc));
+    let ctx = Context::with_backend(
+        CudaBackend::with_config(0, config)?,
+        common::with_env(following()),
+    );
     let page = ctx
         .backend()
         .page_grid(vramkit::MemoryKind::Device)

@@ -223,7 +223,7 @@ mod tests {
         let odd = PageGrid::growing((1 << 29) + 1);
         assert_eq!(odd.size_at(u64::MAX), (1 << 29) + 1);
         let g3 = PageGrid::growing(3 * MIB);
-        assert_eq!(g3.size_at(u64::MAX), 3 * MIB << 8);
+        assert_eq!(g3.size_at(u64::MAX), 768 * MIB);
         for k in 1..40u32 {
             let Some(start) = (3 * GIB).checked_mul(1 << (k - 1)) else {
                 break;
