@@ -9,7 +9,7 @@
 //! 4 GiB, 8 MiB up to 8 GiB, ...), up to [`PageGrid::MAX_PAGE`]. Every region past the first
 //! holds 512 pages, so a page is at most 1/512 of the memory below it. On the stored traces of
 //! PyTorch programs this keeps the memory held within the same 1.02 × the live peak as 2 MiB
-//! pages everywhere, in half to a third of the page calls where the live set is large
+//! pages everywhere, in 1.4 to 2.8 times fewer page calls where the live set is large
 //! (BENCHMARKS.md); pages growing twice as fast pass 1.02.
 
 use std::ops::Range;

@@ -22,7 +22,8 @@ impl<B: Storage> Manager<B> {
     /// may still use them: other streams' work on memory released here and the blocks' own;
     /// without `wait`, only pages they have finished with are given: free ranges freed before
     /// the oldest release some stream has not passed yet (`Streams::horizon`), in blocks whose
-    /// own work finished.
+    /// own work finished. With `sizes`, pages of those sizes come first (a page moves only to
+    /// a place of its size: these are the ones a move can use).
     pub(super) fn donor_pages(
         &mut self,
         backend: &B,
@@ -30,6 +31,7 @@ impl<B: Storage> Manager<B> {
         want: u64,
         keep: Option<&Placement>,
         wait: bool,
+        sizes: &[u64],
     ) -> Result<Vec<(u32, Range<u64>)>> {
         let Some(grid) = backend.page_grid(kind) else {
             return Ok(Vec::new());
@@ -50,6 +52,14 @@ impl<B: Storage> Manager<B> {
         }
         if candidates.is_empty() {
             return Ok(Vec::new());
+        }
+        if !sizes.is_empty() {
+            candidates = candidates
+                .into_iter()
+                .flat_map(|(b, r)| grid.regions(r).map(move |x| (b, x)))
+                .collect();
+            // Stable: largest free range first within each group.
+            candidates.sort_by_key(|(_, r)| !sizes.contains(&grid.size_at(r.start)));
         }
         let mut out = Vec::new();
         let mut given = 0;
@@ -106,17 +116,27 @@ impl<B: Storage> Manager<B> {
         }
         let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let (excess, must) = self.page_excess(kind, bytes, request);
-        let donors = match self.donor_pages(backend, kind, excess.min(bytes), Some(p), false) {
-            Ok(d) => d,
-            Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
+        // The page sizes the ranges hold: donors of those sizes first.
+        let mut sizes: Vec<u64> = match backend.page_grid(kind) {
+            Some(g) => ranges
+                .iter()
+                .flat_map(|r| g.regions(r.clone()).map(move |x| g.size_at(x.start)))
+                .collect(),
+            None => Vec::new(),
         };
+        sizes.dedup();
+        let donors =
+            match self.donor_pages(backend, kind, excess.min(bytes), Some(p), false, &sizes) {
+                Ok(d) => d,
+                Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
+            };
         let found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
         let ranges = self.move_into(backend, kind, donors, ranges, p)?;
         let rest = must.min(bytes).saturating_sub(found);
         if rest == 0 || ranges.is_empty() {
             return Ok(ranges);
         }
-        match self.donor_pages(backend, kind, rest, Some(p), true) {
+        match self.donor_pages(backend, kind, rest, Some(p), true, &sizes) {
             Ok(donors) => self.move_into(backend, kind, donors, ranges, p),
             Err(e) => Err(self.unmapped_again(kind, p, ranges, e)),
         }

@@ -123,7 +123,7 @@ impl<B: Storage> Manager<B> {
         wait: bool,
     ) -> Result<u64> {
         let mut given = 0;
-        for (b, r) in self.donor_pages(backend, kind, want, keep, wait)? {
+        for (b, r) in self.donor_pages(backend, kind, want, keep, wait, &[])? {
             let Some(blk) = self.pools[kind.index()].block(b) else {
                 continue;
             };
