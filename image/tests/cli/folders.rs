@@ -269,6 +269,34 @@ fn a_file_given_again_is_made_once() {
     assert_eq!(std::fs::read_dir(&out).expect("out").count(), 1);
 }
 
+/// JPEG's other extensions (`.jfif`, `.jpe`, any case) are taken from a folder as `.jpg` is.
+#[test]
+fn jfif_and_jpe_files_are_taken_from_a_folder() {
+    if try_gpu("cli jfif", ContextDesc::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let photos = dir.path().join("photos");
+    std::fs::create_dir_all(&photos).expect("mkdir");
+    let names = ["a.jfif", "b.JFIF", "c.jpe", "d.JPE"];
+    for (i, name) in names.iter().enumerate() {
+        let img = image::RgbImage::from_pixel(6 + i as u32, 4, image::Rgb([200, 30, 90]));
+        img.save_with_format(photos.join(name), image::ImageFormat::Jpeg)
+            .expect("write jpeg");
+    }
+    let out = dir.path().join("out");
+    super::run_ok(&[
+        photos.to_str().expect("utf-8"),
+        "--ops",
+        "linear,srgb",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    for (i, stem) in ["a", "b", "c", "d"].into_iter().enumerate() {
+        assert_eq!(size_of(&out.join(format!("{stem}.png"))), (6 + i as u32, 4));
+    }
+}
+
 /// File names that are not UTF-8 are kept byte for byte (two of them used to collapse into
 /// one lossy name and refuse the run).
 #[cfg(target_os = "linux")]

@@ -55,7 +55,8 @@ const DEFAULT_MAX_PIXELS: u64 = 1 << 28;
 #[derive(Parser, Debug)]
 #[command(about = "Process 4K images on the GPU inside a memory budget", version)]
 struct Args {
-    /// PNG or JPEG files, or directories of them (with --recursive, their folders too).
+    /// PNG or JPEG files, or directories of them (their .png, .jpg, .jpeg, .jpe and .jfif
+    /// files, any case; with --recursive, their folders too).
     inputs: Vec<PathBuf>,
     /// Process the built-in 3840×2160 test chart (written as `test_chart.EXT`) instead of
     /// files.

@@ -1,10 +1,10 @@
-//! Finding the inputs: each file named, and the PNG and JPEG files (by extension) of each
-//! directory named, with `--recursive` those of its folders too, each keeping the folder it
-//! sits in (relative to the `--out` directory) so that outputs mirror the input tree. Files
-//! that are not images the tool could read are skipped and counted: macOS's AppleDouble
-//! companions (`._IMG_0001.JPG`), anything that is not a regular file (a FIFO would block the
-//! tool forever), and, below a named directory, hidden folders (`.Trashes`) and links to
-//! folders (never followed, so a link cannot make a loop).
+//! Finding the inputs: each file named, and the PNG and JPEG files (by extension, see
+//! [`EXTENSIONS`]) of each directory named, with `--recursive` those of its folders too, each
+//! keeping the folder it sits in (relative to the `--out` directory) so that outputs mirror the
+//! input tree. Files that are not images the tool could read are skipped and counted: macOS's
+//! AppleDouble companions (`._IMG_0001.JPG`), anything that is not a regular file (a FIFO would
+//! block the tool forever), and, below a named directory, hidden folders (`.Trashes`) and links
+//! to folders (never followed, so a link cannot make a loop).
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -70,11 +70,15 @@ fn dir_id(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// Whether a file name has an extension the tool reads (`.png`, `.jpg`, `.jpeg`, any case).
+/// The extensions (any case) a folder's files are taken by: PNG, and JPEG's spellings (`.jfif`
+/// and `.jpe` are JPEG files too; the decoder goes by the bytes, not the name).
+const EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "jpe", "jfif"];
+
+/// Whether a file name has an extension the tool reads (one of [`EXTENSIONS`], any case).
 fn is_image_name(name: &Path) -> bool {
     name.extension()
         .and_then(|x| x.to_str())
-        .is_some_and(|x| ["png", "jpg", "jpeg"].contains(&x.to_lowercase().as_str()))
+        .is_some_and(|x| EXTENSIONS.contains(&x.to_ascii_lowercase().as_str()))
 }
 
 /// Whether `name` is an AppleDouble companion file (`._` and the name it describes).
@@ -129,7 +133,7 @@ pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, S
             };
             let what = if recursive { " or its folders" } else { "" };
             return Err(format!(
-                "{}: the directory{what} holds no .png, .jpg or .jpeg file{hint}",
+                "{}: the directory{what} holds no .png, .jpg, .jpeg, .jpe or .jfif file{hint}",
                 p.display()
             ));
         }
@@ -218,4 +222,29 @@ fn list(
 /// fails).
 fn is_regular(kind: FileType, linked: bool) -> bool {
     kind.is_file() || (linked && kind.is_symlink())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_jpeg_spelling_is_taken_from_a_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let names = [
+            "a.png", "b.JPG", "c.jpeg", "d.jfif", "e.JFIF", "f.jpe", "g.JPE", "h.Jfif", "i.txt",
+            "j.webp",
+        ];
+        for name in names {
+            std::fs::write(dir.path().join(name), b"").expect("write");
+        }
+        let found = inputs(&[dir.path().to_path_buf()], false, &dir.path().join("out"))
+            .expect("a folder with images");
+        let taken: Vec<_> = found
+            .files
+            .iter()
+            .filter_map(|f| f.path.file_name()?.to_str())
+            .collect();
+        assert_eq!(taken, &names[..8]);
+    }
 }
