@@ -45,6 +45,13 @@ fn transparent_pixels_meet_the_background_in_jpeg() {
         2,
         &["#12345", "#RRGGBB"],
     );
+    refused(
+        &[input_s, "--out", out_s, "--background", "mauve"],
+        2,
+        &[
+            "`mauve`", "#RRGGBB", "#RGB", "white", "grey", "red", "green", "blue",
+        ],
+    );
     if try_gpu("cli background", ContextDesc::default()).is_none() {
         return;
     }
@@ -52,6 +59,8 @@ fn transparent_pixels_meet_the_background_in_jpeg() {
         (None, [255, 255, 255], true),
         (Some("#00ff00"), [0, 255, 0], false),
         (Some("black"), [0, 0, 0], false),
+        (Some("Lime"), [0, 255, 0], false),
+        (Some("NAVY"), [0, 0, 128], false),
     ] {
         let report = dir.path().join("report.json");
         let mut args = vec![

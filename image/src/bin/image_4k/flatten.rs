@@ -7,21 +7,41 @@ use crate::input::Samples;
 /// The background when `--background` is not given.
 pub const WHITE: [u8; 3] = [255; 3];
 
-/// Parses `--background`: `#RRGGBB`, `RRGGBB`, `#RGB` or `white`, `black`, `grey`/`gray`.
+/// The colour names `--background` takes (any case), with CSS's values: the sixteen basic
+/// colours, `grey` beside `gray`, `cyan` and `magenta` beside `aqua` and `fuchsia`. As in CSS,
+/// `green` is #008000 and `lime` is #00ff00.
+pub const NAMED: [(&str, [u8; 3]); 19] = [
+    ("white", WHITE),
+    ("black", [0, 0, 0]),
+    ("grey", [128, 128, 128]),
+    ("gray", [128, 128, 128]),
+    ("silver", [192, 192, 192]),
+    ("red", [255, 0, 0]),
+    ("maroon", [128, 0, 0]),
+    ("green", [0, 128, 0]),
+    ("lime", [0, 255, 0]),
+    ("blue", [0, 0, 255]),
+    ("navy", [0, 0, 128]),
+    ("yellow", [255, 255, 0]),
+    ("olive", [128, 128, 0]),
+    ("cyan", [0, 255, 255]),
+    ("aqua", [0, 255, 255]),
+    ("teal", [0, 128, 128]),
+    ("magenta", [255, 0, 255]),
+    ("fuchsia", [255, 0, 255]),
+    ("purple", [128, 0, 128]),
+];
+
+/// Parses `--background`: `#RRGGBB`, `RRGGBB`, `#RGB`, `RGB` or a name of [`NAMED`], any case.
 ///
 /// # Errors
-/// What a colour may look like.
+/// The forms a colour may take, and every name.
 pub fn parse_colour(s: &str) -> Result<[u8; 3], String> {
-    let named = match s.to_ascii_lowercase().as_str() {
-        "white" => Some(WHITE),
-        "black" => Some([0; 3]),
-        "grey" | "gray" => Some([128; 3]),
-        _ => None,
-    };
-    if let Some(c) = named {
-        return Ok(c);
+    let lower = s.trim().to_ascii_lowercase();
+    if let Some((_, c)) = NAMED.iter().find(|(name, _)| *name == lower) {
+        return Ok(*c);
     }
-    let hex = s.strip_prefix('#').unwrap_or(s);
+    let hex = lower.strip_prefix('#').unwrap_or(&lower);
     let digits: Option<Vec<u8>> = hex
         .chars()
         .map(|c| c.to_digit(16).map(|d| d as u8))
@@ -29,9 +49,14 @@ pub fn parse_colour(s: &str) -> Result<[u8; 3], String> {
     match digits.as_deref() {
         Some(&[r1, r0, g1, g0, b1, b0]) => Ok([r1 * 16 + r0, g1 * 16 + g0, b1 * 16 + b0]),
         Some(&[r, g, b]) => Ok([r * 17, g * 17, b * 17]),
-        _ => Err(format!(
-            "`{s}` is not a colour: give #RRGGBB (#ffffff), #RGB, or white, black or grey"
-        )),
+        _ => {
+            let names: Vec<&str> = NAMED.iter().map(|(name, _)| *name).collect();
+            Err(format!(
+                "`{s}` is not a colour: give #RRGGBB (#ff8000), RRGGBB, #RGB (#f80), or a name \
+                 (any case): {}",
+                names.join(", ")
+            ))
+        }
     }
 }
 
@@ -87,6 +112,31 @@ mod tests {
         assert_eq!(parse_colour("Black"), Ok([0, 0, 0]));
         for bad in ["", "#ff80", "#gg0000", "blue-ish", "#ff80001"] {
             assert!(parse_colour(bad).unwrap_err().contains("#RRGGBB"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn common_colour_names_parse_in_any_case() {
+        for (name, want) in [
+            ("white", [255, 255, 255]),
+            ("BLACK", [0, 0, 0]),
+            ("Grey", [128, 128, 128]),
+            ("gray", [128, 128, 128]),
+            ("red", [255, 0, 0]),
+            ("Green", [0, 128, 0]),
+            ("lime", [0, 255, 0]),
+            ("BLUE", [0, 0, 255]),
+            ("Yellow", [255, 255, 0]),
+            ("cyan", [0, 255, 255]),
+            ("Magenta", [255, 0, 255]),
+        ] {
+            assert_eq!(parse_colour(name), Ok(want), "{name}");
+        }
+        let said = parse_colour("mauve").unwrap_err();
+        for form in [
+            "`mauve`", "#RRGGBB", "RRGGBB", "#RGB", "white", "grey", "red", "blue",
+        ] {
+            assert!(said.contains(form), "{form}: {said}");
         }
     }
 

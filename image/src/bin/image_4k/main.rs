@@ -89,7 +89,9 @@ struct Args {
     #[arg(long, value_enum)]
     out_format: Option<OutFormat>,
     /// The colour JPEG outputs composite transparent pixels over (JPEG has no alpha):
-    /// #RRGGBB, #RGB, white, black or grey. None: white, with a warning for each such file.
+    /// #RRGGBB, #RGB, or a name (any case): white, black, grey/gray, silver, red, maroon, green,
+    /// lime, blue, navy, yellow, olive, cyan/aqua, teal, magenta/fuchsia or purple (CSS's
+    /// values). None: white, with a warning for each such file.
     /// PNG and WebP keep alpha.
     #[arg(long, value_name = "COLOUR", value_parser = flatten::parse_colour)]
     background: Option<[u8; 3]>,
