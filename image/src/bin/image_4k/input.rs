@@ -17,6 +17,8 @@ use vramkit_image::{MAX_FRAME_PIXELS, MAX_SIDE};
 // Beside this file whichever crate includes it (the tool, the fuzz checks).
 #[path = "container.rs"]
 mod container;
+#[path = "decode_error.rs"]
+mod decode_error;
 #[path = "metadata.rs"]
 pub mod metadata;
 #[path = "orient.rs"]
@@ -24,6 +26,7 @@ mod orient;
 #[path = "unended.rs"]
 mod unended;
 
+use decode_error::classify;
 use metadata::Metadata;
 
 /// Bytes a decoder may hold beyond the decoded frame (zlib window, row and scan buffers).
@@ -100,22 +103,6 @@ impl fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
-
-/// Maps a decoder's error onto what it means for the user.
-fn classify(e: ImageError) -> InputError {
-    match e {
-        ImageError::Limits(l) => InputError::TooLarge(format!(
-            "decoding needs more memory than the decoder's limit of {MAX_BYTES_PER_PIXEL} bytes \
-             per pixel of --max-pixels allows ({l}); give a smaller image or raise --max-pixels"
-        )),
-        ImageError::Unsupported(u) => InputError::Unsupported(format!("images with {u}")),
-        ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-            InputError::Corrupt("the data ends early".into())
-        }
-        ImageError::IoError(io) => InputError::Unreadable(io),
-        other => InputError::Corrupt(other.to_string()),
-    }
-}
 
 /// A frame's RGBA samples, rows packed: `width × height × 4` of them.
 #[derive(Debug, PartialEq)]
