@@ -4,6 +4,8 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+#[path = "cli/animated.rs"]
+mod animated;
 #[path = "cli/aspect.rs"]
 mod aspect;
 #[path = "cli/background.rs"]

@@ -3,19 +3,52 @@
 //! short (zune-jpeg, which the `image` crate runs in its lenient mode, fills the missing rows
 //! with grey), so a truncated download would otherwise come out as a grey-bottomed image and
 //! exit 0. A JPEG that ends inside a scan is told apart from one whose marker alone is missing
-//! by decoding it (see the input module).
+//! by decoding it (see the input module). The walk also finds an animated PNG's frame count,
+//! since the decoder gives only its first image.
 
 use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
 
 use super::InputError;
 
-/// Checks that the PNG in `r` (from its start) runs through its chunks to IEND, then rewinds.
+/// What the chunks of a whole PNG say beside its pixels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PngChunks {
+    /// The frames of an animated PNG (its `acTL` chunk's count); `None` for a still image.
+    pub frames: Option<u32>,
+    /// Whether the image the decoder gives (the `IDAT` data) is the animation's first frame:
+    /// an `fcTL` chunk comes before it. Otherwise it is a still image shown where animation is
+    /// not, and not one of the frames.
+    pub first_is_frame: bool,
+}
+
+impl PngChunks {
+    /// What the user should know when only one image of an animation is used.
+    pub fn animation_warning(&self) -> Option<String> {
+        let n = self.frames.filter(|&n| n > 1)?;
+        let used = if self.first_is_frame {
+            format!("only the first of its {n} frames was used")
+        } else {
+            format!(
+                "only its still image was used, none of its {n} frames (the still image is what \
+                 viewers without animation show)"
+            )
+        };
+        Some(format!(
+            "an animated PNG: {used}; to process every frame, export them as separate PNG files"
+        ))
+    }
+}
+
+/// Checks that the PNG in `r` (from its start) runs through its chunks to IEND, then rewinds;
+/// says whether it is animated.
 ///
 /// # Errors
 /// What is missing, in words.
-pub fn png_is_whole<R: Read + Seek>(r: &mut R) -> Result<(), String> {
+pub fn png_is_whole<R: Read + Seek>(r: &mut R) -> Result<PngChunks, String> {
     let total = r.seek(SeekFrom::End(0)).map_err(|e| e.to_string())?;
     let mut at = 8u64; // the signature
+    let mut chunks = PngChunks::default();
+    let mut seen_idat = false;
     loop {
         if at + 8 > total {
             return Err(format!(
@@ -36,13 +69,22 @@ pub fn png_is_whole<R: Read + Seek>(r: &mut R) -> Result<(), String> {
                 String::from_utf8_lossy(&head[4..8])
             ));
         }
-        if &head[4..8] == b"IEND" {
-            break;
+        match &head[4..8] {
+            b"IEND" => break,
+            b"IDAT" => seen_idat = true,
+            b"fcTL" if !seen_idat => chunks.first_is_frame = true,
+            // Its data starts with the number of frames.
+            b"acTL" if len >= 4 => {
+                let mut frames = [0u8; 4];
+                r.read_exact(&mut frames).map_err(|e| e.to_string())?;
+                chunks.frames = Some(u32::from_be_bytes(frames));
+            }
+            _ => {}
         }
         at = end;
     }
     r.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
-    Ok(())
+    Ok(chunks)
 }
 
 /// The next byte of `r`, `None` at the end.

@@ -133,8 +133,19 @@ pub struct Decoded {
     /// Its colour profile, EXIF and XMP, orientation reset to upright.
     pub meta: Metadata,
     /// What the user should know about the file (a JPEG without its end marker, metadata
-    /// that could not be read).
+    /// that could not be read, an EXIF orientation outside 1 to 8, an animated PNG of which
+    /// one image was used).
     pub warning: Option<String>,
+}
+
+impl Decoded {
+    /// Adds `warning` (if any) to what the user is told about the file.
+    pub(crate) fn warn(&mut self, warning: Option<String>) {
+        self.warning = match (self.warning.take(), warning) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 thread_local! {
@@ -226,8 +237,12 @@ fn decode_inner<R: BufRead + Seek>(
     };
     let mut inner = reader.into_inner();
     if format == ImageFormat::Png {
-        container::png_is_whole(&mut inner).map_err(InputError::Corrupt)?;
-    } else if container::jpeg_is_whole(&mut inner)? == container::JpegEnd::InScan {
+        let chunks = container::png_is_whole(&mut inner).map_err(InputError::Corrupt)?;
+        let mut decoded = decode_pixels(inner, format, limits)?;
+        decoded.warn(chunks.animation_warning());
+        return Ok(decoded);
+    }
+    if container::jpeg_is_whole(&mut inner)? == container::JpegEnd::InScan {
         return unended::decode_without_end(inner, limits);
     }
     decode_pixels(inner, format, limits)
