@@ -149,3 +149,54 @@ fn profile_exif_and_xmp_reach_every_output_format() {
         );
     }
 }
+
+/// An orientation none of the eight EXIF defines (0, 9 and up) turns nothing: the frame is
+/// made as stored, with a warning, and its output says 1 (upright), not the value it had.
+#[test]
+fn an_invalid_orientation_is_taken_as_upright_and_written_as_one() {
+    if try_gpu("cli invalid orientation", ContextDesc::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    for value in [0u16, 9, 300] {
+        let input = dir.path().join(format!("o{value}.jpg"));
+        let mut jpeg = Vec::new();
+        let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95);
+        use image::ImageEncoder;
+        enc.set_exif_metadata(exif("vramkit-camera", value))
+            .expect("exif");
+        enc.write_image(
+            &random_bytes(40 * 24 * 3, 5),
+            40,
+            24,
+            image::ExtendedColorType::Rgb8,
+        )
+        .expect("encode");
+        std::fs::write(&input, jpeg).expect("write");
+        let out = dir.path().join(format!("o{value}.png"));
+        let o = run(&[
+            input.to_str().expect("utf-8"),
+            "--ops",
+            "linear,srgb",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "its EXIF orientation is {value}, not one of 1 to 8"
+            )),
+            "{value}: {stderr}"
+        );
+        let back = read_back(&out);
+        assert_eq!(back.size, (40, 24), "{value}: not turned");
+        let exif_out = back.exif.expect("EXIF");
+        assert_eq!(
+            Orientation::from_exif_chunk(&exif_out),
+            Some(Orientation::NoTransforms),
+            "{value}: written as 1"
+        );
+        assert!(exif_out.windows(14).any(|w| w == b"vramkit-camera"));
+    }
+}

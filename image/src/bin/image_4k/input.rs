@@ -275,11 +275,12 @@ pub(crate) fn decode_pixels<R: BufRead + Seek>(
         ColorType::L16 => (1, 2, [0, 0, 0], None),
         other => return Err(InputError::Unsupported(format!("{other:?} pixels"))),
     };
-    // Metadata that cannot be read is left out, with a warning, not the whole file.
-    let mut unread = Vec::new();
+    // What the user should know about the file. Metadata that cannot be read is left out
+    // with a warning, not the whole file.
+    let mut warnings = Vec::new();
     let mut read = |what: &str, r: Result<Option<Vec<u8>>, ImageError>| {
         r.unwrap_or_else(|e| {
-            unread.push(format!(
+            warnings.push(format!(
                 "its {what} could not be read ({e}) and was left out"
             ));
             None
@@ -291,6 +292,12 @@ pub(crate) fn decode_pixels<R: BufRead + Seek>(
         xmp: read("XMP", decoder.xmp_metadata()),
     };
     let orientation = decoder.orientation().map_err(classify)?;
+    if let Some(v) = meta.invalid_orientation() {
+        warnings.push(format!(
+            "its EXIF orientation is {v}, not one of 1 to 8: taken as 1 (not turned) and written \
+             as 1; turn the output yourself if it is not upright"
+        ));
+    }
     let pixels = u64::from(w) * u64::from(h);
     if decoder.total_bytes() != pixels * channels * depth {
         return Err(InputError::Corrupt(format!(
@@ -324,7 +331,7 @@ pub(crate) fn decode_pixels<R: BufRead + Seek>(
         samples,
         // Turned upright above.
         meta: meta.upright(orientation != Orientation::NoTransforms),
-        warning: (!unread.is_empty()).then(|| unread.join("; ")),
+        warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
     })
 }
 
