@@ -1,6 +1,6 @@
 //! JPEG codings the decoder does not take (lossless, hierarchical, arithmetic, samples of other
 //! than 8 bits) are refused by name from the frame header, instead of being misreported as
-//! damaged, and an empty file says it is empty.
+//! damaged; damaged scan data says where; and an empty file says it is empty.
 
 #[path = "../src/bin/image_4k/input.rs"]
 #[allow(dead_code)]
@@ -70,6 +70,37 @@ fn codings_the_decoder_lacks_are_refused_by_name() {
         matches!((&got, &want), (Ok(a), Ok(b)) if a == b),
         "SOF1 decodes as baseline"
     );
+}
+
+/// Damage inside the scan data (bytes overwritten with a marker no encoder writes there, as a
+/// bad sector or a broken copy leaves them) is an error that says where, not a frame decoded
+/// from garbage with exit 0.
+#[test]
+fn damaged_scan_data_is_an_error_that_says_where() {
+    let (good, _) = baseline();
+    let sos = good
+        .windows(2)
+        .position(|m| m == [0xFF, 0xDA])
+        .expect("a scan");
+    let eoi = good.len() - 2;
+    let mid = sos + (eoi - sos) / 2;
+    for (marker, what) in [(0x47, "a reserved marker"), (0xC0, "a second frame header")] {
+        let mut bad = good.clone();
+        bad[mid] = 0xFF;
+        bad[mid + 1] = marker;
+        match decode(Cursor::new(&bad[..]), &InputLimits::TOOL) {
+            Err(InputError::Corrupt(why)) => assert!(
+                why.contains("damaged")
+                    && why.contains(&format!("byte {mid}: it holds FF{marker:02X}")),
+                "{what}: {why}"
+            ),
+            Err(e) => panic!("{what}: {e}"),
+            Ok(_) => panic!("{what}: decoded from damaged scan data"),
+        }
+    }
+    // The markers a scan may hold stay accepted: restart markers, and the file decodes as
+    // before.
+    assert!(decode(Cursor::new(&good[..]), &InputLimits::TOOL).is_ok());
 }
 
 #[test]

@@ -116,8 +116,11 @@ pub enum JpegEnd {
 ///
 /// # Errors
 /// [`InputError::Corrupt`] saying what is missing: the file ends between segments or inside
-/// one; [`InputError::Unsupported`] for a coding the decoder does not take (samples of other
-/// than 8 bits, lossless, hierarchical or arithmetic coding), which it would misreport.
+/// one; or what is damaged: a scan that holds a marker no encoder writes there (a reserved
+/// one, or a second frame header), where the decoder would fill the rest of the frame with
+/// whatever it made of the bytes, without a word. [`InputError::Unsupported`] for a coding
+/// the decoder does not take (samples of other than 8 bits, lossless, hierarchical or
+/// arithmetic coding), which it would misreport.
 pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError> {
     let short = |what: &str| {
         InputError::Corrupt(format!(
@@ -131,6 +134,7 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError
     let mut prev = 0u8;
     let mut seen_soi = false;
     let mut scans = 0u32;
+    let mut frames = 0u32;
     loop {
         let Some(b) = byte(r).map_err(InputError::Corrupt)? else {
             // Only a file of one scan is told whole by its pixels: a progressive or
@@ -159,6 +163,14 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError
             0xD8 => seen_soi = true,
             0xD9 if seen_soi => break,
             0x01 => {}
+            // Reserved markers, and a frame header after a scan: damage inside scan data
+            // (encoders write neither).
+            _ if scans > 0 && ((0x02..=0xBF).contains(&b) || (is_frame(b) && frames > 0)) => {
+                let at = r.stream_position().map_err(io)?.saturating_sub(2);
+                return Err(InputError::Corrupt(format!(
+                    "its scan data is damaged at byte {at}: it holds FF{b:02X}, a marker no                      encoder writes there, so the pixels from there on would be wrong;                      re-export or re-download the file"
+                )));
+            }
             _ => {
                 let mut next = || {
                     byte(r)
@@ -172,6 +184,7 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError
                     )));
                 }
                 let mut skip = u64::from(len - 2);
+                frames += u32::from(is_frame(b));
                 if is_frame(b) && skip > 0 {
                     let precision = byte(r)
                         .map_err(InputError::Corrupt)?
