@@ -103,18 +103,22 @@ fn following_the_live_set_keeps_memory_within_the_slack_and_data_intact() -> any
         // Free pages past the slack move where requests need memory (the host model moves
         // pages): with data intact, as `churn` checks.
         assert!(pages.moves > 0, "seed {seed}: no page moved: {pages:?}");
-        let s = ctx.stats().kind(vramkit::MemoryKind::Device).clone();
-        // Physical memory may pass the peak in use by the slack (0.5 %) and by the pages that
-        // hold live bytes only in part (two per allocation at most, 60 live).
-        let bound = s.peak_in_use + s.peak_in_use / 200 + 120 * PAGE;
-        assert!(
-            s.peak_reserved <= bound,
-            "seed {seed}: peak reserved {} past {bound} (peak in use {})",
-            s.peak_reserved,
-            s.peak_in_use
-        );
+        within_slack(&ctx, seed, PAGE);
     }
     Ok(())
+}
+
+/// Physical memory may pass the peak in use by the slack (0.5 %) and by the pages (of at most
+/// `page` bytes) that hold live bytes only in part (two per allocation at most, 60 live).
+fn within_slack<B: Backend>(ctx: &Context<B>, seed: u64, page: u64) {
+    let s = ctx.stats().kind(vramkit::MemoryKind::Device).clone();
+    let bound = s.peak_in_use + s.peak_in_use / 200 + 120 * page;
+    assert!(
+        s.peak_reserved <= bound,
+        "seed {seed}: peak reserved {} past {bound} (peak in use {})",
+        s.peak_reserved,
+        s.peak_in_use
+    );
 }
 
 /// Pages that grow with the offset (1 KiB ones below 1 MiB of the segment, 2 KiB to 2 MiB,
@@ -143,13 +147,7 @@ fn pages_that_grow_with_the_offset_follow_the_live_set() -> anyhow::Result<()> {
             s.peak_reserved
         );
         let largest = vramkit::backend::PageGrid::growing(1 << 10).size_at(s.peak_reserved);
-        let bound = s.peak_in_use + s.peak_in_use / 200 + 120 * largest;
-        assert!(
-            s.peak_reserved <= bound,
-            "seed {seed}: peak reserved {} past {bound} (peak in use {})",
-            s.peak_reserved,
-            s.peak_in_use
-        );
+        within_slack(&ctx, seed, largest);
     }
     Ok(())
 }

@@ -154,6 +154,7 @@ def worker(rank: int, a, port: int, gpus: int, results) -> None:
             oom = False
         record["error"] = f"{'oom' if oom else 'error'}: {type(e).__name__}: {str(e)[:1500]}"
         record["oom"] = oom
+        record["failed_at"] = time.time()
         status = 1
         print(f"ddp rank {rank}: failed after {len(record['losses'])} steps: {e}", file=sys.stderr)
     results.put(record)
@@ -182,20 +183,21 @@ def main(argv=None) -> int:
                         "world": a.world, "backend": a.backend, "gpus": gpus,
                         "rank_budget": a.rank_budget}
     failed_at = None
+    all_done_at = None
     while True:
         try:
             records.append(results.get(timeout=0.2))
         except queue.Empty:
             pass
         codes = [p.exitcode for p in procs]
-        if failed_at is None and any(c not in (None, 0) for c in codes):
+        if failed_at is None and "hung_after_s" not in job and any(c not in (None, 0) for c in codes):
             failed_at = time.perf_counter()
-            job["failed_rank"] = next(r for r, c in enumerate(codes) if c not in (None, 0))
             # A rank that failed leaves the others waiting in a collective: stop them.
             for p in procs:
                 if p.exitcode is None:
                     p.terminate()
         if all(c is not None for c in codes):
+            all_done_at = time.perf_counter()
             break
         if failed_at is not None and time.perf_counter() - failed_at > 10:
             for p in procs:
@@ -219,8 +221,10 @@ def main(argv=None) -> int:
         job["status"] = "hung"
     elif failed_at is not None:
         job["status"] = "failed"
-        job["stop_s"] = time.perf_counter() - failed_at
-        bad = [r for r in records if r.get("rank") == job["failed_rank"]]
+        job["stop_s"] = (all_done_at or time.perf_counter()) - failed_at
+        # The rank that failed first: the others' collectives fail after it.
+        bad = sorted((r for r in records if r.get("error")), key=lambda r: r.get("failed_at", 0))
+        job["failed_rank"] = bad[0].get("rank") if bad else None
         job["error"] = bad[0].get("error") if bad else None
     else:
         job["status"] = "ok"

@@ -43,7 +43,7 @@ def main(paths):
     for r in runs:
         w = r["workload"]
         if r.get("error"):
-            print(f"| {w} | {label(r)} | {r['error'][:80]} |||||||")
+            print(f"| {w} | {label(r)} | {r['error'][:80]} ||||||||")
             continue
         med, base = r.get("median_ms"), default.get(w)
         vs = num(med / base, "{:.3f}") if med and base else "—"

@@ -319,15 +319,21 @@ fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&crc.sum().to_be_bytes());
 }
 
-/// A PNG of `w × h` 8-bit RGB pixels whose header is all there is: one tiny image-data chunk,
-/// so that a decoder reads the size and stops.
-fn png_header_only(w: u32, h: u32) -> Vec<u8> {
+/// A PNG's signature and header chunk for `w × h` 8-bit RGB pixels.
+fn png_start(w: u32, h: u32) -> Vec<u8> {
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut ihdr = Vec::new();
     ihdr.extend_from_slice(&w.to_be_bytes());
     ihdr.extend_from_slice(&h.to_be_bytes());
     ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
     png_chunk(&mut png, b"IHDR", &ihdr);
+    png
+}
+
+/// A PNG of `w × h` 8-bit RGB pixels whose header is all there is: one tiny image-data chunk,
+/// so that a decoder reads the size and stops.
+fn png_header_only(w: u32, h: u32) -> Vec<u8> {
+    let mut png = png_start(w, h);
     png_chunk(
         &mut png,
         b"IDAT",

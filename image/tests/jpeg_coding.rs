@@ -91,7 +91,10 @@ fn damaged_scan_data_is_an_error_that_says_where() {
         match decode(Cursor::new(&bad[..]), &InputLimits::TOOL) {
             Err(InputError::Corrupt(why)) => assert!(
                 why.contains("damaged")
-                    && why.contains(&format!("byte {mid}: it holds FF{marker:02X}")),
+                    && why.contains(&format!(
+                        "byte {mid}: after its first scan it holds FF{marker:02X}, a marker no \
+                         encoder writes there"
+                    )),
                 "{what}: {why}"
             ),
             Err(e) => panic!("{what}: {e}"),

@@ -7,9 +7,10 @@
 //! both: pages of the base size below `1024 × base` bytes of a block, then pages twice the size
 //! for each doubling of the offset (with a base of 2 MiB: 2 MiB pages up to 2 GiB, 4 MiB up to
 //! 4 GiB, 8 MiB up to 8 GiB, ...), up to [`PageGrid::MAX_PAGE`]. Every region past the first
-//! holds 512 pages, so a page is at most 1/512 of the memory below it. On the stored traces of
+//! holds 512 pages below the cap (more past it), so a page is at most 1/512 of the memory below
+//! it. On the stored traces of
 //! PyTorch programs this keeps the memory held within the same 1.02 × the live peak as 2 MiB
-//! pages everywhere, in 1.4 to 2.8 times fewer page calls where the live set is large
+//! pages everywhere, in 1.4 to 2.9 times fewer page calls where the live set is large
 //! (BENCHMARKS.md); pages growing twice as fast pass 1.02.
 
 use std::ops::Range;
@@ -25,7 +26,7 @@ pub struct PageGrid {
 const PAGES_PER_REGION: u64 = 512;
 
 impl PageGrid {
-    /// The most a growing grid's pages reach: 1 GiB (past 1 TiB with 2 MiB pages).
+    /// The most a growing grid's pages reach: 1 GiB (from 512 GiB on with 2 MiB pages).
     pub const MAX_PAGE: u64 = 1 << 30;
 
     /// Pages of `base` bytes everywhere. `base` must not be 0 (it is taken as 1).

@@ -11,10 +11,11 @@ export VRAMKIT_LIBRARY=$PWD/.device/torch/libvramkit_capi.so PYTHONPATH=$PWD/pyt
 export VRAMKIT_REQUIRE_CUDA=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 R="$OUT/ddp.jsonl"
-for w in ${WORKLOADS:-lora_llama moe}; do
+WL=${WORKLOADS:-lora_llama moe}
+for w in $WL; do
   for m in ${MODES:-default expandable vramkit}; do
     extra=()
-    [ "$m" = vramkit ] && [ "$w" = "${WORKLOADS%% *}" ] && extra=(--timeline "$OUT/ddp_timeline.json")
+    [ "$m" = vramkit ] && [ "$w" = "${WL%% *}" ] && extra=(--timeline "$OUT/ddp_timeline.json")
     echo "-- $w $m"
     timeout 300 python3 benches/torch/ddp.py "$w" --mode "$m" --world "${WORLD:-2}" \
       --steps "${STEPS:-8}" "${extra[@]}" >>"$R" 2>"$OUT/ddp_${w}_$m.err" || echo "   exit $?"

@@ -6,7 +6,7 @@ use std::io::Write;
 use vramkit::ContextDesc;
 
 use super::common::try_gpu;
-use super::{png_chunk, run_ok};
+use super::{png_chunk, png_start, run_ok};
 
 /// The zlib data of a `w × h` 8-bit RGB image of one `colour` (each row unfiltered).
 fn solid(w: u32, h: u32, colour: [u8; 3]) -> Vec<u8> {
@@ -35,12 +35,7 @@ fn fctl(seq: u32, w: u32, h: u32) -> Vec<u8> {
 /// An APNG of `frames` (solid colours), each `w × h`. With `first_is_frame`, the image data
 /// (IDAT) is the first frame; otherwise it is a still image (`still`) that is not one of them.
 fn apng(w: u32, h: u32, still: [u8; 3], frames: &[[u8; 3]], first_is_frame: bool) -> Vec<u8> {
-    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&w.to_be_bytes());
-    ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-    png_chunk(&mut png, b"IHDR", &ihdr);
+    let mut png = png_start(w, h);
     let mut actl = (frames.len() as u32).to_be_bytes().to_vec();
     actl.extend_from_slice(&0u32.to_be_bytes());
     png_chunk(&mut png, b"acTL", &actl);

@@ -7,7 +7,7 @@ use image::ImageDecoder;
 use vramkit::ContextDesc;
 
 use super::common::{random_bytes, try_gpu};
-use super::run;
+use super::{run, run_ok};
 
 /// A little-endian TIFF blob (EXIF's layout) with IFD0 holding Make = `make` and
 /// Orientation = `orientation`.
@@ -174,15 +174,13 @@ fn an_invalid_orientation_is_taken_as_upright_and_written_as_one() {
         .expect("encode");
         std::fs::write(&input, jpeg).expect("write");
         let out = dir.path().join(format!("o{value}.png"));
-        let o = run(&[
+        let stderr = run_ok(&[
             input.to_str().expect("utf-8"),
             "--ops",
             "linear,srgb",
             "--out",
             out.to_str().expect("utf-8"),
         ]);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(0), "{stderr}");
         assert!(
             stderr.contains(&format!(
                 "its EXIF orientation is {value}, not one of 1 to 8"

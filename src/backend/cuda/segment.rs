@@ -7,8 +7,9 @@
 //! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
 //! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
 //! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
-//! 2 MiB. Every piece is one page ([`CudaConfig::page_size`](super::CudaConfig::page_size),
-//! by default the granularity), so that the memory manager can give
+//! 2 MiB. Every piece is one page of the segment's [`PageGrid`] (from
+//! [`CudaConfig::page_size`](super::CudaConfig::page_size), by default the granularity, growing
+//! with the offset), so that the memory manager can give
 //! back any free page inside a segment ([`Storage::unmap_pages`]) and map it again later, as
 //! physical memory follows what is in use while no allocation moves. A shrink gives back the
 //! pages past the new end; the page holding it stays mapped (at most a page more than the

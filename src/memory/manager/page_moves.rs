@@ -22,8 +22,8 @@ impl<B: Storage> Manager<B> {
     /// may still use them: other streams' work on memory released here and the blocks' own;
     /// without `wait`, only pages they have finished with are given: free ranges freed before
     /// the oldest release some stream has not passed yet (`Streams::horizon`), in blocks whose
-    /// own work finished. With `sizes`, pages of those sizes come first (a page moves only to
-    /// a place of its size: these are the ones a move can use).
+    /// own work finished. With `sizes`, only pages of those sizes (a page moves only to a place
+    /// of its size: these are the ones a move can use).
     pub(super) fn donor_pages(
         &mut self,
         backend: &B,
@@ -57,9 +57,8 @@ impl<B: Storage> Manager<B> {
             candidates = candidates
                 .into_iter()
                 .flat_map(|(b, r)| grid.regions(r).map(move |x| (b, x)))
+                .filter(|(_, r)| sizes.contains(&grid.size_at(r.start)))
                 .collect();
-            // Stable: largest free range first within each group.
-            candidates.sort_by_key(|(_, r)| !sizes.contains(&grid.size_at(r.start)));
         }
         let mut out = Vec::new();
         let mut given = 0;
@@ -227,6 +226,14 @@ impl<B: Storage> Manager<B> {
                 left.push(r);
             }
         }
-        Ok(left)
+        // Pieces cut at a region's end that stay to map join again: one mapping call each.
+        let mut joined: Vec<Range<u64>> = Vec::with_capacity(left.len());
+        for r in left {
+            match joined.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => joined.push(r),
+            }
+        }
+        Ok(joined)
     }
 }

@@ -3,12 +3,12 @@
 
 use std::time::Instant;
 
-use super::super::geometry::Class;
+use super::super::geometry::{Class, Geometry};
 use super::super::pool::{Placement, NIL};
 use super::compact::Goal;
 use super::emit::{Change, DriverCall};
 use super::{is_refusal, Manager};
-use crate::backend::{Storage, StreamRef};
+use crate::backend::{PageGrid, Storage, StreamRef};
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
 
@@ -311,9 +311,7 @@ impl<B: Storage> Manager<B> {
             Some(grid)
                 if self.settings.follow_live || self.settings.release_threshold != u64::MAX =>
             {
-                // The pages the growth maps are those at the segment's end.
-                let page = grid.size_at(size);
-                let step = g.exact_step(need, page.max(g.unit), headroom)?;
+                let step = grid_step(g, Some(grid), size, need, headroom)?;
                 // Under a release threshold, memory grown ahead would count as free past it.
                 if !self.settings.follow_live || self.settings.release_threshold != u64::MAX {
                     return Some(step);
@@ -325,7 +323,9 @@ impl<B: Storage> Manager<B> {
                 let k = &self.counters.kinds[kind.index()];
                 let (soft, slack) = self.page_slack(k.peak_in_use.max(k.in_use + need));
                 let room = self.slack_room(kind, need).saturating_sub(slack - soft);
-                let ahead = room.min(step.saturating_add(soft)) / page * page;
+                let ahead_end =
+                    grid.floor(size.saturating_add(room.min(step.saturating_add(soft))));
+                let ahead = ahead_end.saturating_sub(size);
                 Some(step.max(ahead.min(headroom / g.unit * g.unit)))
             }
             _ => g.segment_step(size, need, headroom),
@@ -378,11 +378,7 @@ impl<B: Storage> Manager<B> {
             // A step larger than the request that the device refuses: what the request
             // lacks may still fit (as `fits_now` and `largest_alloc` promise).
             let g = self.settings.geometry;
-            let granule = backend
-                .page_grid(kind)
-                .map_or(g.unit, |grid| grid.size_at(seg_size))
-                .max(g.unit);
-            match g.exact_step(need, granule, headroom) {
+            match grid_step(&g, backend.page_grid(kind), seg_size, need, headroom) {
                 Some(exact) if exact < extra && is_refusal(&e) => {
                     self.extend_segment(backend, kind, seg, exact)?
                 }
@@ -436,4 +432,22 @@ impl<B: Storage> Manager<B> {
             fits_now: self.largest_now(backend, kind, 0),
         }
     }
+}
+
+/// What a segment of `size` bytes grows by to hold `need` bytes more: whole pages of `grid`
+/// at its end (its new end on a page boundary, so that every page it maps is counted), or
+/// whole units without pages, within `headroom`. `None` where `need` passes the headroom.
+fn grid_step(
+    g: &Geometry,
+    grid: Option<PageGrid>,
+    size: u64,
+    need: u64,
+    headroom: u64,
+) -> Option<u64> {
+    let step = g.exact_step(need, g.unit, headroom)?;
+    let Some(grid) = grid else {
+        return Some(step);
+    };
+    let to_boundary = grid.ceil(size.saturating_add(step)).saturating_sub(size);
+    Some(to_boundary.min(headroom / g.unit * g.unit).max(step))
 }

@@ -120,11 +120,13 @@ impl<B: Storage> Manager<B> {
                 .segment()
                 .and_then(|s| pool.block(s))
                 .map_or(0, |b| b.size);
-            let granule = match backend.page_grid(kind) {
-                Some(grid) if exact => grid.size_at(end).max(g.unit),
-                _ => g.unit,
+            // Growing by whole pages: the new end on a page boundary (`grid_step`).
+            let headroom = match backend.page_grid(kind) {
+                Some(grid) if exact => {
+                    grid.floor(end.saturating_add(room)).saturating_sub(end) / g.unit * g.unit
+                }
+                _ => room / g.unit * g.unit,
             };
-            let headroom = room / granule * granule;
             match pool.segment() {
                 // Pages the budget cannot map again: only what lies on mapped pages.
                 Some(_) if short => largest_free,

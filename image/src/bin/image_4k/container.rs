@@ -163,12 +163,14 @@ pub fn jpeg_is_whole<R: BufRead + Seek>(r: &mut R) -> Result<JpegEnd, InputError
             0xD8 => seen_soi = true,
             0xD9 if seen_soi => break,
             0x01 => {}
-            // Reserved markers, and a frame header after a scan: damage inside scan data
+            // Reserved markers, and a frame header after a scan: damage in or after scan data
             // (encoders write neither).
             _ if scans > 0 && ((0x02..=0xBF).contains(&b) || (is_frame(b) && frames > 0)) => {
                 let at = r.stream_position().map_err(io)?.saturating_sub(2);
                 return Err(InputError::Corrupt(format!(
-                    "its scan data is damaged at byte {at}: it holds FF{b:02X}, a marker no                      encoder writes there, so the pixels from there on would be wrong;                      re-export or re-download the file"
+                    "the file is damaged at byte {at}: after its first scan it holds FF{b:02X}, a \
+                     marker no encoder writes there, so the pixels from there on would be \
+                     wrong; re-export or re-download the file"
                 )));
             }
             _ => {
