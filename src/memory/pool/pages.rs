@@ -96,26 +96,23 @@ impl Unmapped {
         self.ranges.splice(at..end, [r]);
     }
 
-    /// Removes and returns the parts of the ranges inside `w`.
+    /// Removes and returns the parts of the ranges inside `w`: the ranges `w` meets are found
+    /// by a binary search, and only they change (at most a head and a tail of them stay).
     fn take(&mut self, w: Range<u64>) -> Vec<Range<u64>> {
-        let mut out = Vec::new();
-        let mut kept = Vec::with_capacity(self.ranges.len() + 1);
-        for x in self.ranges.drain(..) {
-            if x.end <= w.start || w.end <= x.start {
-                kept.push(x);
-                continue;
-            }
-            let inside = x.start.max(w.start)..x.end.min(w.end);
-            if x.start < inside.start {
-                kept.push(x.start..inside.start);
-            }
-            if inside.end < x.end {
-                kept.push(inside.end..x.end);
-            }
-            self.bytes -= inside.end - inside.start;
-            out.push(inside);
+        let first = self.ranges.partition_point(|x| x.end <= w.start);
+        let last = first + self.ranges[first..].partition_point(|x| x.start < w.end);
+        if first == last {
+            return Vec::new();
         }
-        self.ranges = kept;
+        let head = self.ranges[first].start..w.start;
+        let tail = w.end..self.ranges[last - 1].end;
+        let out: Vec<Range<u64>> = self.ranges[first..last]
+            .iter()
+            .map(|x| x.start.max(w.start)..x.end.min(w.end))
+            .collect();
+        self.bytes -= out.iter().map(|r| r.end - r.start).sum::<u64>();
+        let kept = [head, tail].into_iter().filter(|r| r.start < r.end);
+        self.ranges.splice(first..last, kept);
         out
     }
 
@@ -390,6 +387,50 @@ mod tests {
         assert_eq!(u.cut(1), 3);
         assert_eq!(u.ranges().to_vec(), vec![0..1; 1]);
         assert_eq!(u.bytes, 1);
+    }
+
+    /// Adding and taking ranges agrees with a map of every byte.
+    #[test]
+    fn take_matches_a_byte_map() {
+        let mut seed = 0x2545_f491_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..300 {
+            let mut u = Unmapped::default();
+            let mut map = [false; 64];
+            for _ in 0..20 {
+                let a = next(64);
+                let b = (a + 1 + next(16)).min(64);
+                if next(2) == 0 {
+                    // Adds only what is not held, a piece at a time (the ranges are disjoint).
+                    for i in a..b {
+                        if !map[i as usize] {
+                            u.add(i..i + 1);
+                            map[i as usize] = true;
+                        }
+                    }
+                } else {
+                    let taken = u.take(a..b);
+                    let want: Vec<u64> = (a..b).filter(|&i| map[i as usize]).collect();
+                    let got: Vec<u64> = taken.iter().flat_map(|r| r.clone()).collect();
+                    assert_eq!(got, want, "take {a}..{b}");
+                    assert!(taken.windows(2).all(|w| w[0].end < w[1].start));
+                    for i in a..b {
+                        map[i as usize] = false;
+                    }
+                }
+                let held: Vec<u64> = u.ranges().iter().flat_map(|r| r.clone()).collect();
+                let want: Vec<u64> = (0..64).filter(|&i| map[i as usize]).collect();
+                assert_eq!(held, want);
+                assert_eq!(u.bytes, want.len() as u64);
+                // Joined: no two ranges touch.
+                assert!(u.ranges().windows(2).all(|w| w[0].end < w[1].start));
+            }
+        }
     }
 
     /// The window search finds the fewest unmapped bytes a run can meet, checked against every
