@@ -27,7 +27,7 @@ use std::sync::Arc;
 use slotmap::SlotMap;
 
 use super::budget::Budget;
-use super::geometry::Geometry;
+use super::geometry::{Class, Geometry};
 use super::handle::{BufferHandle, BufferKey};
 use super::lease::LeaseBook;
 use super::pool::{Placement, Pool};
@@ -363,9 +363,12 @@ impl<B: Storage> Manager<B> {
         requested: u64,
         size: u64,
     ) -> Result<Placement> {
-        let mut p = self.place(backend, kind, requested, size)?;
+        let (mut p, searched) = match self.place_on_mapped(backend, kind, size) {
+            Some(p) => (p, true),
+            None => (self.place(backend, kind, requested, size)?, false),
+        };
         let pool = &mut self.pools[kind.index()];
-        if pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
+        if !searched && pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {
             let better = take_mapped(pool, size, MAPPED_SCAN, Some(&p))
                 .or_else(|| pool.take_least_unmapped(size, LEAST_SCAN, &p));
             if let Some(q) = better {
@@ -393,6 +396,29 @@ impl<B: Storage> Manager<B> {
                     }),
                 }
             }
+        }
+    }
+
+    /// In a segment with pages given back, where the best free range's front meets some of
+    /// them: a place on mapped pages (else the one that meets the fewest), found before anything
+    /// is taken, so that the range first found is not taken and returned. `None` where the best
+    /// free range's front is mapped, or no range holds `size` (`place` decides then).
+    fn place_on_mapped(&mut self, backend: &B, kind: MemoryKind, size: u64) -> Option<Placement> {
+        let pool = &mut self.pools[kind.index()];
+        if pool.unmapped_bytes == 0 || !backend.resizable(kind) {
+            return None;
+        }
+        let id = pool.find(Class::Large, size)?;
+        let front = pool.front_unmapped(id, size);
+        if front == 0 {
+            return None;
+        }
+        if let Some(p) = take_mapped(pool, size, MAPPED_SCAN, None) {
+            return Some(p);
+        }
+        match pool.least_unmapped_fit(size, LEAST_SCAN) {
+            Some((best, skip, bytes)) if bytes < front => Some(pool.take_at(best, skip, size)),
+            _ => Some(pool.take(id, size)),
         }
     }
 

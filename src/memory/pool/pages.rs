@@ -247,6 +247,13 @@ impl<Blk> Pool<Blk> {
         p
     }
 
+    /// The bytes given back that `size` bytes at the front of free chunk `id` meet.
+    pub fn front_unmapped(&self, id: u32, size: u64) -> u64 {
+        let c = &self.chunks[id];
+        self.block(c.block)
+            .map_or(0, |b| b.unmapped.bytes_in(c.offset..c.offset + size))
+    }
+
     /// Whether placement `p` lies in part on pages given back.
     pub fn touches_unmapped(&self, p: &Placement) -> bool {
         self.block(p.block)
