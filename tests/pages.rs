@@ -445,3 +445,24 @@ fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
     ));
     Ok(())
 }
+
+/// Pages unmapped inside the call that gives them back (`CudaConfig::background_unmap` off),
+/// as against the default's unmapping thread above: the same churn, data intact.
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_pages_unmapped_inline_follow_the_live_set() -> anyhow::Result<()> {
+    use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+    let Some((probe, grid)) = cuda_following("cuda_pages_unmapped_inline") else {
+        return Ok(());
+    };
+    drop(probe);
+    let config = CudaConfig {
+        background_unmap: false,
+        ..Default::default()
+    };
+    let ctx = Context::with_backend(
+        CudaBackend::with_config(0, config)?,
+        common::with_env(following()),
+    );
+    cuda_churn(&ctx, grid.base(), 4)
+}

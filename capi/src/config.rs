@@ -38,6 +38,9 @@ pub struct Config {
     pub page_size: u64,
     /// Pages that grow with their offset in a segment (`CudaConfig::page_growth`).
     pub page_growth: bool,
+    /// Pages given back and the old places of pages moved unmapped by a thread of the CUDA
+    /// backend (`CudaConfig::background_unmap`).
+    pub background_unmap: bool,
 }
 
 impl Default for Config {
@@ -53,12 +56,13 @@ impl Default for Config {
             slack_permille: 19,
             page_size: 0,
             page_growth: true,
+            background_unmap: true,
         }
     }
 }
 
 /// The keys, as settings strings and (upper case, `VRAMKIT_` first) environment variables.
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     "budget",
     "release_threshold",
     "backend",
@@ -68,6 +72,7 @@ pub const KEYS: [&str; 9] = [
     "slack",
     "page_size",
     "page_growth",
+    "background_unmap",
 ];
 
 impl Config {
@@ -162,6 +167,10 @@ impl Config {
             }
             "page_growth" => {
                 self.page_growth = parse_switch(key, value)?;
+                Ok(())
+            }
+            "background_unmap" => {
+                self.background_unmap = parse_switch(key, value)?;
                 Ok(())
             }
             "slack" => {
@@ -311,11 +320,12 @@ mod tests {
         let mut c = Config::default();
         c.apply(
             "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
-             follow_live=off, slack=1.5%, page_size=8MiB, page_growth=off",
+             follow_live=off, slack=1.5%, page_size=8MiB, page_growth=off, background_unmap=off",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!c.follow_live);
         assert!(!c.page_growth);
+        assert!(!c.background_unmap);
         assert_eq!(c.slack_permille, 15);
         assert_eq!(c.page_size, 8 << 20);
         c.apply("page_size=default")

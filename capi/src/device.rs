@@ -94,6 +94,7 @@ impl Device {
                 let cuda = CudaConfig {
                     page_size: config.page_size,
                     page_growth: config.page_growth,
+                    background_unmap: config.background_unmap,
                     ..Default::default()
                 };
                 let backend = CudaBackend::with_config(index, cuda)?;

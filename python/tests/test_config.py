@@ -24,6 +24,7 @@ def test_settings_string_in_plain_bytes():
     assert settings_string(page_size="default") == "page_size=default"
     assert settings_string(page_size=" Default ") == "page_size=default"
     assert settings_string(page_growth=False) == "page_growth=off"
+    assert settings_string(background_unmap=False) == "background_unmap=off"
     assert settings_string(page_growth=True, follow_live=True) == "follow_live=on;page_growth=on"
 
 

@@ -135,6 +135,13 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
+    /// Waits until the memory that [`unmap_pages`](Storage::unmap_pages),
+    /// [`move_pages`](Storage::move_pages) and shrinks gave back has reached the device, where
+    /// the backend gives it back in the background (the CUDA backend's unmapping thread); a
+    /// no-op elsewhere. The memory manager calls it at the end of a trim, so that memory
+    /// trimmed is free for other programs when the trim returns.
+    fn finish_unmaps(&self) {}
+
     /// Puts memory back behind `offset .. offset + size` of a block whose pages were given back
     /// with [`unmap_pages`](Storage::unmap_pages); the new bytes hold anything.
     ///

@@ -5,7 +5,7 @@
 # no page moves; then, where the tools are installed, the driver calls of one replay under
 # Nsight Systems and the library's hot functions under perf. Results in $OUT/cost.md.
 #   TRACES ["live_moe live_bert_varlen live_lora_llama live_llama_serving live_convnext"]
-#   SLACKS ["default 0.15"]
+#   SLACKS ["default 0.15"]   UNMAPS ["on off"] (VRAMKIT_BACKGROUND_UNMAP)
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
@@ -21,9 +21,11 @@ replay() { # slack trace [wrapper...]
   fi
 }
 for s in ${SLACKS:-default 0.15}; do
-  echo "== slack $s" | tee -a "$OUT/cost.md"
-  for t in ${TRACES:-live_moe live_bert_varlen live_lora_llama live_llama_serving live_convnext}; do
-    replay "$s" "$t" 2>&1 | tail -1 | tee -a "$OUT/cost.md"
+  for u in ${UNMAPS:-on off}; do
+    echo "== slack $s, background unmap $u" | tee -a "$OUT/cost.md"
+    for t in ${TRACES:-live_moe live_bert_varlen live_lora_llama live_llama_serving live_convnext}; do
+      VRAMKIT_BACKGROUND_UNMAP=$u replay "$s" "$t" 2>&1 | tail -1 | tee -a "$OUT/cost.md"
+    done
   done
 done
 NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys 2>/dev/null | head -1)

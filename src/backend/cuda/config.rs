@@ -39,6 +39,12 @@ pub struct CudaConfig {
     /// the memory below it: a small live set is followed in small pages, and a large one in
     /// fewer driver calls. `false`: [`page_size`](Self::page_size) everywhere.
     pub page_growth: bool,
+    /// Whether pages a segment gives back, and the old places of pages moved, are unmapped by
+    /// a thread of the backend (default): `cuMemUnmap` and `cuMemRelease` (about 30 µs a page)
+    /// then cost an allocation nothing, and the device gets the memory back a moment later
+    /// (at once where a trim, a read of the device's free memory or a refused `cuMemCreate`
+    /// asks). `false`: unmapped inside the call that gives them back.
+    pub background_unmap: bool,
 }
 
 impl CudaConfig {
@@ -53,6 +59,7 @@ impl Default for CudaConfig {
             vendor_blas: true,
             page_size: 0,
             page_growth: true,
+            background_unmap: true,
         }
     }
 }

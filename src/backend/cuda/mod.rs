@@ -26,6 +26,7 @@ mod segment;
 mod shutdown;
 mod submissions;
 mod unmap;
+mod unmapper;
 
 use std::sync::OnceLock;
 
@@ -82,6 +83,9 @@ pub struct CudaBackend {
     vmm: Option<segment::Vmm>,
     /// Other devices met in copies, and whether they reach this one directly (`peer.rs`).
     peers: std::sync::Mutex<Vec<(sys::CUdevice, bool)>>,
+    /// Unmaps in the background ([`CudaConfig::background_unmap`]); joined before the context
+    /// is released.
+    unmapper: Option<unmapper::Unmapper>,
     device: Device,
 }
 
@@ -165,6 +169,8 @@ unsafe impl Storage for CudaBackend {
 
     fn memory_info(&self) -> Option<MemoryInfo> {
         self.device.bind().ok()?;
+        // Memory given back in the background counts as free once it is.
+        self.drain_unmaps();
         let (free, total) = cu::mem_get_info().ok()?;
         Some(MemoryInfo {
             total: total as u64,
@@ -402,6 +408,10 @@ unsafe impl Storage for CudaBackend {
 
     fn device_address(&self, block: &CudaBlock) -> Option<u64> {
         Some(block.device_ptr())
+    }
+
+    fn finish_unmaps(&self) {
+        self.drain_unmaps();
     }
 
     fn foreign_streams(&self) -> bool {

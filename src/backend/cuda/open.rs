@@ -7,7 +7,7 @@ use cudarc::driver::sys::CUdevice_attribute as Attr;
 
 use super::driver::{self, Device};
 use super::submissions::Submissions;
-use super::{config, marks, CudaBackend, CudaConfig, Stream};
+use super::{config, marks, unmapper, CudaBackend, CudaConfig, Stream};
 use crate::backend::{DeferredError, DeviceInfo};
 use crate::types::error::{Error, Result};
 
@@ -77,6 +77,8 @@ impl CudaBackend {
             ),
             device_type: if integrated { "integrated" } else { "discrete" }.into(),
         };
+        let unmapper = (config.background_unmap && vmm.is_some())
+            .then(|| unmapper::Unmapper::new(device.ctx, stream, ordinal));
         Ok(Self {
             blas: OnceLock::new(),
             vendor_blas: config.vendor_blas,
@@ -92,6 +94,7 @@ impl CudaBackend {
             managed,
             vmm,
             peers: std::sync::Mutex::new(Vec::new()),
+            unmapper,
             device,
         })
     }

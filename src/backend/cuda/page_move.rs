@@ -3,7 +3,12 @@
 //! (one `cuMemUnmap` for the range, a `cuMemMap` of the same handle per page, one
 //! `cuMemSetAccess`). Memory held stays the
 //! same; the `cuMemRelease` and `cuMemCreate` of giving pages back and mapping new ones are
-//! saved.
+//! saved. With the unmapping thread ([`CudaConfig::background_unmap`]) the pages are first
+//! mapped at the destination, their old mappings kept (the driver lets one allocation be
+//! mapped at two addresses), and the old mappings go to the thread: the move costs the new
+//! mappings and their access alone.
+//!
+//! [`CudaConfig::background_unmap`]: super::CudaConfig::background_unmap
 
 use cudarc::driver::sys;
 
@@ -88,6 +93,10 @@ impl CudaBackend {
             }
             return Err(e);
         }
+        if self.unmapper.is_some() {
+            // SAFETY: as this function's; the stream is idle.
+            return unsafe { self.alias_pages(src, taken, dst, from, to, size) };
+        }
         // SAFETY: mapped pages of the source, adjacent (whole pages of one range), used by no
         // unfinished work (the caller's promise) and out of its list; the stream is idle.
         let unmapped = unsafe { unmap_all(src.ptr, &taken) };
@@ -142,6 +151,78 @@ impl CudaBackend {
                 self.record_err("cuMemRelease", e);
             }
         }
+        Err(e)
+    }
+
+    /// A move with the unmapping thread: each page's memory is mapped at the destination while
+    /// its old mapping stays (one allocation may be mapped at two addresses), and the old
+    /// mappings are queued for the thread, so that the move costs the new mappings alone.
+    /// On failure the destination is unmapped again and the source's pages are given back.
+    ///
+    /// # Safety
+    /// 1. `taken` are the source's mappings of `from .. from + size`, out of its list, used by
+    ///    no unfinished work; the destination range is unmapped; the stream is idle.
+    unsafe fn alias_pages(
+        &self,
+        src: &CudaBlock,
+        taken: Vec<Mapping>,
+        dst: &CudaBlock,
+        from: u64,
+        to: u64,
+        size: u64,
+    ) -> Result<()> {
+        let Some(d) = &dst.segment else {
+            return Err(super::segment::not_a_segment());
+        };
+        let Some(u) = &self.unmapper else {
+            return Err(super::segment::not_a_segment());
+        };
+        // Pages given back at the destination may still wait for the thread.
+        self.before_map(dst.ptr + to..dst.ptr + to + size);
+        let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
+        let mut failed = None;
+        for m in &taken {
+            let at = to + (m.offset - from);
+            // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and is
+            // unmapped, nothing queued there (waited for above); the handle holds `m.size`
+            // bytes and may be mapped a second time.
+            if let Err(e) =
+                unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
+            {
+                failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
+                break;
+            }
+            placed.push(Mapping {
+                handle: m.handle,
+                offset: at,
+                size: m.size,
+            });
+        }
+        if failed.is_none() {
+            let peers = lock(&d.peers).clone();
+            if let Err(e) = self.set_access(dst.ptr + to, size, &peers) {
+                failed = Some(e);
+            }
+        }
+        let Some(e) = failed else {
+            lock(&d.mappings).extend(placed.into_iter().map(|m| (m.offset, m)));
+            // SAFETY: the old mappings, used by nothing (the caller's promise) and out of the
+            // source's list; the memory stays with the new ones (not released); every later
+            // mapping there waits for them.
+            let errors = unsafe { u.push(src.ptr, taken, false) };
+            self.report_unmaps(errors);
+            return Ok(());
+        };
+        // SAFETY: mapped just now at the destination, used by nothing; their memory stays
+        // with the source's mappings, released below.
+        for r in unsafe { unmap_all(dst.ptr, &placed) } {
+            if let Err(e) = r {
+                self.record_err("cuMemUnmap", e);
+            }
+        }
+        // SAFETY: the source's mappings, used by nothing, out of its list: given back once.
+        let errors = unsafe { u.push(src.ptr, taken, true) };
+        self.report_unmaps(errors);
         Err(e)
     }
 }

@@ -210,6 +210,8 @@ impl CudaBackend {
         vmm: &Vmm,
         peers: &[sys::CUdevice],
     ) -> Result<Vec<Mapping>> {
+        // Ranges given back there may still wait for the unmapping thread.
+        self.before_map(ptr + from..ptr + to);
         let mut made = Vec::new();
         let mut result = Ok(());
         for page in vmm.grid.pages(from..to) {
@@ -290,9 +292,16 @@ impl CudaBackend {
         let prop = allocation_prop(self.device.dev);
         let mut handle: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: `prop` is valid and `handle` a valid out pointer.
-        unsafe { sys::cuMemCreate(&mut handle, size as usize, &prop, 0) }
-            .result()
-            .map_err(|e| self.refused("cuMemCreate", e, size, MemoryKind::Device))?;
+        let mut made = unsafe { sys::cuMemCreate(&mut handle, size as usize, &prop, 0) }.result();
+        if made.is_err_and(|e| e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+            && self.unmaps_pending()
+        {
+            // Memory given back in the background is not free yet: once it is, once more.
+            self.drain_unmaps();
+            // SAFETY: as above.
+            made = unsafe { sys::cuMemCreate(&mut handle, size as usize, &prop, 0) }.result();
+        }
+        made.map_err(|e| self.refused("cuMemCreate", e, size, MemoryKind::Device))?;
         // SAFETY: `ptr + offset .. + size` lies in this segment's reservation and is unmapped
         // (pieces are mapped at the mapped end); `handle` holds `size` bytes.
         if let Err(e) = unsafe { sys::cuMemMap(ptr + offset, size as usize, 0, handle, 0) }.result()
@@ -350,6 +359,8 @@ impl CudaBackend {
     /// # Safety
     /// 1. No unfinished work uses the segment, and it is dropped once.
     pub(super) unsafe fn drop_segment(&self, ptr: sys::CUdeviceptr, seg: &Segment) {
+        // Ranges of the segment queued for the unmapping thread go before its addresses do.
+        self.drain_unmaps();
         let mappings = std::mem::take(&mut *lock(&seg.mappings));
         if let Err(e) = self.sync_before_unmap() {
             // The stream failed: the context is lost, and its memory with it. Unmapping now
@@ -399,6 +410,18 @@ impl CudaBackend {
             return Err(Error::Internal {
                 message: format!("unmapping {offset}..{end}, which is not whole mapped pages"),
             });
+        }
+        if let Some(u) = &self.unmapper {
+            let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();
+            let taken: Vec<Mapping> = keys.iter().filter_map(|k| mappings.remove(k)).collect();
+            // SAFETY: mapped pages of the range, which nothing uses but work recorded on the
+            // stream (the caller's promise; the thread synchronises it first); they left the
+            // list, so each is released once, and every later mapping there waits for them
+            // (`map_range`, `move_segment_pages`).
+            let errors = unsafe { u.push(block.ptr, taken, true) };
+            drop(mappings);
+            self.report_unmaps(errors);
+            return Ok(());
         }
         self.sync_before_unmap()?;
         let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();

@@ -11,6 +11,8 @@ impl Drop for CudaBackend {
         if self.device.bind().is_err() {
             return;
         }
+        // Every range queued is unmapped while the stream it synchronises still exists.
+        self.drain_unmaps();
         // SAFETY: the stream is alive; waiting lets pending work finish before teardown.
         if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
             log::warn!(

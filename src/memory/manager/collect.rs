@@ -89,6 +89,7 @@ impl<B: Storage> Manager<B> {
             self.evacuate(backend, kind, Goal::All, u64::MAX)?;
         }
         self.reclaim(backend)?;
+        backend.finish_unmaps();
         let after = self.counters.reserved;
         if after > before {
             // The moves took more (a new block, pages mapped again) than the blocks and pages
