@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the device machine, after torch_bundle.sh here (carry [".device"]): the live workloads
 # under PyTorch's default allocator and under vramkit with several page sizes
-# (VRAMKIT_PAGE_SIZE; SIZE/fixed also sets VRAMKIT_PAGE_GROWTH=off: that size everywhere),
+# (VRAMKIT_PAGE_SIZE; SIZE/fixed also sets VRAMKIT_PAGE_GROWTH=off: that size everywhere;
+# a /inline suffix sets VRAMKIT_BACKGROUND_UNMAP=off: pages unmapped inside the allocation),
 # interleaved per workload so that each comparison shares the machine's state of the moment.
 # Results: $OUT/pages_<workload>_<mode>.jsonl, then one table.
 #   WORKLOADS ["moe lora_llama llama_serving bert_varlen"]  PAGES ["2MiB/fixed 2MiB 8MiB/fixed"]
@@ -16,10 +17,13 @@ for w in ${WORKLOADS:-moe lora_llama llama_serving bert_varlen}; do
     RUN_TIMEOUT=${RUN_TIMEOUT:-90} bash benches/torch/run_all.sh "$OUT/pages_${w}_default.jsonl" \
     | grep -E "^-- "
   for p in ${PAGES:-2MiB/fixed 2MiB 8MiB/fixed}; do
-    growth=on; case $p in */fixed) growth=off ;; esac
-    VRAMKIT_PAGE_SIZE=${p%/fixed} VRAMKIT_PAGE_GROWTH=$growth WORKLOADS=$w MODES=vramkit \
+    growth=on; case $p in */fixed*) growth=off ;; esac
+    unmap=on; case $p in */inline) unmap=off ;; esac
+    size=${p%%/*}
+    VRAMKIT_PAGE_SIZE=$size VRAMKIT_PAGE_GROWTH=$growth VRAMKIT_BACKGROUND_UNMAP=$unmap \
+      WORKLOADS=$w MODES=vramkit \
       STEPS=$STEPS MAXBATCH_WORKLOADS= BUDGET_S=200 RUN_TIMEOUT=${RUN_TIMEOUT:-90} \
-      bash benches/torch/run_all.sh "$OUT/pages_${w}_${p%/fixed}_$growth.jsonl" | grep -E "^-- "
+      bash benches/torch/run_all.sh "$OUT/pages_${w}_${size}_${growth}_$unmap.jsonl" | grep -E "^-- "
   done
   # The table so far, should a later workload not finish in the call's time.
   python3 benches/torch/pages_table.py "$OUT"/pages_*.jsonl >"$OUT/pages.md"

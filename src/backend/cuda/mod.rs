@@ -20,6 +20,7 @@ mod host_copy;
 mod kernel;
 mod marks;
 mod open;
+mod page_map;
 mod page_move;
 mod peer;
 mod segment;

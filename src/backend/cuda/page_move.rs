@@ -107,35 +107,8 @@ impl CudaBackend {
             }
             return Err(self.fail("cuMemUnmap", e));
         }
-        let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
-        let mut failed = None;
-        let mut pages = taken.into_iter();
-        for m in pages.by_ref() {
-            let at = to + (m.offset - from);
-            // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and is
-            // unmapped (checked above); the handle holds `m.size` bytes, now unmapped.
-            if let Err(e) =
-                unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
-            {
-                // SAFETY: the handle is mapped nowhere and released once.
-                if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
-                    self.record_err("cuMemRelease", e);
-                }
-                failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
-                break;
-            }
-            placed.push(Mapping {
-                handle: m.handle,
-                offset: at,
-                size: m.size,
-            });
-        }
-        if failed.is_none() {
-            let peers = lock(&d.peers).clone();
-            if let Err(e) = self.set_access(dst.ptr + to, size, &peers) {
-                failed = Some(e);
-            }
-        }
+        // SAFETY: the handles are unmapped from the source; the destination is unmapped.
+        let (placed, failed) = unsafe { self.map_handles(&taken, dst, from, to, size) };
         let Some(e) = failed else {
             lock(&d.mappings).extend(placed.into_iter().map(|m| (m.offset, m)));
             return Ok(());
@@ -145,13 +118,54 @@ impl CudaBackend {
         if let Err(e) = unsafe { release_all(dst.ptr, &placed) } {
             self.record_err("cuMemUnmap", e);
         }
-        for m in pages {
+        for m in &taken[placed.len()..] {
             // SAFETY: unmapped from the source above and mapped nowhere; released once.
             if let Err(e) = unsafe { sys::cuMemRelease(m.handle) }.result() {
                 self.record_err("cuMemRelease", e);
             }
         }
         Err(e)
+    }
+
+    /// Maps the handles of `taken` (the source's mappings of `from .. from + size`) at
+    /// `to ..` of `dst`, then gives the range the segment's access. Returns the mappings made
+    /// and, where one failed, the error (the mappings from `placed.len()` on are not made).
+    ///
+    /// # Safety
+    /// 1. The destination range is unmapped, with nothing queued for the unmapping thread, and
+    ///    whole pages of the sizes of `taken`'s.
+    unsafe fn map_handles(
+        &self,
+        taken: &[Mapping],
+        dst: &CudaBlock,
+        from: u64,
+        to: u64,
+        size: u64,
+    ) -> (Vec<Mapping>, Option<Error>) {
+        let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
+        for m in taken {
+            let at = to + (m.offset - from);
+            // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and is
+            // unmapped (the caller's promise); the handle holds `m.size` bytes.
+            if let Err(e) =
+                unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
+            {
+                let e = self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device);
+                return (placed, Some(e));
+            }
+            placed.push(Mapping {
+                handle: m.handle,
+                offset: at,
+                size: m.size,
+            });
+        }
+        let peers = dst
+            .segment
+            .as_ref()
+            .map(|d| lock(&d.peers).clone())
+            .unwrap_or_default();
+        let failed = self.set_access(dst.ptr + to, size, &peers).err();
+        (placed, failed)
     }
 
     /// A move with the unmapping thread: each page's memory is mapped at the destination while
@@ -179,31 +193,9 @@ impl CudaBackend {
         };
         // Pages given back at the destination may still wait for the thread.
         self.before_map(dst.ptr + to..dst.ptr + to + size);
-        let mut placed: Vec<Mapping> = Vec::with_capacity(taken.len());
-        let mut failed = None;
-        for m in &taken {
-            let at = to + (m.offset - from);
-            // SAFETY: `dst.ptr + at .. + m.size` lies in the destination's reservation and is
-            // unmapped, nothing queued there (waited for above); the handle holds `m.size`
-            // bytes and may be mapped a second time.
-            if let Err(e) =
-                unsafe { sys::cuMemMap(dst.ptr + at, m.size as usize, 0, m.handle, 0) }.result()
-            {
-                failed = Some(self.refused("cuMemMap", e, m.size, crate::MemoryKind::Device));
-                break;
-            }
-            placed.push(Mapping {
-                handle: m.handle,
-                offset: at,
-                size: m.size,
-            });
-        }
-        if failed.is_none() {
-            let peers = lock(&d.peers).clone();
-            if let Err(e) = self.set_access(dst.ptr + to, size, &peers) {
-                failed = Some(e);
-            }
-        }
+        // SAFETY: the destination is unmapped with nothing queued there (waited for above);
+        // each handle may be mapped a second time while its source mapping stays.
+        let (placed, failed) = unsafe { self.map_handles(&taken, dst, from, to, size) };
         let Some(e) = failed else {
             lock(&d.mappings).extend(placed.into_iter().map(|m| (m.offset, m)));
             // SAFETY: the old mappings, used by nothing (the caller's promise) and out of the

@@ -202,7 +202,7 @@ impl CudaBackend {
     /// Maps new physical memory over `ptr + from .. ptr + to` (both page boundaries),
     /// read-write for this device and `peers`, one page a piece (a `cuMemCreate` each) and one
     /// `cuMemSetAccess`. Nothing is left mapped on failure.
-    fn map_range(
+    pub(super) fn map_range(
         &self,
         ptr: sys::CUdeviceptr,
         from: u64,
@@ -379,96 +379,6 @@ impl CudaBackend {
         if let Err(e) = unsafe { sys::cuMemAddressFree(ptr, seg.reserved as usize) }.result() {
             self.record_err("cuMemAddressFree", e);
         }
-    }
-
-    /// Gives back the pages of `offset .. offset + size` of a segment, keeping the addresses.
-    ///
-    /// # Safety
-    /// 1. The range is whole pages of the segment, all mapped, which no unfinished work uses.
-    pub(super) unsafe fn unmap_segment_pages(
-        &self,
-        block: &CudaBlock,
-        offset: u64,
-        size: u64,
-    ) -> Result<()> {
-        let Some(seg) = &block.segment else {
-            return Err(not_a_segment());
-        };
-        self.enter()?;
-        let mut mappings = lock(&seg.mappings);
-        let end = offset + size;
-        let whole = mappings.get(&offset).is_some()
-            && mappings
-                .range(offset..end)
-                .map(|(_, m)| m.size)
-                .sum::<u64>()
-                == size
-            && mappings
-                .range(offset..end)
-                .all(|(_, m)| m.offset + m.size <= end);
-        if !whole {
-            return Err(Error::Internal {
-                message: format!("unmapping {offset}..{end}, which is not whole mapped pages"),
-            });
-        }
-        if let Some(u) = &self.unmapper {
-            let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();
-            let taken: Vec<Mapping> = keys.iter().filter_map(|k| mappings.remove(k)).collect();
-            // SAFETY: mapped pages of the range, which nothing uses but work recorded on the
-            // stream (the caller's promise; the thread synchronises it first); they left the
-            // list, so each is released once, and every later mapping there waits for them
-            // (`map_range`, `move_segment_pages`).
-            let errors = unsafe { u.push(block.ptr, taken, true) };
-            drop(mappings);
-            self.report_unmaps(errors);
-            return Ok(());
-        }
-        self.sync_before_unmap()?;
-        let keys: Vec<u64> = mappings.range(offset..end).map(|(&k, _)| k).collect();
-        let taken: Vec<Mapping> = keys.iter().filter_map(|k| mappings.remove(k)).collect();
-        // SAFETY: mapped pages of the range, which nothing uses (the caller's promise); the
-        // stream is idle; they left the list, so each is released once.
-        if let Err(e) = unsafe { release_all(block.ptr, &taken) } {
-            self.record_err("cuMemUnmap", e);
-        }
-        Ok(())
-    }
-
-    /// Maps new memory behind `offset .. offset + size` of a segment, whose pages were given
-    /// back.
-    ///
-    /// # Safety
-    /// 1. The range is whole pages of the segment, none of them mapped.
-    pub(super) unsafe fn map_segment_pages(
-        &self,
-        block: &CudaBlock,
-        offset: u64,
-        size: u64,
-    ) -> Result<()> {
-        let (Some(vmm), Some(seg)) = (&self.vmm, &block.segment) else {
-            return Err(not_a_segment());
-        };
-        self.enter()?;
-        let mut mappings = lock(&seg.mappings);
-        let end = offset + size;
-        if !vmm.grid.is_boundary(offset) || !vmm.grid.is_boundary(end) {
-            return Err(Error::Internal {
-                message: format!("mapping {offset}..{end}, which is not whole pages"),
-            });
-        }
-        if mappings
-            .range(..end)
-            .next_back()
-            .is_some_and(|(_, m)| m.offset + m.size > offset)
-        {
-            return Err(Error::Internal {
-                message: format!("mapping {offset}..{end}, which holds mapped pages"),
-            });
-        }
-        let peers = lock(&seg.peers).clone();
-        let made = self.map_range(block.ptr, offset, end, vmm, &peers)?;
-        mappings.extend(made.into_iter().map(|m| (m.offset, m)));
-        Ok(())
     }
 
     /// Waits for everything on the stream: unmapping is not ordered with the stream, and the

@@ -150,21 +150,17 @@ impl Unmapper {
 
     /// Waits until no queued job meets the device addresses `r`; returns the driver's errors.
     pub(super) fn wait_for(&self, r: Range<u64>) -> Vec<(&'static str, DriverError)> {
-        let mut q = lock(&self.shared.queue);
-        while q.meets(&r) {
-            q = self
-                .shared
-                .changed
-                .wait(q)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-        std::mem::take(&mut q.errors)
+        self.wait_until(|q| !q.meets(&r))
     }
 
     /// Waits until every queued job is done; returns the driver's errors.
     pub(super) fn flush(&self) -> Vec<(&'static str, DriverError)> {
+        self.wait_until(Queue::idle)
+    }
+
+    fn wait_until(&self, done: impl Fn(&Queue) -> bool) -> Vec<(&'static str, DriverError)> {
         let mut q = lock(&self.shared.queue);
-        while !q.idle() {
+        while !done(&q) {
             q = self
                 .shared
                 .changed

@@ -396,16 +396,20 @@ mod tests {
         assert_eq!(u.bytes, 1);
     }
 
-    /// Adding and taking ranges agrees with a map of every byte.
-    #[test]
-    fn take_matches_a_byte_map() {
-        let mut seed = 0x2545_f491_u64;
-        let mut next = |n: u64| {
+    /// A seeded xorshift: numbers below `n`.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed % n
-        };
+        }
+    }
+
+    /// Adding and taking ranges agrees with a map of every byte.
+    #[test]
+    fn take_matches_a_byte_map() {
+        let mut next = xorshift(0x2545_f491_u64);
         for _ in 0..300 {
             let mut u = Unmapped::default();
             let mut map = [false; 64];
@@ -444,13 +448,7 @@ mod tests {
     /// unit offset (ranges and sizes on a grid of 4-byte pages, 1-byte units).
     #[test]
     fn least_window_matches_every_offset() {
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x9e37_79b9_u64);
         for _ in 0..500 {
             let mut u = Unmapped::default();
             let mut at = next(8) * 4;
