@@ -135,11 +135,11 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
-    /// Waits until the memory that [`unmap_pages`](Storage::unmap_pages),
-    /// [`move_pages`](Storage::move_pages) and shrinks gave back has reached the device, where
-    /// the backend gives it back in the background (the CUDA backend's unmapping thread); a
-    /// no-op elsewhere. The memory manager calls it at the end of a trim, so that memory
-    /// trimmed is free for other programs when the trim returns.
+    /// Waits until the pages that [`unmap_pages`](Storage::unmap_pages) gave back, and those
+    /// [`move_pages`](Storage::move_pages) left, are unmapped, where the backend unmaps them in
+    /// the background (the CUDA backend's unmapping thread); a no-op elsewhere. The memory
+    /// manager calls it when it reclaims memory under pressure and in a trim, so that the
+    /// device has the memory before it is asked again, and other programs when a trim returns.
     fn finish_unmaps(&self) {}
 
     /// Puts memory back behind `offset .. offset + size` of a block whose pages were given back

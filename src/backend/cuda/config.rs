@@ -41,9 +41,10 @@ pub struct CudaConfig {
     pub page_growth: bool,
     /// Whether pages a segment gives back, and the old places of pages moved, are unmapped by
     /// a thread of the backend (default): `cuMemUnmap` and `cuMemRelease` (about 30 µs a page)
-    /// then cost an allocation nothing, and the device gets the memory back a moment later
-    /// (at once where a trim, a read of the device's free memory or a refused `cuMemCreate`
-    /// asks). `false`: unmapped inside the call that gives them back.
+    /// leave the allocation's path (a mapping at the same addresses waits for them), and the
+    /// device gets the memory back a moment later (at once where a trim, the memory manager
+    /// under pressure, a read of the device's free memory or a refused `cuMemCreate` asks).
+    /// `false`: unmapped inside the call that gives them back.
     pub background_unmap: bool,
 }
 

@@ -6,14 +6,16 @@
 //! saved. With the unmapping thread ([`CudaConfig::background_unmap`]) the pages are first
 //! mapped at the destination, their old mappings kept (the driver lets one allocation be
 //! mapped at two addresses), and the old mappings go to the thread: the move costs the new
-//! mappings and their access alone.
+//! mappings, their access and the wait for vramkit's own stream (work recorded there, such as
+//! a growth's clear, may still write the pages), and no unmapping.
 //!
 //! [`CudaConfig::background_unmap`]: super::CudaConfig::background_unmap
 
 use cudarc::driver::sys;
 
-use super::segment::Mapping;
+use super::segment::{Mapping, Segment};
 use super::unmap::{release_all, unmap_all};
+use super::unmapper::Unmapper;
 use super::{CudaBackend, CudaBlock};
 use crate::types::error::{Error, Result};
 use crate::types::lock;
@@ -93,9 +95,10 @@ impl CudaBackend {
             }
             return Err(e);
         }
-        if self.unmapper.is_some() {
+        if let Some(u) = &self.unmapper {
             // SAFETY: as this function's; the stream is idle.
-            return unsafe { self.alias_pages(src, taken, dst, from, to, size) };
+            let at = Span { from, to, size };
+            return unsafe { self.alias_pages(u, (src, dst, d), taken, at) };
         }
         // SAFETY: mapped pages of the source, adjacent (whole pages of one range), used by no
         // unfinished work (the caller's promise) and out of its list; the stream is idle.
@@ -170,27 +173,20 @@ impl CudaBackend {
 
     /// A move with the unmapping thread: each page's memory is mapped at the destination while
     /// its old mapping stays (one allocation may be mapped at two addresses), and the old
-    /// mappings are queued for the thread, so that the move costs the new mappings alone.
-    /// On failure the destination is unmapped again and the source's pages are given back.
+    /// mappings are queued for the thread, so that the move costs the new mappings (and the
+    /// wait for vramkit's own stream before it) but no unmapping. On failure the destination is
+    /// unmapped again and the source's pages are given back.
     ///
     /// # Safety
     /// 1. `taken` are the source's mappings of `from .. from + size`, out of its list, used by
     ///    no unfinished work; the destination range is unmapped; the stream is idle.
     unsafe fn alias_pages(
         &self,
-        src: &CudaBlock,
+        u: &Unmapper,
+        (src, dst, d): (&CudaBlock, &CudaBlock, &Segment),
         taken: Vec<Mapping>,
-        dst: &CudaBlock,
-        from: u64,
-        to: u64,
-        size: u64,
+        Span { from, to, size }: Span,
     ) -> Result<()> {
-        let Some(d) = &dst.segment else {
-            return Err(super::segment::not_a_segment());
-        };
-        let Some(u) = &self.unmapper else {
-            return Err(super::segment::not_a_segment());
-        };
         // Pages given back at the destination may still wait for the thread.
         self.before_map(dst.ptr + to..dst.ptr + to + size);
         // SAFETY: the destination is unmapped with nothing queued there (waited for above);
@@ -217,4 +213,12 @@ impl CudaBackend {
         self.report_unmaps(errors);
         Err(e)
     }
+}
+
+/// Where a move's pages come from and go to, in their segments, and how many bytes.
+#[derive(Clone, Copy)]
+struct Span {
+    from: u64,
+    to: u64,
+    size: u64,
 }

@@ -294,7 +294,7 @@ impl CudaBackend {
         // SAFETY: `prop` is valid and `handle` a valid out pointer.
         let mut made = unsafe { sys::cuMemCreate(&mut handle, size as usize, &prop, 0) }.result();
         if made.is_err_and(|e| e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)
-            && self.unmaps_pending()
+            && self.unmapper.is_some()
         {
             // Memory given back in the background is not free yet: once it is, once more.
             self.drain_unmaps();

@@ -11,8 +11,13 @@ impl Drop for CudaBackend {
         if self.device.bind().is_err() {
             return;
         }
-        // Every range queued is unmapped while the stream it synchronises still exists.
-        self.drain_unmaps();
+        // Every range queued is unmapped, and the thread stops, while the stream it waits for
+        // still exists.
+        if let Some(u) = self.unmapper.take() {
+            for (op, e) in u.flush() {
+                log::warn!("vramkit: {op} failed at drop: {}", driver::describe(e));
+            }
+        }
         // SAFETY: the stream is alive; waiting lets pending work finish before teardown.
         if let Err(e) = unsafe { cu::stream::synchronize(self.stream.0) } {
             log::warn!(

@@ -9,10 +9,14 @@
 //!   until the thread is done with it.
 //! - Before anything is mapped at an address, every queued range that meets it is waited for
 //!   ([`Unmapper::wait_for`]): an address is never mapped twice.
-//! - Before a segment's address range is freed, and before the driver's free memory is read or
-//!   a refused `cuMemCreate` is tried again, the queue is drained ([`Unmapper::flush`]).
-//! - The thread synchronises the backend's stream before each job: work recorded there before
-//!   the job (a growth's clear) finishes before its pages go.
+//! - Before a segment's address range is freed, before the driver's free memory is read, a
+//!   refused `cuMemCreate` is tried again or the memory manager reclaims memory under pressure,
+//!   and before the backend's stream goes, the queue is drained ([`Unmapper::flush`]).
+//! - The thread synchronises the backend's stream before each job (the whole stream: work
+//!   recorded after the job waits too, off the allocation's path): work recorded there before
+//!   the job (a growth's clear) finishes before its pages go. Where the wait fails with an
+//!   error the context survives, the job is tried again a little later; where the context is
+//!   lost, its memory goes with it and the job is dropped.
 //! - The driver's errors come back to the backend at its next call into the queue, as errors
 //!   of calls that return none do.
 
@@ -170,11 +174,6 @@ impl Unmapper {
         std::mem::take(&mut q.errors)
     }
 
-    /// Whether jobs are queued or running.
-    pub(super) fn busy(&self) -> bool {
-        !lock(&self.shared.queue).idle()
-    }
-
     fn take_errors(&self) -> Vec<(&'static str, DriverError)> {
         std::mem::take(&mut lock(&self.shared.queue).errors)
     }
@@ -240,18 +239,18 @@ impl CudaBackend {
             self.report_unmaps(u.flush());
         }
     }
-
-    /// Whether ranges wait to be unmapped (memory the device will get back).
-    pub(super) fn unmaps_pending(&self) -> bool {
-        self.unmapper.as_ref().is_some_and(Unmapper::busy)
-    }
 }
+
+/// How often the thread tries a job again whose stream wait failed with an error the context
+/// survives, a millisecond apart, before it reports the error and leaves the job's memory
+/// mapped (the stream may still run work on it).
+const SYNC_TRIES: u32 = 200;
 
 /// The thread: runs jobs in order until told to stop with none left.
 fn run(shared: &Shared, handles: Handles) {
     let bound = {
-        // SAFETY: the context is retained by the backend, which joins this thread before it
-        // releases the context.
+        // SAFETY: the context is retained by the backend, which drops the unmapper (joining
+        // this thread) before it releases the context.
         unsafe { sys::cuCtxSetCurrent(handles.ctx) }.result()
     };
     loop {
@@ -266,11 +265,20 @@ fn run(shared: &Shared, handles: Handles) {
         drop(q);
         let errors = match bound {
             Err(e) => vec![("cuCtxSetCurrent", e)],
-            Ok(()) => {
-                // SAFETY: see `push`: nothing uses the mappings but work recorded on the stream
-                // before the job, waited for here; each is unmapped (and released) once.
+            // A panic (a driver entry point missing) must not leave the job running forever:
+            // every wait for it would hang.
+            Ok(()) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: see `push`: nothing uses the mappings but work recorded on the
+                // stream before the job, waited for here; each is unmapped (and released)
+                // once.
                 unsafe { execute(&job, handles.stream) }
-            }
+            }))
+            .unwrap_or_else(|_| {
+                vec![(
+                    "cuMemUnmap",
+                    DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED),
+                )]
+            }),
         };
         let mut q = lock(&shared.queue);
         q.running = None;
@@ -280,17 +288,27 @@ fn run(shared: &Shared, handles: Handles) {
     }
 }
 
-/// Synchronises the stream, then unmaps (and releases) the job's mappings.
+/// Waits for the stream, then unmaps (and releases) the job's mappings.
 ///
 /// # Safety
 /// As [`Unmapper::push`].
 unsafe fn execute(job: &Job, stream: sys::CUstream) -> Vec<(&'static str, DriverError)> {
-    // SAFETY: the stream is alive while the backend is, and the backend joins this thread
-    // before it destroys the stream.
-    if let Err(e) = unsafe { sys::cuStreamSynchronize(stream) }.result() {
-        // The stream failed: the context is lost, and its memory with it. Unmapping now could
-        // pull memory from under work that did not finish.
-        return vec![("cuStreamSynchronize", e)];
+    let mut tries = 0;
+    loop {
+        // SAFETY: the stream is alive while the backend is, and the backend drops the
+        // unmapper (draining the queue, joining this thread) before it destroys the stream.
+        match unsafe { sys::cuStreamSynchronize(stream) }.result() {
+            Ok(()) => break,
+            // An error the context survives (a capture elsewhere that forbids the wait):
+            // later, once more.
+            Err(e) if !super::driver::is_sticky(e) && tries < SYNC_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // The context is lost, and its memory with it; or the wait keeps failing. Unmapping
+            // now could pull memory from under work that did not finish.
+            Err(e) => return vec![("cuStreamSynchronize", e)],
+        }
     }
     if job.release {
         // SAFETY: the caller's promise; the stream is idle.

@@ -75,6 +75,8 @@ impl<B: Storage> Manager<B> {
             self.shrink_segments(backend, kind, 0)?;
             self.unmap_free_pages(backend, kind, u64::MAX, None, true)?;
         }
+        // Under pressure the memory given back must be free before the device is asked again.
+        backend.finish_unmaps();
         Ok(had_pending || self.counters.reserved < before)
     }
 
@@ -89,7 +91,6 @@ impl<B: Storage> Manager<B> {
             self.evacuate(backend, kind, Goal::All, u64::MAX)?;
         }
         self.reclaim(backend)?;
-        backend.finish_unmaps();
         let after = self.counters.reserved;
         if after > before {
             // The moves took more (a new block, pages mapped again) than the blocks and pages

@@ -101,7 +101,7 @@ impl Unmapped {
     fn take(&mut self, w: Range<u64>) -> Vec<Range<u64>> {
         let first = self.ranges.partition_point(|x| x.end <= w.start);
         let last = first + self.ranges[first..].partition_point(|x| x.start < w.end);
-        if first == last {
+        if first == last || w.start >= w.end {
             return Vec::new();
         }
         let head = self.ranges[first].start..w.start;
