@@ -446,23 +446,27 @@ fn cuda_pages_of_a_chosen_size_follow_the_live_set() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Pages unmapped inside the call that gives them back (`CudaConfig::background_unmap` off),
-/// as against the default's unmapping thread above: the same churn, data intact.
+/// Pages unmapped by the backend's thread and inside the call that gives them back
+/// (`CudaConfig::background_unmap` on and off, whatever the default): the same churn, data
+/// intact.
 #[cfg(feature = "cuda")]
 #[test]
-fn cuda_pages_unmapped_inline_follow_the_live_set() -> anyhow::Result<()> {
+fn cuda_pages_unmapped_in_the_background_or_inline_follow_the_live_set() -> anyhow::Result<()> {
     use vramkit::backend::cuda::{CudaBackend, CudaConfig};
-    let Some((probe, grid)) = cuda_following("cuda_pages_unmapped_inline") else {
+    let Some((probe, grid)) = cuda_following("cuda_pages_unmapped_in_the_background") else {
         return Ok(());
     };
     drop(probe);
-    let config = CudaConfig {
-        background_unmap: false,
-        ..Default::default()
-    };
-    let ctx = Context::with_backend(
-        CudaBackend::with_config(0, config)?,
-        common::with_env(following()),
-    );
-    cuda_churn(&ctx, grid.base(), 4)
+    for (seed, background_unmap) in [(4, true), (5, false)] {
+        let config = CudaConfig {
+            background_unmap,
+            ..Default::default()
+        };
+        let ctx = Context::with_backend(
+            CudaBackend::with_config(0, config)?,
+            common::with_env(following()),
+        );
+        cuda_churn(&ctx, grid.base(), seed)?;
+    }
+    Ok(())
 }
