@@ -41,11 +41,12 @@
  *                              2 GiB of a segment, 4 MiB to 4 GiB, ...), at most
  *                              1/512 of the memory below; "off": the page
  *                              size everywhere
- *   VRAMKIT_BACKGROUND_UNMAP   "on" (the default): pages given back, and the old
+ *   VRAMKIT_BACKGROUND_UNMAP   "on": pages given back, and the old
  *                              places of pages moved, are unmapped by a thread
  *                              of the library, off the allocation's path (the
  *                              device gets the memory back a moment later, at
- *                              once on trim); "off": inside the call
+ *                              once on trim); "off" (the default): inside
+ *                              the call
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or

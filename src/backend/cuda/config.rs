@@ -40,11 +40,12 @@ pub struct CudaConfig {
     /// fewer driver calls. `false`: [`page_size`](Self::page_size) everywhere.
     pub page_growth: bool,
     /// Whether pages a segment gives back, and the old places of pages moved, are unmapped by
-    /// a thread of the backend (default): `cuMemUnmap` and `cuMemRelease` (about 30 µs a page)
+    /// a thread of the backend: `cuMemUnmap` and `cuMemRelease` (about 30 µs a page)
     /// leave the allocation's path (a mapping at the same addresses waits for them), and the
     /// device gets the memory back a moment later (at once where a trim, the memory manager
     /// under pressure, a read of the device's free memory or a refused `cuMemCreate` asks).
-    /// `false`: unmapped inside the call that gives them back.
+    /// `false` (default, until it has been measured on live workloads): unmapped inside the
+    /// call that gives them back.
     pub background_unmap: bool,
 }
 
@@ -60,7 +61,7 @@ impl Default for CudaConfig {
             vendor_blas: true,
             page_size: 0,
             page_growth: true,
-            background_unmap: true,
+            background_unmap: false,
         }
     }
 }
