@@ -44,8 +44,7 @@ pub struct CudaConfig {
     /// leave the allocation's path (a mapping at the same addresses waits for them), and the
     /// device gets the memory back a moment later (at once where a trim, the memory manager
     /// under pressure, a read of the device's free memory or a refused `cuMemCreate` asks).
-    /// `false` (default, until it has been measured on live workloads): unmapped inside the
-    /// call that gives them back.
+    /// `false` (default): unmapped inside the call that gives them back.
     pub background_unmap: bool,
 }
 
