@@ -5,7 +5,7 @@
 Each file holds runs of one workload: PyTorch's default allocator, or vramkit with the page
 size its ``vramkit_env`` names (``VRAMKIT_PAGE_SIZE``; none: the device's granularity) and
 whether pages grow with the offset (``VRAMKIT_PAGE_GROWTH``; on unless ``off``) and are
-unmapped by the library's thread (``VRAMKIT_BACKGROUND_UNMAP``; on unless ``off``).
+unmapped by the library's thread (``VRAMKIT_BACKGROUND_UNMAP``; off unless ``on``).
 Per run: peak reserved / peak allocated, median step and its ratio to the default's median of
 the same workload, malloc + free per malloc over the timed steps and the whole run, the page
 calls' and stream waits' time per malloc, and the bytes moved, given back and mapped again.
@@ -24,7 +24,7 @@ def label(r):
     env = r.get("vramkit_env") or {}
     off = ("off", "0", "false", "no")
     growth = "fixed" if env.get("VRAMKIT_PAGE_GROWTH", "on").lower() in off else "growing"
-    unmap = ", unmapped inline" if env.get("VRAMKIT_BACKGROUND_UNMAP", "on").lower() in off else ""
+    unmap = "" if env.get("VRAMKIT_BACKGROUND_UNMAP", "off").lower() in off else ", unmapping thread"
     return f"vramkit {env.get('VRAMKIT_PAGE_SIZE', 'granularity')} {growth}{unmap}"
 
 

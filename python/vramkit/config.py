@@ -147,8 +147,9 @@ def configure(
     * ``background_unmap``: ``True`` unmaps the pages given back, and the
       old places of pages moved, on a thread of the library: the driver's unmapping
       (about 30 microseconds a page) leaves the allocation's path (an allocation waits
-      for it only where it maps pages at the same addresses), and the device gets the
-      memory back a moment later (at once on :func:`trim` and under pressure).
+      for it where it maps pages at the same addresses, and for all of it under
+      pressure or when the device refuses memory), and the device gets the memory back
+      a moment later (at once on :func:`trim`).
       ``False`` (the default): inside the allocation.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:

@@ -2,7 +2,8 @@
 # On the device machine, after torch_bundle.sh here (carry [".device"]): the live workloads
 # under PyTorch's default allocator and under vramkit with several page sizes
 # (VRAMKIT_PAGE_SIZE; SIZE/fixed also sets VRAMKIT_PAGE_GROWTH=off: that size everywhere;
-# a /inline suffix sets VRAMKIT_BACKGROUND_UNMAP=off: pages unmapped inside the allocation),
+# every entry runs with the unmapping thread (VRAMKIT_BACKGROUND_UNMAP=on) unless a /inline
+# suffix turns it off, the library's default: pages unmapped inside the allocation),
 # interleaved per workload so that each comparison shares the machine's state of the moment.
 # Results: $OUT/pages_<workload>_<mode>.jsonl, then one table.
 #   WORKLOADS ["moe lora_llama llama_serving bert_varlen"]  PAGES ["2MiB/fixed 2MiB 8MiB/fixed"]
