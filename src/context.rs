@@ -91,10 +91,11 @@ pub(crate) type KernelKey = (
     bool,
     Vec<(&'static str, u64)>,
 );
-pub(crate) type CachedKernel<K> = (
-    crate::backend::KernelSource,
-    Arc<(K, crate::signature::Signature)>,
-);
+/// A pipeline's place in the cache: built by the first thread that asks for it, while the
+/// others that ask wait for that build (a cold driver takes hundreds of milliseconds a kernel,
+/// and a build per thread would take as many cores).
+pub(crate) type KernelSlot<K> = Arc<Mutex<Option<Arc<(K, crate::signature::Signature)>>>>;
+pub(crate) type CachedKernel<K> = (crate::backend::KernelSource, KernelSlot<K>);
 pub(crate) type KernelCache<K> = Mutex<HashMap<KernelKey, CachedKernel<K>>>;
 
 /// A GPU (or host) device with a memory manager: allocate, move bytes, run kernels, release.

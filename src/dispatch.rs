@@ -7,9 +7,10 @@
 //! builds without checks of kernels made [`unchecked`](crate::backend::KernelSource::unchecked)
 //! through [`Context::dispatch_unchecked`], whose `# Safety` states what the validation owes.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::backend::{Backend, BlockRange, Constants, KernelSource};
+use crate::context::KernelSlot;
 use crate::memory::manager::Access;
 use crate::signature::Signature;
 use crate::types::error::Result;
@@ -58,6 +59,22 @@ impl From<BufferHandle> for Binding {
     }
 }
 
+/// What `slot` holds, built by `build` when it holds nothing: threads that ask while another
+/// builds wait for that build rather than making their own. A build that fails leaves the slot
+/// empty, and the next request tries again.
+fn built_once<T>(
+    slot: &Mutex<Option<Arc<T>>>,
+    build: impl FnOnce() -> Result<T>,
+) -> Result<Arc<T>> {
+    let mut built = lock(slot);
+    if let Some(k) = built.as_ref() {
+        return Ok(Arc::clone(k));
+    }
+    let k = Arc::new(build()?);
+    *built = Some(Arc::clone(&k));
+    Ok(k)
+}
+
 impl<B: Backend> Context<B> {
     pub(crate) fn kernel(
         &self,
@@ -73,16 +90,22 @@ impl<B: Backend> Context<B> {
         );
         // A label names one source at a time: a different source under a cached label (WGSL
         // reloaded at run time) is built again and replaces the old pipeline.
-        if let Some((built_from, k)) = lock(&self.kernels).get(&key) {
-            if built_from.same_code(source) {
-                return Ok(Arc::clone(k));
+        let slot = {
+            let mut kernels = lock(&self.kernels);
+            match kernels.get(&key) {
+                Some((built_from, slot)) if built_from.same_code(source) => Arc::clone(slot),
+                _ => {
+                    let slot = KernelSlot::default();
+                    kernels.insert(key, (source.clone(), Arc::clone(&slot)));
+                    slot
+                }
             }
-        }
-        let signature = Signature::of(source)?;
-        signature.check_workgroup(source, self.backend.limits())?;
-        let k = Arc::new((self.backend.compile(source, constants)?, signature));
-        lock(&self.kernels).insert(key, (source.clone(), Arc::clone(&k)));
-        Ok(k)
+        };
+        built_once(&slot, || {
+            let signature = Signature::of(source)?;
+            signature.check_workgroup(source, self.backend.limits())?;
+            Ok((self.backend.compile(source, constants)?, signature))
+        })
     }
 
     /// Records a kernel launch over whole allocations: `bindings` become storage buffers `0..n`
@@ -229,5 +252,52 @@ impl<B: Backend> Context<B> {
             }
         }
         Ok(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::built_once;
+    use crate::Error;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn threads_asking_for_one_pipeline_share_one_build() {
+        let slot = Mutex::new(None);
+        let builds = AtomicUsize::new(0);
+        let built: Vec<Arc<u32>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        built_once(&slot, || {
+                            builds.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(20));
+                            Ok(7)
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic").expect("built"))
+                .collect()
+        });
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+        assert!(built.iter().all(|k| Arc::ptr_eq(k, &built[0]) && **k == 7));
+    }
+
+    #[test]
+    fn a_failed_build_is_tried_again() {
+        let slot = Mutex::new(None);
+        let failed = built_once(&slot, || -> crate::Result<u32> {
+            Err(Error::Shader {
+                label: "k".into(),
+                message: "no".into(),
+            })
+        });
+        assert!(failed.is_err());
+        assert_eq!(*built_once(&slot, || Ok(3)).expect("built"), 3);
+        assert_eq!(*built_once(&slot, || Ok(4)).expect("built"), 3);
     }
 }

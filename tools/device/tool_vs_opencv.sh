@@ -1,13 +1,17 @@
 #!/bin/sh
 # The 4K tool against OpenCV with one process per core, over one folder of 4K JPEGs ($FRAMES,
-# default 64, made by frames.sh), default chain, JPEG out at quality 90: wall seconds for the
-# whole folder, process start included, each run on its own output folder.
+# default 64, made by frames.sh; PROCS the OpenCV process counts, default "$(nproc) 1"),
+# default chain, JPEG out at quality 90: wall seconds for the
+# whole folder, process start included, each run on its own output folder. COLD=1 empties the
+# driver's kernel caches (CUDA's ~/.nv/ComputeCache, the Vulkan driver's ~/.cache/nvidia) before
+# each backend's first run, as on a machine that never ran the tool.
 FRAMES=${FRAMES:-64}
 . .device/frames.sh
-for procs in $(nproc) 1; do
+for procs in ${PROCS:-$(nproc) 1}; do
   rm -rf /tmp/cv_out; echo "opencv processes=$procs $(python3 .device/ref/folder_opencv.py $F /tmp/cv_out $procs)"
 done
 for backend in ${BACKENDS:-cuda wgpu}; do
+  [ "${COLD:-0}" = 1 ] && rm -rf ~/.nv/ComputeCache ~/.cache/nvidia
   for run in 1 2; do
     rm -rf /tmp/vk_out
     s=$(date +%s%N)

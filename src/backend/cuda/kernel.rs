@@ -118,6 +118,7 @@ pub(super) fn compile(
         });
     }
     log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
+    let started = std::time::Instant::now();
     let mut options = defines(constants.iter().copied());
     options.extend(defines(defaulted.iter().map(|(n, v)| (n.as_str(), *v))));
     let checked = !source.is_unchecked();
@@ -148,6 +149,7 @@ pub(super) fn compile(
             }
             other => shader_error(source, format!("NVRTC failed: {other:?}")),
         })?;
+    let compiled = started.elapsed();
     let image = CString::new(ptx.to_src())
         .map_err(|_| shader_error(source, "NVRTC returned PTX with a NUL byte".into()))?;
     let entry = CString::new(source.entry())
@@ -167,6 +169,14 @@ pub(super) fn compile(
             ),
         )
     })?;
+    log::debug!(
+        "vramkit: `{}` built in {:.1} ms: NVRTC {:.1} ms, module load (the driver's compile \
+         of the PTX, or its cache) {:.1} ms",
+        source.label(),
+        started.elapsed().as_secs_f64() * 1e3,
+        compiled.as_secs_f64() * 1e3,
+        (started.elapsed() - compiled).as_secs_f64() * 1e3
+    );
     Ok(CudaKernel {
         label: source.label().into(),
         function,

@@ -25,6 +25,7 @@ pub(super) fn compile(
         "vramkit: building pipeline `{}` {constants:?}",
         source.label()
     );
+    let started = std::time::Instant::now();
     // naga's bounds checks cover a cooperative load's or store's first element, not its whole
     // tile: a safe launch could reach past its bindings through one. Only kernels made
     // `unchecked`, whose launchers promise to keep every tile inside its binding
@@ -88,6 +89,11 @@ pub(super) fn compile(
         });
     }
     let layout = pipeline.get_bind_group_layout(0);
+    log::debug!(
+        "vramkit: pipeline `{}` built in {:.1} ms",
+        source.label(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
     Ok(WgpuKernel {
         label: source.label().into(),
         pipeline,
