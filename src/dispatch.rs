@@ -96,16 +96,27 @@ impl<B: Backend> Context<B> {
                 Some((built_from, slot)) if built_from.same_code(source) => Arc::clone(slot),
                 _ => {
                     let slot = KernelSlot::default();
-                    kernels.insert(key, (source.clone(), Arc::clone(&slot)));
+                    kernels.insert(key.clone(), (source.clone(), Arc::clone(&slot)));
                     slot
                 }
             }
         };
-        built_once(&slot, || {
+        let built = built_once(&slot, || {
             let signature = Signature::of(source)?;
             signature.check_workgroup(source, self.backend.limits())?;
             Ok((self.backend.compile(source, constants)?, signature))
-        })
+        });
+        if built.is_err() {
+            // A source that does not build leaves no entry behind.
+            let mut kernels = lock(&self.kernels);
+            if kernels
+                .get(&key)
+                .is_some_and(|(_, s)| Arc::ptr_eq(s, &slot))
+            {
+                kernels.remove(&key);
+            }
+        }
+        built
     }
 
     /// Records a kernel launch over whole allocations: `bindings` become storage buffers `0..n`

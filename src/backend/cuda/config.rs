@@ -45,9 +45,9 @@ pub struct CudaConfig {
     /// device gets the memory back a moment later (at once where a trim, the memory manager
     /// under pressure, a read of the device's free memory or a refused `cuMemCreate` asks).
     /// `false` (default): unmapped inside the call that gives them back. Off by default because
-    /// the driver serialises the thread's calls with the allocating thread's: on live PyTorch
-    /// training it took at most 0.7 µs an allocation off the page calls, and slowed growths
-    /// while it ran (BENCHMARKS.md, "The unmapping thread").
+    /// it gains little: on live PyTorch training it took at most 0.7 µs an allocation off the
+    /// page calls, and on one replay the allocating thread's growths slowed while it ran
+    /// (BENCHMARKS.md, "The unmapping thread").
     pub background_unmap: bool,
 }
 

@@ -169,13 +169,14 @@ pub(super) fn compile(
             ),
         )
     })?;
+    let total = started.elapsed();
     log::debug!(
         "vramkit: `{}` built in {:.1} ms: NVRTC {:.1} ms, module load (the driver's compile \
          of the PTX, or its cache) {:.1} ms",
         source.label(),
-        started.elapsed().as_secs_f64() * 1e3,
+        total.as_secs_f64() * 1e3,
         compiled.as_secs_f64() * 1e3,
-        (started.elapsed() - compiled).as_secs_f64() * 1e3
+        total.saturating_sub(compiled).as_secs_f64() * 1e3
     );
     Ok(CudaKernel {
         label: source.label().into(),
