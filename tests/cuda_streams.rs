@@ -126,3 +126,103 @@ fn the_same_stream_reuses_at_once_without_waiting() -> anyhow::Result<()> {
     vk.interop().forget_stream(sa)?;
     Ok(())
 }
+
+/// With the unmapping thread, pages that stream A released while its kernel still writes them
+/// move to A's next request without the host waiting: A's order keeps the new kernel after the
+/// old one, and the old place is unmapped only once A passed. Checked with data: the moved
+/// pages end holding the new kernel's value, not the old one's, and the old kernel's writes
+/// to its place (unmapped later) do not fault.
+#[test]
+fn pages_a_busy_stream_released_move_to_its_next_request_without_a_wait() -> anyhow::Result<()> {
+    use vramkit::backend::cuda::{CudaBackend, CudaConfig};
+    use vramkit::memory::CompactionDesc;
+    const MIB: u64 = 1 << 20;
+    let Some(probe) = try_cuda("cuda_streams", ContextDesc::default()) else {
+        return Ok(());
+    };
+    drop(probe);
+    let config = CudaConfig {
+        background_unmap: true,
+        page_growth: false,
+        ..Default::default()
+    };
+    // As the C ABI's contexts: pages follow the live set, nothing moves allocations.
+    let desc = ContextDesc {
+        follow_live: true,
+        compaction: CompactionDesc {
+            before_growth: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let vk = vramkit::Context::with_backend(
+        CudaBackend::with_config(0, config)?,
+        common::with_env(desc),
+    );
+    let cu = CudaContext::new(0)?;
+    let a = cu.new_stream()?;
+    // SAFETY: a stream of device 0's primary context, alive until the end of the test, after
+    // the context forgot it.
+    let sa = unsafe { ForeignStream::from_raw(a.cu_stream() as u64) };
+    let module = cu.load_module(cudarc::nvrtc::compile_ptx(KERNELS)?)?;
+    let f = module.load_function("spin_then_fill")?;
+    let alloc = |mib: u64| {
+        vk.interop()
+            .alloc_on(AllocDesc::new("t", mib * 32 * MIB).uninit(), sa)
+    };
+    // [K0][W][K1][Y][K2] on A, in 32 MiB units (16 pages of 2 MiB).
+    let (k0, _) = alloc(1)?;
+    let (w, _) = alloc(8)?;
+    let (k1, _) = alloc(1)?;
+    let (y, py) = alloc(4)?;
+    let (k2, _) = alloc(1)?;
+    a.synchronize()?;
+    // W goes; a request that fits no hole grows the segment, and W's pages go back.
+    vk.release(w)?;
+    let (g, _) = alloc(9)?;
+    let before = vk.stats().pages;
+    // A's kernel spins (about 50 ms), then writes Y; Y is released behind it.
+    let n = u32::try_from(4 * 32 * MIB / 4)?;
+    let mut launch = a.launch_builder(&f);
+    launch
+        .arg(&py.address)
+        .arg(&n)
+        .arg(&0xdead_beefu32)
+        .arg(&100_000_000i64);
+    // SAFETY: `n` u32 at Y's pointer, which holds 4n bytes, released after the launch in A's
+    // order.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
+    vk.release(y)?;
+    // 6 units fit only W's place, given back: Y's pages move there.
+    let (z, pz) = alloc(6)?;
+    // SAFETY: querying a live stream.
+    let busy = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };
+    let moved = vk.stats().pages.moved_bytes - before.moved_bytes;
+    assert!(
+        moved >= 2 * 32 * MIB,
+        "Y's pages did not move ({moved} bytes moved)"
+    );
+    assert_eq!(
+        busy,
+        cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY,
+        "the allocation waited for stream A"
+    );
+    let nz = u32::try_from(6 * 32 * MIB / 4)?;
+    let mut launch = a.launch_builder(&f);
+    launch.arg(&pz.address).arg(&nz).arg(&0x600du32).arg(&0i64);
+    // SAFETY: `nz` u32 at Z's pointer, which holds 4nz bytes.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(nz)) }?;
+    a.synchronize()?;
+    let got: Vec<u32> = vk.download_vec(z)?;
+    let wrong = got.iter().filter(|&&x| x != 0x600d).count();
+    assert_eq!(
+        wrong, 0,
+        "{wrong} words of the moved pages are not the new kernel's"
+    );
+    for h in [k0, k1, k2, g, z] {
+        vk.release(h)?;
+    }
+    vk.observe().audit().check()?;
+    vk.interop().forget_stream(sa)?;
+    Ok(())
+}

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::streams::{as_the_c_abi, segments, A, B, C, IN_FLIGHT};
 use rand::{Rng, SeedableRng};
 use vramkit::backend::host::{HostBackend, HostConfig};
 use vramkit::backend::{ForeignStream, StreamRef};
@@ -22,13 +23,6 @@ fn ctx(desc: ContextDesc) -> Context<HostBackend> {
 fn desc(n: u64) -> AllocDesc {
     AllocDesc::new("t", n).uninit()
 }
-
-// SAFETY: the host backend's streams are numbers of its model.
-const A: ForeignStream = unsafe { ForeignStream::from_raw(0xa) };
-// SAFETY: as above.
-const B: ForeignStream = unsafe { ForeignStream::from_raw(0xb) };
-// SAFETY: as above.
-const C: ForeignStream = unsafe { ForeignStream::from_raw(0xc) };
 
 #[test]
 fn memory_released_on_a_stream_is_reused_at_once_on_it() -> anyhow::Result<()> {
@@ -190,21 +184,6 @@ fn random_streams_never_take_pages_a_running_stream_still_uses() -> anyhow::Resu
     Ok(())
 }
 
-/// Segments as the C ABI's: pages that follow the live set, no compaction before growth.
-fn as_the_c_abi() -> Context<HostBackend> {
-    segments(ContextDesc {
-        follow_live: true,
-        compaction: vramkit::memory::CompactionDesc {
-            before_growth: false,
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-}
-
-/// Byte the model's streams leave in memory they release while held.
-const IN_FLIGHT: u8 = 0x3c;
-
 /// A seeded random run of allocations and releases on three streams held and resumed at
 /// random, checked against the model of in-flight work: no other stream gets memory a held
 /// stream released, and with `bytes`, the released bytes stay as that stream left them
@@ -331,17 +310,6 @@ fn random_streams(ctx: &Context<HostBackend>, seed: u64, bytes: bool) -> anyhow:
     Ok(())
 }
 
-/// A context whose device blocks are segments in reserved space (stable addresses, pages that
-/// go back), as the C ABI's.
-fn segments(desc: ContextDesc) -> Context<HostBackend> {
-    let host = HostBackend::new(HostConfig {
-        reserve: Some(1 << 30),
-        page_size: 64 << 10,
-        ..Default::default()
-    });
-    Context::with_backend(host, desc)
-}
-
 #[test]
 fn memory_goes_back_to_the_device_only_after_its_stream_passed() -> anyhow::Result<()> {
     // Fixed blocks: an empty block past the threshold goes back only once A passed.
@@ -425,55 +393,5 @@ fn forgetting_a_stream_confirms_its_releases() -> anyhow::Result<()> {
     assert!(s.backend().is_held(A));
     s.release(h)?;
     s.backend().resume_stream(A);
-    Ok(())
-}
-
-/// Following the live set, free pages released before a running stream's release go back (or
-/// move) at once, and that stream's released pages stay until it passed.
-#[test]
-fn pages_released_before_a_running_stream_go_without_waiting_for_it() -> anyhow::Result<()> {
-    const MIB: u64 = 1 << 20;
-    let s = as_the_c_abi();
-    // [Z: B's, 4 MiB][K][W: A's, 4 MiB][K2][V: B's, 4 MiB][K3][X: A's, 8 MiB][K4]
-    let (z, _) = s.interop().alloc_on(desc(4 * MIB), B)?;
-    let (k, _) = s.interop().alloc_on(desc(MIB), A)?;
-    let (w, _) = s.interop().alloc_on(desc(4 * MIB), A)?;
-    let (k2, _) = s.interop().alloc_on(desc(MIB), A)?;
-    let (v, _) = s.interop().alloc_on(desc(4 * MIB), B)?;
-    let (k3, _) = s.interop().alloc_on(desc(MIB), A)?;
-    let (x, px) = s.interop().alloc_on(desc(8 * MIB), A)?;
-    let (k4, _) = s.interop().alloc_on(desc(MIB), A)?;
-    for h in [z, w, v] {
-        s.release(h)?;
-    }
-    // B and A passed those releases (nothing held them); then A runs on, over X.
-    let (t, _) = s.interop().alloc_on(desc(4096), C)?;
-    s.release(t)?;
-    s.backend().hold_stream(A);
-    // SAFETY: the host backend's address of 8 MiB the allocation owns.
-    unsafe { std::ptr::write_bytes(px.address as *mut u8, IN_FLIGHT, (8 * MIB) as usize) };
-    s.release(x)?;
-    // 9 MiB fit no hole: the segment grows past the slack over the peak, and pages go to make
-    // room: Z's, W's and V's, released before A's release, without waiting for A; not X's,
-    // the largest free range, which A may still use.
-    let (y, _) = s.interop().alloc_on(desc(9 * MIB), A)?;
-    let st = s.stats();
-    assert!(
-        st.pages.unmapped_bytes + st.pages.moved_bytes >= 4 * MIB,
-        "no free pages went: {:?}",
-        st.pages
-    );
-    assert!(s.backend().is_held(A), "the allocation waited for A");
-    // SAFETY: released, still in flight on A: reserved host memory of the segment.
-    let now = unsafe { std::slice::from_raw_parts(px.address as *const u8, (8 * MIB) as usize) };
-    assert!(
-        now.iter().all(|&b| b == IN_FLIGHT),
-        "pages A released went while A ran"
-    );
-    s.backend().resume_stream(A);
-    for h in [k, k2, k3, k4, y] {
-        s.release(h)?;
-    }
-    s.observe().audit().check()?;
     Ok(())
 }

@@ -41,12 +41,13 @@
  *                              2 GiB of a segment, 4 MiB to 4 GiB, ...), at most
  *                              1/512 of the memory below; "off": the page
  *                              size everywhere
- *   VRAMKIT_BACKGROUND_UNMAP   "on": pages given back, and the old
- *                              places of pages moved, are unmapped by a thread
- *                              of the library, off the allocation's path (the
- *                              device gets the memory back a moment later, at
- *                              once on trim); "off" (the default): inside
- *                              the call
+ *   VRAMKIT_BACKGROUND_UNMAP   "on" (the default): pages given back, and the
+ *                              old places of pages moved, are unmapped by a
+ *                              thread of the library, off the allocation's
+ *                              path (the device gets the memory back a moment
+ *                              later, at once on trim), and pages a stream
+ *                              freed move to its next request without waiting
+ *                              for it; "off": inside the call, after a wait
  * Sizes take the suffixes B, KiB, MiB, GiB, TiB, KB, MB, GB, TB.
  *
  * Streams: a stream given to vramkit_malloc, vramkit_free or

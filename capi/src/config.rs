@@ -56,7 +56,7 @@ impl Default for Config {
             slack_permille: 19,
             page_size: 0,
             page_growth: true,
-            background_unmap: false,
+            background_unmap: true,
         }
     }
 }
@@ -320,12 +320,12 @@ mod tests {
         let mut c = Config::default();
         c.apply(
             "budget=0:70GiB,1:none; release_threshold=1GiB, backend=host, trace=1000, \
-             follow_live=off, slack=1.5%, page_size=8MiB, page_growth=off, background_unmap=on",
+             follow_live=off, slack=1.5%, page_size=8MiB, page_growth=off, background_unmap=off",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(!c.follow_live);
         assert!(!c.page_growth);
-        assert!(c.background_unmap);
+        assert!(!c.background_unmap);
         assert_eq!(c.slack_permille, 15);
         assert_eq!(c.page_size, 8 << 20);
         c.apply("page_size=default")

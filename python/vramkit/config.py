@@ -144,13 +144,14 @@ def configure(
       4 GiB, 8 MiB to 8 GiB, ...): a page stays at most 1/512 of the memory
       below it, so a small live set is followed in small pages and a large one in
       fewer driver calls. ``False``: ``page_size`` everywhere.
-    * ``background_unmap``: ``True`` unmaps the pages given back, and the
-      old places of pages moved, on a thread of the library: the driver's unmapping
+    * ``background_unmap``: ``True`` (the default) unmaps the pages given back, and
+      the old places of pages moved, on a thread of the library: the driver's unmapping
       (about 30 microseconds a page) leaves the allocation's path (an allocation waits
       for it where it maps pages at the same addresses, and for all of it under
       pressure or when the device refuses memory), and the device gets the memory back
-      a moment later (at once on :func:`trim`).
-      ``False`` (the default): inside the allocation.
+      a moment later (at once on :func:`trim`). Pages a stream freed while its kernels
+      may still use them then move to that stream's next request without waiting for
+      it. ``False``: inside the allocation, after waiting for the stream.
 
     Arguments left ``None`` are not changed. Call it before the first allocation:
     the backend, trace, follow_live, slack, page_size, page_growth and background_unmap

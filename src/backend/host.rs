@@ -11,10 +11,7 @@ use super::host_bytes::HostBytes;
 pub use super::host_config::HostConfig;
 use super::host_pages::{HostPages, POISON};
 use super::host_streams::HostStreams;
-use super::{
-    BackendLimits, BlockRange, Compute, Constants, DeviceInfo, KernelSource, LinearTexture,
-    MemoryInfo, PageGrid, Storage,
-};
+use super::{BackendLimits, DeviceInfo, LinearTexture, MemoryInfo, PageGrid, Storage};
 use super::{ForeignStream, StreamMark};
 use crate::types::error::{Error, Result};
 use crate::types::texture::{TextureCopy, TextureDesc};
@@ -120,6 +117,16 @@ impl HostBackend {
 fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, HostBytes> {
     // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
     block.bytes.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Overwrites `r` of `block` with what unmapped bytes read as (its memory went).
+pub(super) fn poison(block: &HostBlock, r: std::ops::Range<u64>) {
+    let mut bytes = lock(block);
+    if !bytes.is_empty() {
+        bytes
+            .range_mut(range(r.start, r.end - r.start))
+            .fill(POISON);
+    }
 }
 
 fn range(offset: u64, len: u64) -> std::ops::Range<usize> {
@@ -277,6 +284,7 @@ unsafe impl Storage for HostBackend {
         if !self.check_pages(offset..offset + size, None, "mapping") {
             return Ok(());
         }
+        self.catch_up(block, offset..offset + size);
         self.reserve_capacity(size, MemoryKind::Device)?;
         if !block.pages.map(offset..offset + size) {
             self.used.fetch_sub(size, Ordering::AcqRel);
@@ -300,28 +308,24 @@ unsafe impl Storage for HostBackend {
         to: u64,
         size: u64,
     ) -> Result<()> {
-        // The model: the source's pages go, the destination's come back, the memory held the
-        // same. A move whose source was not mapped is a fault, as a GPU's would be.
-        if !self.check_pages(from..from + size, Some(to), "moving pages") {
-            return Ok(());
-        }
-        if !src.pages.unmap(from..from + size) {
-            self.fault(format!(
-                "moving pages from {:?}, which were unmapped",
-                from..from + size
-            ));
-            return Ok(());
-        }
-        if !dst.pages.map(to..to + size) {
-            self.fault(format!(
-                "moving pages to {:?}, which were mapped",
-                to..to + size
-            ));
-        }
-        let mut bytes = lock(src);
-        if !bytes.is_empty() {
-            bytes.range_mut(range(from, size)).fill(POISON);
-        }
+        self.move_model(src, from..from + size, dst, to, None);
+        Ok(())
+    }
+
+    fn defers_moves(&self) -> bool {
+        self.moves_pages()
+    }
+
+    unsafe fn move_pages_after(
+        &self,
+        src: &HostBlock,
+        from: u64,
+        dst: &HostBlock,
+        to: u64,
+        size: u64,
+        stream: ForeignStream,
+    ) -> Result<()> {
+        self.move_model(src, from..from + size, dst, to, Some(stream));
         Ok(())
     }
 
@@ -478,32 +482,5 @@ unsafe impl Storage for HostBackend {
 
     fn wait(&self, _index: QueueIndex) -> Result<()> {
         Ok(())
-    }
-}
-
-// SAFETY: see the promises of `Compute`.
-unsafe impl Compute for HostBackend {
-    type Kernel = ();
-
-    fn compile(&self, source: &KernelSource, _constants: Constants<'_>) -> Result<()> {
-        Err(Error::Unsupported {
-            what: format!("kernel `{}`", source.label()),
-            reason: "the host backend runs no shaders; use a wgpu context, or the kernel's CPU \
-                     reference"
-                .into(),
-        })
-    }
-
-    unsafe fn dispatch(
-        &self,
-        _kernel: &(),
-        _bindings: &[BlockRange<'_, HostBlock>],
-        _params: &[u8],
-        _workgroups: [u32; 3],
-    ) -> Result<QueueIndex> {
-        Err(Error::Unsupported {
-            what: "dispatch".into(),
-            reason: "the host backend runs no shaders".into(),
-        })
     }
 }

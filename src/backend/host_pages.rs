@@ -10,16 +10,20 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 use super::host::{HostBackend, HostBlock};
-use super::PageGrid;
+use super::{ForeignStream, PageGrid};
 use crate::types::lock;
 
 /// What unmapped bytes read as.
 pub(super) const POISON: u8 = 0xa5;
 
-/// A block's unmapped ranges, sorted and disjoint.
+/// A block's unmapped ranges, sorted and disjoint, and those whose old mappings a foreign
+/// stream's work may still use ([`Storage::move_pages_after`]).
+///
+/// [`Storage::move_pages_after`]: super::Storage::move_pages_after
 #[derive(Debug, Default)]
 pub(super) struct HostPages {
     unmapped: Mutex<Vec<Range<u64>>>,
+    behind: Mutex<Vec<(Range<u64>, ForeignStream)>>,
 }
 
 impl HostPages {
@@ -100,6 +104,61 @@ impl HostPages {
 }
 
 impl HostBackend {
+    /// The model of [`Storage::move_pages`]: the source's pages go, the destination's come
+    /// back, the memory held the same; a move whose source was not mapped is a fault, as a
+    /// GPU's would be. `behind` models [`Storage::move_pages_after`]: where that stream is
+    /// held, the source's old mapping is left to its running work (its bytes stay) instead of
+    /// the host waiting, as the CUDA backend's unmapping thread does; mapping there again
+    /// waits ([`catch_up`](Self::catch_up)).
+    ///
+    /// [`Storage::move_pages`]: super::Storage::move_pages
+    /// [`Storage::move_pages_after`]: super::Storage::move_pages_after
+    pub(super) fn move_model(
+        &self,
+        src: &HostBlock,
+        from: Range<u64>,
+        dst: &HostBlock,
+        to: u64,
+        behind: Option<ForeignStream>,
+    ) {
+        let size = from.end - from.start;
+        if !self.check_pages(from.clone(), Some(to), "moving pages") {
+            return;
+        }
+        self.catch_up(dst, to..to + size);
+        if !src.pages.unmap(from.clone()) {
+            self.fault(format!("moving pages from {from:?}, which were unmapped"));
+            return;
+        }
+        if !dst.pages.map(to..to + size) {
+            self.fault(format!(
+                "moving pages to {:?}, which were mapped",
+                to..to + size
+            ));
+        }
+        match behind.filter(|s| self.streams.is_held(*s)) {
+            Some(s) => lock(&src.pages.behind).push((from, s)),
+            None => super::host::poison(src, from),
+        }
+    }
+
+    /// Before memory is mapped at `r` of `block`: the streams whose work may still use an old
+    /// mapping there finish it (the host waits, as the CUDA backend waits for its unmapping
+    /// thread).
+    pub(super) fn catch_up(&self, block: &HostBlock, r: Range<u64>) {
+        let mut behind = lock(&block.pages.behind);
+        if behind.is_empty() {
+            return;
+        }
+        behind.retain(|(x, stream)| {
+            let meets = x.start < r.end && r.start < x.end;
+            if meets {
+                self.streams.resume(*stream);
+            }
+            !meets
+        });
+    }
+
     /// The pages of resizable device blocks ([`HostConfig::page_size`],
     /// [`HostConfig::page_growth`]).
     ///

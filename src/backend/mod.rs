@@ -32,6 +32,7 @@ mod buffer_copy;
 pub mod cuda;
 pub mod host;
 mod host_bytes;
+mod host_compute;
 mod host_config;
 mod host_pages;
 mod host_streams;

@@ -194,6 +194,50 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
+    /// Whether [`move_pages_after`](Storage::move_pages_after) moves pages that work on a
+    /// foreign stream may still use without the host waiting for that work (the CUDA backend
+    /// with its unmapping thread, and the host backend's model of it).
+    fn defers_moves(&self) -> bool {
+        false
+    }
+
+    /// [`move_pages`](Storage::move_pages) for a source range that work recorded on `stream`
+    /// so far may still use: the destination holds the pages now, for work recorded on
+    /// `stream` after this call (the stream's order keeps it after the old work), and the
+    /// source's old mapping goes once that work is done. Where the backend does not
+    /// [`defer moves`](Storage::defers_moves), the host waits for the stream first.
+    ///
+    /// # Safety
+    /// 1. As [`move_pages`](Storage::move_pages)'s first promise.
+    /// 2. No unfinished work uses the source range but work recorded on `stream` before this
+    ///    call, and nothing but work recorded on `stream` after it uses the destination until
+    ///    that work is done; nothing uses the source range until it is mapped again.
+    ///
+    /// # Errors
+    /// As [`move_pages`](Storage::move_pages); a failed record of the stream's point is an
+    /// [`Error::Internal`] with nothing changed.
+    unsafe fn move_pages_after(
+        &self,
+        src: &Self::Block,
+        from: u64,
+        dst: &Self::Block,
+        to: u64,
+        size: u64,
+        stream: ForeignStream,
+    ) -> Result<()> {
+        let mark = self.mark_stream(stream).map_err(|e| Error::Internal {
+            message: format!("no mark on the stream before moving pages: {e}"),
+        })?;
+        let waited = self.wait_mark(mark);
+        self.forget_mark(mark);
+        waited.map_err(|e| Error::Internal {
+            message: format!("no wait for the stream before moving pages: {e}"),
+        })?;
+        // SAFETY: the stream's work on the source is done (waited for above); the rest is the
+        // caller's promise.
+        unsafe { self.move_pages(src, from, dst, to, size) }
+    }
+
     /// Writes `data` at `offset` of a host-visible block.
     ///
     /// # Safety

@@ -66,3 +66,13 @@ pub enum StreamRef {
     /// A stream vramkit does not own.
     Foreign(ForeignStream),
 }
+
+impl StreamRef {
+    /// The stream vramkit does not own, if this is one.
+    pub fn foreign(self) -> Option<ForeignStream> {
+        match self {
+            Self::Foreign(s) => Some(s),
+            Self::Own => None,
+        }
+    }
+}

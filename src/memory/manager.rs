@@ -254,11 +254,12 @@ impl<B: Storage> Manager<B> {
         if self.streams.active {
             self.streams.settle(backend, Some(stream), true)?;
         }
-        let mut placed = self.place_mapped(backend, desc.kind, desc.size, size);
+        let on = stream.foreign();
+        let mut placed = self.place_mapped(backend, desc.kind, (desc.size, size), on);
         if placed.as_ref().is_err_and(is_refusal) && self.reclaim(backend)? {
             // Pages of the place found could not be mapped again: pending releases done and
             // free pages given back, once more.
-            placed = self.place_mapped(backend, desc.kind, desc.size, size);
+            placed = self.place_mapped(backend, desc.kind, (desc.size, size), on);
         }
         let placement = match placed {
             Ok(p) => p,
@@ -360,8 +361,8 @@ impl<B: Storage> Manager<B> {
         &mut self,
         backend: &B,
         kind: MemoryKind,
-        requested: u64,
-        size: u64,
+        (requested, size): (u64, u64),
+        on: Option<ForeignStream>,
     ) -> Result<Placement> {
         let (mut p, searched) = match self.place_on_mapped(backend, kind, size) {
             Some(p) => (p, true),
@@ -378,7 +379,7 @@ impl<B: Storage> Manager<B> {
                 self.free_placement(backend, kind, first);
             }
         }
-        match self.map_for(backend, kind, &p, requested) {
+        match self.map_for(backend, kind, &p, requested, on) {
             Ok(()) => Ok(p),
             Err(e) => {
                 self.free_placement(backend, kind, p);

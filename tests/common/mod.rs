@@ -5,6 +5,8 @@
     reason = "each test binary uses a different part of the harness"
 )]
 
+pub mod streams;
+
 use rand::{RngCore, SeedableRng};
 use vramkit::backend::wgpu::WgpuBackend;
 use vramkit::backend::Backend;

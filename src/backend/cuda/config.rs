@@ -44,10 +44,12 @@ pub struct CudaConfig {
     /// leave the allocation's path (a mapping at the same addresses waits for them), and the
     /// device gets the memory back a moment later (at once where a trim, the memory manager
     /// under pressure, a read of the device's free memory or a refused `cuMemCreate` asks).
-    /// `false` (default): unmapped inside the call that gives them back. Off by default because
-    /// it gains little: on live PyTorch training it took at most 0.7 µs an allocation off the
-    /// page calls, and on one replay the allocating thread's growths slowed while it ran
-    /// (BENCHMARKS.md, "The unmapping thread").
+    /// The thread also lets pages that a caller's stream released, while its work may still
+    /// use them, move to that stream's next request without the host waiting for the stream
+    /// ([`Storage::move_pages_after`](crate::backend::Storage::move_pages_after)): the thread
+    /// unmaps their old place once an event recorded on the stream passed. On by default;
+    /// `false`: unmapped inside the call that gives them back, and such moves wait for the
+    /// stream.
     pub background_unmap: bool,
 }
 
@@ -63,7 +65,7 @@ impl Default for CudaConfig {
             vendor_blas: true,
             page_size: 0,
             page_growth: true,
-            background_unmap: false,
+            background_unmap: true,
         }
     }
 }

@@ -244,6 +244,23 @@ unsafe impl Storage for CudaBackend {
         unsafe { self.move_segment_pages(src, from, dst, to, size) }
     }
 
+    fn defers_moves(&self) -> bool {
+        self.vmm.is_some() && self.unmapper.is_some()
+    }
+
+    unsafe fn move_pages_after(
+        &self,
+        src: &CudaBlock,
+        from: u64,
+        dst: &CudaBlock,
+        to: u64,
+        size: u64,
+        stream: ForeignStream,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.move_segment_pages_after(src, (from, dst, to), size, stream) }
+    }
+
     fn grow_block(&self, block: &CudaBlock, new_size: u64) -> Result<()> {
         self.grow_segment(block, new_size)
     }

@@ -50,7 +50,7 @@ impl CudaBackend {
             // stream (the caller's promise; the thread synchronises it first); they left the
             // list, so each is released once, and every later mapping there waits for them
             // (`map_range`, `move_segment_pages`).
-            let errors = unsafe { u.push(block.ptr, taken, true) };
+            let errors = unsafe { u.push(block.ptr, taken, true, None) };
             drop(mappings);
             self.report_unmaps(errors);
             return Ok(());

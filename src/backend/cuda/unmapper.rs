@@ -14,7 +14,9 @@
 //!   and before the backend's stream goes, the queue is drained ([`Unmapper::flush`]).
 //! - The thread synchronises the backend's stream before each job (the whole stream: work
 //!   recorded after the job waits too, off the allocation's path): work recorded there before
-//!   the job (a growth's clear) finishes before its pages go. Where the wait fails with an
+//!   the job (a growth's clear) finishes before its pages go. A job whose mappings a foreign
+//!   stream's work may still use (pages moved to that stream's next request) carries an event
+//!   recorded on that stream, which the thread waits for first. Where the wait fails with an
 //!   error the context survives, the job is tried again a little later; where the context is
 //!   lost, its memory goes with it and the job is dropped.
 //! - The driver's errors come back to the backend at its next call into the queue, as errors
@@ -25,7 +27,7 @@ use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use cudarc::driver::result::DriverError;
+use cudarc::driver::result::{event, DriverError};
 use cudarc::driver::sys;
 
 use super::segment::Mapping;
@@ -38,6 +40,37 @@ struct Job {
     ptr: sys::CUdeviceptr,
     maps: Vec<Mapping>,
     release: bool,
+    after: Option<StreamPoint>,
+}
+
+/// An event recorded on a foreign stream, whose work before it may still use a job's
+/// mappings; destroyed with the job.
+pub(super) struct StreamPoint(sys::CUevent);
+
+// SAFETY: an event may be waited for and destroyed from any thread with its context current
+// (the unmapping thread binds the backend's).
+unsafe impl Send for StreamPoint {}
+
+impl StreamPoint {
+    /// An event recorded on `stream` now.
+    ///
+    /// # Safety
+    /// 1. The backend's context is current, and `stream` a live stream of it (or a default
+    ///    stream).
+    pub(super) unsafe fn record(stream: sys::CUstream) -> Result<Self, DriverError> {
+        let ev = event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
+        let point = Self(ev);
+        // SAFETY: a live event of the current context; the stream is the caller's promise.
+        unsafe { event::record(point.0, stream) }?;
+        Ok(point)
+    }
+}
+
+impl Drop for StreamPoint {
+    fn drop(&mut self) {
+        // SAFETY: created by `record` and destroyed once, here; nothing waits on it now.
+        let _ = unsafe { event::destroy(self.0) };
+    }
 }
 
 impl Job {
@@ -120,21 +153,28 @@ impl Unmapper {
     }
 
     /// Queues `maps` of the segment at `ptr` (sorted by offset, out of its list) to be
-    /// unmapped, and released with `release`; where the thread cannot start, unmaps them now.
+    /// unmapped, and released with `release`, once the backend's stream and the foreign stream
+    /// of `after` passed; where the thread cannot start, unmaps them now (waiting for both).
     /// Returns the driver's errors of earlier jobs (or of this one, done now).
     ///
     /// # Safety
     /// 1. No unfinished work uses the mappings, except work recorded on the backend's stream
-    ///    before this call, and nothing maps at their addresses before
-    ///    [`wait_for`](Self::wait_for) them.
+    ///    before this call and work recorded before `after` on its stream, and nothing maps
+    ///    at their addresses before [`wait_for`](Self::wait_for) them.
     /// 2. Each mapping is unmapped once, and released once where `release`.
     pub(super) unsafe fn push(
         &self,
         ptr: sys::CUdeviceptr,
         maps: Vec<Mapping>,
         release: bool,
+        after: Option<StreamPoint>,
     ) -> Vec<(&'static str, DriverError)> {
-        let job = Job { ptr, maps, release };
+        let job = Job {
+            ptr,
+            maps,
+            release,
+            after,
+        };
         if job.maps.is_empty() {
             return self.take_errors();
         }
@@ -288,27 +328,42 @@ fn run(shared: &Shared, handles: Handles) {
     }
 }
 
-/// Waits for the stream, then unmaps (and releases) the job's mappings.
-///
-/// # Safety
-/// As [`Unmapper::push`].
-unsafe fn execute(job: &Job, stream: sys::CUstream) -> Vec<(&'static str, DriverError)> {
+/// Waits for `wait` to succeed, trying again a millisecond later where it fails with an error
+/// the context survives (a capture elsewhere that forbids the wait), [`SYNC_TRIES`] times.
+fn retried(wait: impl Fn() -> Result<(), DriverError>) -> Result<(), DriverError> {
     let mut tries = 0;
     loop {
-        // SAFETY: the stream is alive while the backend is, and the backend drops the
-        // unmapper (draining the queue, joining this thread) before it destroys the stream.
-        match unsafe { sys::cuStreamSynchronize(stream) }.result() {
-            Ok(()) => break,
-            // An error the context survives (a capture elsewhere that forbids the wait):
-            // later, once more.
+        match wait() {
+            Ok(()) => return Ok(()),
             Err(e) if !super::driver::is_sticky(e) && tries < SYNC_TRIES => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            // The context is lost, and its memory with it; or the wait keeps failing. Unmapping
-            // now could pull memory from under work that did not finish.
-            Err(e) => return vec![("cuStreamSynchronize", e)],
+            Err(e) => return Err(e),
         }
+    }
+}
+
+/// Waits for the foreign stream's point and the backend's stream, then unmaps (and releases)
+/// the job's mappings.
+///
+/// # Safety
+/// As [`Unmapper::push`].
+unsafe fn execute(job: &Job, stream: sys::CUstream) -> Vec<(&'static str, DriverError)> {
+    if let Some(point) = &job.after {
+        // SAFETY: a live event, recorded, destroyed only with the job.
+        if let Err(e) = retried(|| unsafe { sys::cuEventSynchronize(point.0) }.result()) {
+            // The context is lost, or the wait keeps failing: unmapping now could pull memory
+            // from under work that did not finish.
+            return vec![("cuEventSynchronize", e)];
+        }
+    }
+    // SAFETY: the stream is alive while the backend is, and the backend drops the unmapper
+    // (draining the queue, joining this thread) before it destroys the stream.
+    if let Err(e) = retried(|| unsafe { sys::cuStreamSynchronize(stream) }.result()) {
+        // The context is lost, and its memory with it; or the wait keeps failing. Unmapping
+        // now could pull memory from under work that did not finish.
+        return vec![("cuStreamSynchronize", e)];
     }
     if job.release {
         // SAFETY: the caller's promise; the stream is idle.

@@ -12,9 +12,21 @@ use std::time::Instant;
 use super::super::pool::Placement;
 use super::emit::{Change, DriverCall};
 use super::Manager;
-use crate::backend::{PageGrid, Storage};
+use crate::backend::{ForeignStream, PageGrid, Storage, StreamRef};
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
+
+/// Which free pages [`Manager::donor_pages`] may give.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Donors {
+    /// Those no work may still use (polling, no wait).
+    Passed,
+    /// All, after waiting for every stream and the blocks' own work.
+    Waited,
+    /// Those no work but a foreign stream's may still use (polling the rest): pages to move
+    /// to a request on that stream, whose order keeps its new work after the old.
+    Behind(ForeignStream),
+}
 
 impl<B: Storage> Manager<B> {
     /// Free mapped pages of `kind` that may go now, up to `want` bytes (whole pages, the
@@ -22,17 +34,19 @@ impl<B: Storage> Manager<B> {
     /// may still use them: other streams' work on memory released here and the blocks' own;
     /// without `wait`, only pages they have finished with are given: free ranges freed before
     /// the oldest release some stream has not passed yet (`Streams::horizon`), in blocks whose
-    /// own work finished. With `sizes`, only pages of those sizes (a page moves only to a place
-    /// of its size: these are the ones a move can use).
+    /// own work finished; with [`Donors::Behind`], where every other stream passed its
+    /// releases, also those freed later (on that stream). With `sizes`, only pages of those
+    /// sizes (a page moves only to a place of its size: these are the ones a move can use).
     pub(super) fn donor_pages(
         &mut self,
         backend: &B,
         kind: MemoryKind,
         want: u64,
         keep: Option<&Placement>,
-        wait: bool,
+        donors: Donors,
         sizes: &[u64],
     ) -> Result<Vec<(u32, Range<u64>)>> {
+        let wait = donors == Donors::Waited;
         let Some(grid) = backend.page_grid(kind) else {
             return Ok(Vec::new());
         };
@@ -42,8 +56,17 @@ impl<B: Storage> Manager<B> {
         // Where a stream has not passed all its releases, only ranges freed before the oldest
         // of those may go (waiting, every stream passes them all).
         let mut horizon = u64::MAX;
-        if self.streams.active && !self.streams.settle(backend, None, wait)? {
-            horizon = self.streams.horizon();
+        if self.streams.active {
+            if let Donors::Behind(s) = donors {
+                if !self
+                    .streams
+                    .settle(backend, Some(StreamRef::Foreign(s)), false)?
+                {
+                    return Ok(Vec::new());
+                }
+            } else if !self.streams.settle(backend, None, wait)? {
+                horizon = self.streams.horizon();
+            }
         }
         let mut candidates = self.pools[kind.index()].unmappable(grid, horizon);
         if let Some(k) = keep {
@@ -109,6 +132,7 @@ impl<B: Storage> Manager<B> {
         ranges: Vec<Range<u64>>,
         request: u64,
         p: &Placement,
+        on: Option<ForeignStream>,
     ) -> Result<Vec<Range<u64>>> {
         if !backend.moves_pages() {
             return Ok(ranges);
@@ -124,19 +148,31 @@ impl<B: Storage> Manager<B> {
             None => Vec::new(),
         };
         sizes.dedup();
-        let donors =
-            match self.donor_pages(backend, kind, excess.min(bytes), Some(p), false, &sizes) {
-                Ok(d) => d,
-                Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
-            };
-        let found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
-        let ranges = self.move_into(backend, kind, donors, ranges, p)?;
+        let soft = excess.min(bytes);
+        let donors = match self.donor_pages(backend, kind, soft, Some(p), Donors::Passed, &sizes) {
+            Ok(d) => d,
+            Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
+        };
+        let mut found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
+        let mut ranges = self.move_into(backend, kind, donors, ranges, p, None)?;
+        // Pages the request's own stream freed move without a wait where the backend can
+        // leave their old mappings until that stream passes.
+        if let Some(s) = on.filter(|_| backend.defers_moves() && found < soft) {
+            let want = soft - found;
+            let donors =
+                match self.donor_pages(backend, kind, want, Some(p), Donors::Behind(s), &sizes) {
+                    Ok(d) => d,
+                    Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
+                };
+            found += donors.iter().map(|(_, r)| r.end - r.start).sum::<u64>();
+            ranges = self.move_into(backend, kind, donors, ranges, p, Some(s))?;
+        }
         let rest = must.min(bytes).saturating_sub(found);
         if rest == 0 || ranges.is_empty() {
             return Ok(ranges);
         }
-        match self.donor_pages(backend, kind, rest, Some(p), true, &sizes) {
-            Ok(donors) => self.move_into(backend, kind, donors, ranges, p),
+        match self.donor_pages(backend, kind, rest, Some(p), Donors::Waited, &sizes) {
+            Ok(donors) => self.move_into(backend, kind, donors, ranges, p, None),
             Err(e) => Err(self.unmapped_again(kind, p, ranges, e)),
         }
     }
@@ -157,7 +193,8 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Moves the pages of `donors` into `ranges` of `p`'s block, each to a place of its own
-    /// size (the page grid), until they run out. Returns the ranges still to map.
+    /// size (the page grid), until they run out; with `after`, pages that stream's work may
+    /// still use at their old places ([`Donors::Behind`]). Returns the ranges still to map.
     fn move_into(
         &mut self,
         backend: &B,
@@ -165,6 +202,7 @@ impl<B: Storage> Manager<B> {
         donors: Vec<(u32, Range<u64>)>,
         ranges: Vec<Range<u64>>,
         p: &Placement,
+        after: Option<ForeignStream>,
     ) -> Result<Vec<Range<u64>>> {
         let Some(grid) = backend.page_grid(kind).filter(|_| !donors.is_empty()) else {
             return Ok(ranges);
@@ -193,10 +231,19 @@ impl<B: Storage> Manager<B> {
                 };
                 let start = Instant::now();
                 // SAFETY: `x.start .. + n` is whole pages inside a free chunk, mapped, whose work
-                // has finished (`donor_pages`), outside `p`'s pages; `r.start .. + n` is whole
-                // pages of `p`'s block that were given back (taken from its record); both lie
-                // in regions of pages of one size (`regions`), the same for both.
-                let moved = unsafe { backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n) };
+                // has finished (`donor_pages`), or with `after` whose only unfinished work is
+                // that stream's, recorded before (`Donors::Behind`), outside `p`'s pages;
+                // `r.start .. + n` is whole pages of `p`'s block that were given back (taken
+                // from its record), for the request on `after`; both lie in regions of pages
+                // of one size (`regions`), the same for both.
+                let moved = unsafe {
+                    match after {
+                        Some(s) => {
+                            backend.move_pages_after(&src.raw, x.start, &dst.raw, r.start, n, s)
+                        }
+                        None => backend.move_pages(&src.raw, x.start, &dst.raw, r.start, n),
+                    }
+                };
                 self.emit(DriverCall::Pages.since(start));
                 let b = *b;
                 self.pools[kind.index()].put_unmapped(b, x.start..x.start + n);

@@ -24,8 +24,9 @@ use std::time::Instant;
 
 use super::super::pool::Placement;
 use super::emit::{Change, DriverCall};
+use super::page_moves::Donors;
 use super::Manager;
-use crate::backend::Storage;
+use crate::backend::{ForeignStream, Storage};
 use crate::types::error::Result;
 use crate::types::MemoryKind;
 
@@ -39,7 +40,8 @@ const SOFT_QUARTERS: u64 = 3;
 
 impl<B: Storage> Manager<B> {
     /// Maps the pages a placement touches that were given back, within the budget (giving
-    /// back other free pages first if the budget needs it).
+    /// back other free pages first if the budget needs it), for a request on `on` (`None`:
+    /// vramkit's own queue).
     ///
     /// # Errors
     /// [`Error::OverBudget`](crate::Error::OverBudget) or the device's out-of-memory; the
@@ -50,6 +52,7 @@ impl<B: Storage> Manager<B> {
         kind: MemoryKind,
         p: &Placement,
         request: u64,
+        on: Option<ForeignStream>,
     ) -> Result<()> {
         let pool = &mut self.pools[kind.index()];
         if pool.unmapped_bytes == 0 {
@@ -63,7 +66,7 @@ impl<B: Storage> Manager<B> {
             return Ok(());
         }
         // Free pages that would go back to make room for these move here instead.
-        let ranges = self.move_for(backend, kind, ranges, request, p)?;
+        let ranges = self.move_for(backend, kind, ranges, request, p, on)?;
         if ranges.is_empty() {
             return Ok(());
         }
@@ -123,7 +126,8 @@ impl<B: Storage> Manager<B> {
         wait: bool,
     ) -> Result<u64> {
         let mut given = 0;
-        for (b, r) in self.donor_pages(backend, kind, want, keep, wait, &[])? {
+        let donors = if wait { Donors::Waited } else { Donors::Passed };
+        for (b, r) in self.donor_pages(backend, kind, want, keep, donors, &[])? {
             let Some(blk) = self.pools[kind.index()].block(b) else {
                 continue;
             };

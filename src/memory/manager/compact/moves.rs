@@ -129,7 +129,7 @@ impl<B: Storage> Manager<B> {
             self.streams.settle(backend, Some(StreamRef::Own), true)?;
         }
         // Pages given back there are mapped again first.
-        self.map_for(backend, kind, &dst, 0)?;
+        self.map_for(backend, kind, &dst, 0, None)?;
         let pool = &self.pools[kind.index()];
         let from = pool.block(sb).ok_or_else(missing)?;
         let to = pool.block(dst.block).ok_or_else(missing)?;

@@ -163,7 +163,7 @@ impl<B: Storage> Manager<B> {
             size: shift,
             chunk: NIL,
         };
-        match self.map_for(backend, kind, &below, 0) {
+        match self.map_for(backend, kind, &below, 0, None) {
             Err(e) if is_refusal(&e) => return Ok(None),
             r => r?,
         }
