@@ -122,8 +122,22 @@ impl CudaBackend {
             // SAFETY: the stream's work on the source is done; the rest is the caller's.
             return unsafe { self.move_segment_pages(src, from, dst, to, size) };
         };
-        // The stream's point first: nothing has changed if it cannot be recorded.
+        // The stream's point first: nothing has changed if it cannot be recorded. An event
+        // recorded on a stream being captured into a graph is not one the thread can wait for.
         self.enter().map_err(|e| unchanged("no context", e))?;
+        let mut capture = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: the stream is a live stream of the current context or a default one
+        // (`ForeignStream::from_raw`); `capture` outlives the call.
+        unsafe { sys::cuStreamIsCapturing(stream.raw() as sys::CUstream, &mut capture) }
+            .result()
+            .map_err(|e| unchanged("no capture status", self.fail("cuStreamIsCapturing", e)))?;
+        if capture != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            return Err(Error::Internal {
+                message:
+                    "the stream is being captured into a graph: its pages do not move behind it"
+                        .into(),
+            });
+        }
         // SAFETY: the backend's context is current (above); the stream is a live stream of
         // its device's primary context or a default one (`ForeignStream::from_raw`).
         let point = unsafe { StreamPoint::record(stream.raw() as sys::CUstream) }
@@ -271,7 +285,8 @@ impl CudaBackend {
         let (placed, failed) = unsafe { self.map_handles(&taken, dst, from, to, size) };
         let Some(e) = failed else {
             lock(&d.mappings).extend(placed.into_iter().map(|m| (m.offset, m)));
-            // SAFETY: the old mappings, used by nothing (the caller's promise) and out of the
+            // SAFETY: the old mappings, used by nothing but, with `after`, the stream's work
+            // before its point, which the thread waits for (the caller's promise), out of the
             // source's list; the memory stays with the new ones (not released); every later
             // mapping there waits for them.
             let errors = unsafe { u.push(src.ptr, taken, false, after) };
@@ -285,7 +300,8 @@ impl CudaBackend {
                 self.record_err("cuMemUnmap", e);
             }
         }
-        // SAFETY: the source's mappings, used by nothing, out of its list: given back once.
+        // SAFETY: the source's mappings, used by nothing but, with `after`, the stream's work
+        // before its point, which the thread waits for; out of its list: given back once.
         let errors = unsafe { u.push(src.ptr, taken, true, after) };
         self.report_unmaps(errors);
         Err(e)

@@ -215,7 +215,7 @@ impl<B: Storage> Manager<B> {
         let split: Vec<Range<u64>> = ranges.into_iter().flat_map(|r| grid.regions(r)).collect();
         let mut left = Vec::new();
         let mut ranges = split.into_iter();
-        while let Some(mut r) = ranges.next() {
+        'ranges: while let Some(mut r) = ranges.next() {
             let size = grid.size_at(r.start);
             while r.start < r.end {
                 let Some((b, x)) = donors
@@ -258,6 +258,14 @@ impl<B: Storage> Manager<B> {
                             x.start - n..x.start,
                             PageGrid::fixed(1),
                         );
+                        if after.is_some() {
+                            // Moving behind the stream is a saving, not a need (its point
+                            // could not be recorded, or the stream is being captured): the
+                            // rest is mapped as without it.
+                            left.push(r.start - n..r.end);
+                            left.extend(ranges.by_ref());
+                            break 'ranges;
+                        }
                     } else {
                         self.on_pages(backend, kind, x.start - n..x.start, false);
                     }
