@@ -6,7 +6,8 @@
 mod common;
 
 use common::streams::{as_the_c_abi, A, B, C, IN_FLIGHT};
-use vramkit::AllocDesc;
+use vramkit::backend::host::HostBackend;
+use vramkit::{AllocDesc, BufferHandle, Context};
 
 const MIB: u64 = 1 << 20;
 
@@ -63,19 +64,15 @@ fn pages_released_before_a_running_stream_go_without_waiting_for_it() -> anyhow:
     Ok(())
 }
 
-/// A request on the stream that released pages still in use takes them, moved to its place,
-/// without waiting for that stream; the released bytes stay at their old place until it passed.
-#[test]
-fn pages_a_running_stream_released_move_to_its_next_request_without_a_wait() -> anyhow::Result<()> {
-    let s = as_the_c_abi();
-    // [K0][W: 8 MiB][K1][Y: 4 MiB][K2], all on A.
+/// [K0][W][K1][Y][K2], all on A; W freed and its pages given back (a 9 MiB request grew the
+/// segment past the slack); then A runs on and Y (4 MiB, its bytes `IN_FLIGHT`) is released
+/// behind it. Returns the handles still live, Y's address and the bytes moved so far.
+fn y_released_behind_a(s: &Context<HostBackend>) -> anyhow::Result<(Vec<BufferHandle>, u64, u64)> {
     let (k0, _) = s.interop().alloc_on(desc(MIB), A)?;
     let (w, _) = s.interop().alloc_on(desc(8 * MIB), A)?;
     let (k1, _) = s.interop().alloc_on(desc(MIB), A)?;
     let (y, py) = s.interop().alloc_on(desc(4 * MIB), A)?;
     let (k2, _) = s.interop().alloc_on(desc(MIB), A)?;
-    // W goes (A passed it); a 9 MiB request fits no hole, the segment grows and W's pages go
-    // back to keep memory held within the slack over the peak.
     s.release(w)?;
     let (g, _) = s.interop().alloc_on(desc(9 * MIB), A)?;
     let before = s.stats().pages;
@@ -83,30 +80,44 @@ fn pages_a_running_stream_released_move_to_its_next_request_without_a_wait() -> 
         before.unmapped_bytes >= 4 * MIB,
         "W's pages stayed: {before:?}"
     );
-    // A runs on; Y's release is in flight on it.
     s.backend().hold_stream(A);
     // SAFETY: the host backend's address of 4 MiB the allocation owns.
     unsafe { std::ptr::write_bytes(py.address as *mut u8, IN_FLIGHT, (4 * MIB) as usize) };
     s.release(y)?;
+    Ok((vec![k0, k1, k2, g], py.address, before.moved_bytes))
+}
+
+/// Memory held within the slack over the most in use, to a page.
+fn within_slack(s: &Context<HostBackend>) {
+    let st = s.stats();
+    let peak = st.peak_in_use as f64;
+    assert!(
+        st.reserved as f64 <= peak * 1.02 + (64 << 10) as f64,
+        "memory held {} past the slack over the peak {peak}",
+        st.reserved
+    );
+}
+
+/// A request on the stream that released pages still in use takes them, moved to its place,
+/// without waiting for that stream; the released bytes stay at their old place until it passed.
+#[test]
+fn pages_a_running_stream_released_move_to_its_next_request_without_a_wait() -> anyhow::Result<()> {
+    let s = as_the_c_abi();
+    let (mut live, py, before) = y_released_behind_a(&s)?;
     // 6 MiB fit only W's place, given back: mapping it there passes the slack unless Y's pages
     // move in, which A released and may still use at their old place.
     let (z, pz) = s.interop().alloc_on(desc(6 * MIB), A)?;
     let after = s.stats();
     assert!(
-        after.pages.moved_bytes >= before.moved_bytes + 2 * MIB,
+        after.pages.moved_bytes >= before + 2 * MIB,
         "Y's pages did not move: {:?}",
         after.pages
     );
     assert!(s.backend().is_held(A), "the request waited for A");
-    assert!(pz.address + 6 * MIB <= py.address || py.address + 4 * MIB <= pz.address);
-    let peak = after.peak_in_use as f64;
-    assert!(
-        after.reserved as f64 <= peak * 1.02 + (64 << 10) as f64,
-        "memory held {} past the slack over the peak {peak}",
-        after.reserved
-    );
+    assert!(pz.address + 6 * MIB <= py || py + 4 * MIB <= pz.address);
+    within_slack(&s);
     // SAFETY: Y's old place: reserved host memory of the segment, its old mapping left to A.
-    let old = unsafe { std::slice::from_raw_parts(py.address as *const u8, (4 * MIB) as usize) };
+    let old = unsafe { std::slice::from_raw_parts(py as *const u8, (4 * MIB) as usize) };
     assert!(
         old.iter().all(|&b| b == IN_FLIGHT),
         "Y's old place changed while A ran"
@@ -115,7 +126,32 @@ fn pages_a_running_stream_released_move_to_its_next_request_without_a_wait() -> 
     let (t, _) = s.interop().alloc_on(desc(4 * MIB), B)?;
     assert!(!s.backend().is_held(A), "B's request did not wait for A");
     s.backend().resume_stream(A);
-    for h in [k0, k1, k2, g, z, t] {
+    live.extend([z, t]);
+    finish(&s, live)
+}
+
+/// A stream being captured into a graph: its pages do not move behind it (the backend
+/// declines), and the request is served as without moves, within the slack, after a wait.
+#[test]
+fn a_captured_stream_s_pages_do_not_move_behind_it_and_the_request_is_served() -> anyhow::Result<()>
+{
+    let s = as_the_c_abi();
+    s.backend().capture_stream(A, true);
+    let (mut live, _, _) = y_released_behind_a(&s)?;
+    let (z, _) = s.interop().alloc_on(desc(6 * MIB), A)?;
+    assert!(
+        !s.backend().is_held(A),
+        "pages moved behind a stream being captured"
+    );
+    within_slack(&s);
+    s.backend().capture_stream(A, false);
+    live.push(z);
+    finish(&s, live)
+}
+
+/// Releases `live`, runs a request on another stream, and audits the context.
+fn finish(s: &Context<HostBackend>, live: Vec<BufferHandle>) -> anyhow::Result<()> {
+    for h in live {
         s.release(h)?;
     }
     let (u, _) = s.interop().alloc_on(desc(MIB), C)?;

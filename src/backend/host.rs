@@ -325,6 +325,11 @@ unsafe impl Storage for HostBackend {
         size: u64,
         stream: ForeignStream,
     ) -> Result<()> {
+        if self.streams.is_captured(stream) {
+            return Err(Error::Internal {
+                message: "the stream is being captured into a graph".into(),
+            });
+        }
         self.move_model(src, from..from + size, dst, to, Some(stream));
         Ok(())
     }

@@ -21,6 +21,8 @@ use crate::types::lock;
 struct State {
     /// Streams running work.
     held: HashSet<ForeignStream>,
+    /// Streams being captured into a graph (no point of theirs can be waited for).
+    captured: HashSet<ForeignStream>,
     /// Pending marks and their streams.
     pending: HashMap<u64, ForeignStream>,
     next: u64,
@@ -71,6 +73,19 @@ impl HostStreams {
         }
     }
 
+    pub(super) fn set_captured(&self, stream: ForeignStream, captured: bool) {
+        let mut s = lock(&self.state);
+        if captured {
+            s.captured.insert(stream);
+        } else {
+            s.captured.remove(&stream);
+        }
+    }
+
+    pub(super) fn is_captured(&self, stream: ForeignStream) -> bool {
+        lock(&self.state).captured.contains(&stream)
+    }
+
     pub(super) fn is_held(&self, stream: ForeignStream) -> bool {
         lock(&self.state).held.contains(&stream)
     }
@@ -110,5 +125,14 @@ impl HostBackend {
     /// Whether a stream is held ([`hold_stream`](Self::hold_stream)) and not resumed since.
     pub fn is_held(&self, stream: ForeignStream) -> bool {
         self.streams.is_held(stream)
+    }
+
+    /// Models a stream being captured into a CUDA graph (`true`) or no longer (`false`): pages
+    /// it released do not move behind it ([`Storage::move_pages_after`] declines, as the CUDA
+    /// backend's does).
+    ///
+    /// [`Storage::move_pages_after`]: super::Storage::move_pages_after
+    pub fn capture_stream(&self, stream: ForeignStream, captured: bool) {
+        self.streams.set_captured(stream, captured);
     }
 }

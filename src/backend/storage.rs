@@ -214,7 +214,8 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ///    that work is done; nothing uses the source range until it is mapped again.
     ///
     /// # Errors
-    /// As [`move_pages`](Storage::move_pages); a failed record of the stream's point is an
+    /// As [`move_pages`](Storage::move_pages); a stream whose point cannot be recorded or
+    /// waited for (a stream being captured into a CUDA graph, a lost context) is an
     /// [`Error::Internal`] with nothing changed.
     unsafe fn move_pages_after(
         &self,

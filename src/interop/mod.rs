@@ -49,10 +49,12 @@
 //!    its [`DevicePtr`]. The memory is not cleared unless the description asks for zeros, and it
 //!    never moves. Released with [`Context::release`], it is reused at once by later requests
 //!    on the same stream, and by other streams (vramkit's own queue included) only after the
-//!    stream has passed the release (a CUDA event shows it). Its physical pages may likewise
-//!    move at once to a later request on the same stream, at another address (the old one
-//!    is unmapped once the stream passed): memory taken on a stream is used in that stream's
-//!    order, as in PyTorch's caching allocator.
+//!    stream has passed the release (a CUDA event shows it). On CUDA with the unmapping thread
+//!    (the default), its physical pages may likewise move at once to a later request on the
+//!    same stream at another address, where they would otherwise go back to the device (the
+//!    old address is unmapped once the stream passed; never while the stream is captured
+//!    into a graph): memory taken on a stream is used in that stream's order, the rule
+//!    PyTorch's caching allocator keeps for memory it reuses.
 //! 2. [`Interop::record_stream`](crate::interop::Interop::record_stream) declares that another stream uses the allocation too (as
 //!    `torch.Tensor.record_stream`): released, it is held until that stream passes the
 //!    release as well.

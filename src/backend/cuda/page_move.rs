@@ -101,7 +101,8 @@ impl CudaBackend {
     ///
     /// # Errors
     /// As [`move_segment_pages`](Self::move_segment_pages); [`Error::Internal`], with nothing
-    /// changed, where the stream's point cannot be recorded or waited for.
+    /// changed, where the stream is being captured into a graph or its point cannot be
+    /// recorded or waited for.
     pub(super) unsafe fn move_segment_pages_after(
         &self,
         src: &CudaBlock,

@@ -164,8 +164,11 @@ impl<B: Storage> Manager<B> {
                     Ok(d) => d,
                     Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
                 };
-            found += donors.iter().map(|(_, r)| r.end - r.start).sum::<u64>();
+            let to_map = |rs: &[Range<u64>]| rs.iter().map(|r| r.end - r.start).sum::<u64>();
+            let before = to_map(&ranges);
             ranges = self.move_into(backend, kind, donors, ranges, p, Some(s))?;
+            // What moved: a move the backend declined leaves its donors where they were.
+            found += before - to_map(&ranges);
         }
         let rest = must.min(bytes).saturating_sub(found);
         if rest == 0 || ranges.is_empty() {
@@ -262,6 +265,7 @@ impl<B: Storage> Manager<B> {
                             // Moving behind the stream is a saving, not a need (its point
                             // could not be recorded, or the stream is being captured): the
                             // rest is mapped as without it.
+                            log::debug!("vramkit: no move behind the stream: {e}");
                             left.push(r.start - n..r.end);
                             left.extend(ranges.by_ref());
                             break 'ranges;
