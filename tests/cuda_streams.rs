@@ -177,7 +177,7 @@ fn pages_a_busy_stream_released_move_to_its_next_request_without_a_wait() -> any
     let (y, py) = alloc(4)?;
     let (k2, _) = alloc(1)?;
     a.synchronize()?;
-    // W goes; a request that fits no hole grows the segment, and W's pages go back.
+    // W goes; a request that fits no hole grows the segment, and W's pages move to its end.
     vk.release(w)?;
     let (g, _) = alloc(9)?;
     let before = vk.stats().pages;
@@ -193,7 +193,7 @@ fn pages_a_busy_stream_released_move_to_its_next_request_without_a_wait() -> any
     // order.
     unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
     vk.release(y)?;
-    // 6 units fit only W's place, given back: Y's pages move there.
+    // 6 units fit only W's place, without memory now: Y's pages move there.
     let (z, pz) = alloc(6)?;
     // SAFETY: querying a live stream.
     let busy = unsafe { cudarc::driver::sys::cuStreamQuery(a.cu_stream()) };

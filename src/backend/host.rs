@@ -22,8 +22,8 @@ use crate::types::{MemoryKind, QueueIndex};
 #[derive(Debug)]
 pub struct HostBlock {
     /// Empty on a null device.
-    bytes: Mutex<HostBytes>,
-    size: AtomicU64,
+    pub(super) bytes: Mutex<HostBytes>,
+    pub(super) size: AtomicU64,
     /// Ranges given back ([`Storage::unmap_pages`]).
     pub(super) pages: HostPages,
 }
@@ -237,6 +237,10 @@ unsafe impl Storage for HostBackend {
         }
         block.size.store(new_size, Ordering::Release);
         Ok(())
+    }
+
+    fn grow_unmapped(&self, block: &HostBlock, new_size: u64) -> Result<()> {
+        self.grow_model(block, new_size)
     }
 
     unsafe fn shrink_block(&self, block: &HostBlock, new_size: u64) -> Result<u64> {

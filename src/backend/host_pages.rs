@@ -7,11 +7,13 @@
 //! [`Storage::unmap_pages`]: super::Storage::unmap_pages
 
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use super::host::{HostBackend, HostBlock};
 use super::{ForeignStream, PageGrid};
-use crate::types::lock;
+use crate::types::error::{Error, Result};
+use crate::types::{lock, MemoryKind};
 
 /// What unmapped bytes read as.
 pub(super) const POISON: u8 = 0xa5;
@@ -142,6 +144,53 @@ impl HostBackend {
         }
     }
 
+    /// The model of [`Storage::grow_unmapped`]: the block's end moves with no memory behind
+    /// the new bytes (unmapped; their bytes poisoned where kept), and none is counted.
+    ///
+    /// [`Storage::grow_unmapped`]: super::Storage::grow_unmapped
+    pub(super) fn grow_model(&self, block: &HostBlock, new_size: u64) -> Result<()> {
+        let old = block.size.load(Ordering::Acquire);
+        if new_size <= old {
+            return Ok(());
+        }
+        let grid = self.grid();
+        if !grid.is_boundary(old) || !grid.is_boundary(new_size) {
+            return Err(Error::Internal {
+                message: format!(
+                    "growing a block from {old} to {new_size} bytes without memory, off the \
+                     page grid"
+                ),
+            });
+        }
+        let mut bytes = lock(&block.bytes);
+        if self.config.keep_bytes {
+            let fits = if self.config.reserve.is_some() {
+                // Within the reservation (its bytes and address stay).
+                new_size as usize <= bytes.len()
+            } else {
+                bytes.resize(usize::try_from(new_size).unwrap_or(usize::MAX))
+            };
+            if !fits {
+                return Err(Error::OutOfMemory {
+                    requested: new_size - old,
+                    kind: MemoryKind::Device,
+                    detail: "the host has no address space for it".into(),
+                });
+            }
+            bytes
+                .range_mut(old as usize..new_size as usize)
+                .fill(POISON);
+        }
+        block.size.store(new_size, Ordering::Release);
+        drop(bytes);
+        if !block.pages.unmap(old..new_size) {
+            self.fault(format!(
+                "growing to {new_size} over pages already unmapped past {old}"
+            ));
+        }
+        Ok(())
+    }
+
     /// Before memory is mapped at `r` of `block`: the streams whose work may still use an old
     /// mapping there finish it (the host waits, as the CUDA backend waits for its unmapping
     /// thread).
@@ -181,25 +230,29 @@ impl HostBackend {
         ));
     }
 
-    /// Records a fault, and returns `false`, if `r` does not begin and end on the page grid's
-    /// boundaries (or `to`, the place pages of `r` move to, does not hold pages of the same
-    /// sizes in the same order): a page is given back, mapped and moved whole, as the driver's.
+    /// Records a fault, and returns `false`, if `r` does not begin and end on multiples of the
+    /// page grid's smallest page (the driver's granularity), or if a page of `r` would land
+    /// across two pages at `to`, the place pages of `r` move to: a page is mapped, given back
+    /// and moved whole, and a larger page may be made of smaller ones moved into it, as the
+    /// driver's.
     pub(super) fn check_pages(&self, r: Range<u64>, to: Option<u64>, what: &str) -> bool {
         let grid = self.grid();
-        if !grid.is_boundary(r.start) || !grid.is_boundary(r.end) {
+        let unit = grid.base();
+        if !r.start.is_multiple_of(unit) || !r.end.is_multiple_of(unit) {
             self.fault(format!("{what} {r:?}, which is not whole pages"));
             return false;
         }
         let Some(to) = to else {
             return true;
         };
-        let fits = grid.pages(r.clone()).all(|p| {
-            let at = to + (p.start - r.start);
-            grid.page_at(at) == (at..at + (p.end - p.start))
-        });
+        let fits = to.is_multiple_of(unit)
+            && grid.pages(r.clone()).all(|p| {
+                let at = to + (p.start - r.start);
+                grid.page_at(at).end >= at + (p.end - p.start)
+            });
         if !fits {
             self.fault(format!(
-                "{what} {r:?} to {to}, where the pages are of other sizes"
+                "{what} {r:?} to {to}, where a page would lie across two"
             ));
         }
         fits

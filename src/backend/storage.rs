@@ -97,6 +97,24 @@ pub unsafe trait Storage: Send + Sync + 'static {
         })
     }
 
+    /// Grows a block made by [`alloc_block`](Storage::alloc_block) to `new_size` bytes in
+    /// place with no memory behind the new bytes: they are as pages given back
+    /// ([`unmap_pages`](Storage::unmap_pages)), for [`map_pages`](Storage::map_pages) or
+    /// [`move_pages`](Storage::move_pages) to fill, and no work is recorded. The memory manager
+    /// grows a segment so where free pages elsewhere may move into the new range instead of
+    /// going back while new memory is mapped. Only where [`moves_pages`](Storage::moves_pages).
+    ///
+    /// # Errors
+    /// [`Error::Internal`], with nothing changed, where the block's end or `new_size` does not
+    /// lie on the [page grid](Storage::page_grid)'s boundaries or memory is mapped past the
+    /// block's end; [`Error::OutOfMemory`] past the address space the block can take.
+    fn grow_unmapped(&self, _block: &Self::Block, _new_size: u64) -> Result<()> {
+        Err(Error::Unsupported {
+            what: "growing a block without memory".into(),
+            reason: "this backend's blocks hold their memory whole".into(),
+        })
+    }
+
     /// Gives back the end of a block beyond `new_size` bytes, as far as the API's granularity
     /// allows, and returns the block's size afterwards (at least `new_size`). Only where
     /// [`resizable`](Storage::resizable).
@@ -147,7 +165,9 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ///
     /// # Safety
     /// 1. `offset .. offset + size` begins and ends on the [page grid](Storage::page_grid)'s
-    ///    boundaries and the whole range was unmapped.
+    ///    boundaries, or on multiples of its smallest page inside a page that pages moved
+    ///    into fill in part ([`move_pages`](Storage::move_pages)), and the whole range was
+    ///    unmapped.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when the device has no memory for it.
@@ -171,9 +191,10 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// change. Only where [`moves_pages`](Storage::moves_pages).
     ///
     /// # Safety
-    /// 1. Both ranges are whole pages inside their blocks, with pages of the same sizes in the
-    ///    same order ([`PageGrid`]), and do not overlap; the source is all mapped, the
-    ///    destination all given back.
+    /// 1. The source is whole pages of its block ([`PageGrid`]), all mapped; each of them
+    ///    lands inside one page of the destination (a page of its size, or a larger one that
+    ///    smaller pages fill, at a multiple of the smallest page); the destination is all
+    ///    given back; the ranges do not overlap.
     /// 2. No unfinished work uses the source range, and nothing will until it is mapped again.
     ///
     /// # Errors

@@ -366,7 +366,7 @@ impl<B: Storage> Manager<B> {
     ) -> Result<Placement> {
         let (mut p, searched) = match self.place_on_mapped(backend, kind, size) {
             Some(p) => (p, true),
-            None => (self.place(backend, kind, requested, size)?, false),
+            None => (self.place(backend, kind, (requested, size), on)?, false),
         };
         let pool = &mut self.pools[kind.index()];
         if !searched && pool.unmapped_bytes > 0 && pool.touches_unmapped(&p) {

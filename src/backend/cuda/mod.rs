@@ -265,6 +265,10 @@ unsafe impl Storage for CudaBackend {
         self.grow_segment(block, new_size)
     }
 
+    fn grow_unmapped(&self, block: &CudaBlock, new_size: u64) -> Result<()> {
+        self.grow_segment_unmapped(block, new_size)
+    }
+
     unsafe fn shrink_block(&self, block: &CudaBlock, new_size: u64) -> Result<u64> {
         // SAFETY: the caller guarantees no unfinished work uses the end.
         unsafe { self.shrink_segment(block, new_size) }

@@ -83,7 +83,9 @@ impl CudaBackend {
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
         let end = offset + size;
-        if !vmm.grid.is_boundary(offset) || !vmm.grid.is_boundary(end) {
+        // Whole pages, or the rest of a page that pages moved into fill in part.
+        let unit = vmm.grid.base();
+        if !offset.is_multiple_of(unit) || !end.is_multiple_of(unit) {
             return Err(Error::Internal {
                 message: format!("mapping {offset}..{end}, which is not whole pages"),
             });

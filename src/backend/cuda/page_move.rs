@@ -158,7 +158,7 @@ impl CudaBackend {
     }
 
     /// Checks a move of `from .. from + size` of `src` to `to ..` of `dst` (whole mapped
-    /// pages to a given-back place of pages of the same sizes) and takes the source's
+    /// pages to a given-back place, each inside one page there) and takes the source's
     /// mappings out of its list; returns the destination's segment and them.
     ///
     /// # Errors
@@ -198,16 +198,18 @@ impl CudaBackend {
                     ),
                 });
             }
-            // A page lands only where the grid has a page of its size.
+            // A page lands where the grid has a page of its size, or inside a larger one.
             let grid = self.vmm.as_ref().map(|v| v.grid);
             let fits = m.range(from..from + size).all(|(_, p)| {
                 let at = to + (p.offset - from);
-                grid.is_some_and(|g| g.page_at(at) == (at..at + p.size))
+                grid.is_some_and(|g| {
+                    at.is_multiple_of(g.base()) && g.page_at(at).end >= at + p.size
+                })
             });
             if !fits {
                 return Err(Error::Internal {
                     message: format!(
-                        "moving pages from {from}..{} to {to}, where the pages are of other sizes",
+                        "moving pages from {from}..{} to {to}, where a page would lie across two",
                         from + size
                     ),
                 });
@@ -224,7 +226,7 @@ impl CudaBackend {
     ///
     /// # Safety
     /// 1. The destination range is unmapped, with nothing queued for the unmapping thread, and
-    ///    whole pages of the sizes of `taken`'s.
+    ///    each of `taken` lands inside one page there.
     unsafe fn map_handles(
         &self,
         taken: &[Mapping],

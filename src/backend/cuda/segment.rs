@@ -237,6 +237,44 @@ impl CudaBackend {
         Ok(made)
     }
 
+    /// Grows a segment to `new_size` bytes of address with nothing mapped behind the new
+    /// bytes ([`Storage::grow_unmapped`](crate::backend::Storage::grow_unmapped)): no driver
+    /// call.
+    pub(super) fn grow_segment_unmapped(&self, block: &CudaBlock, new_size: u64) -> Result<()> {
+        let (Some(vmm), Some(seg)) = (&self.vmm, &block.segment) else {
+            return Err(not_a_segment());
+        };
+        let old = block.size();
+        if new_size <= old {
+            return Ok(());
+        }
+        let mappings = lock(&seg.mappings);
+        if !vmm.grid.is_boundary(old)
+            || !vmm.grid.is_boundary(new_size)
+            || Segment::mapped(&mappings) > old
+        {
+            return Err(Error::Internal {
+                message: format!(
+                    "growing a segment from {old} to {new_size} bytes without memory: off the \
+                     page grid, or pages mapped past its end"
+                ),
+            });
+        }
+        if new_size > seg.reserved {
+            return Err(Error::OutOfMemory {
+                requested: new_size - old,
+                kind: MemoryKind::Device,
+                detail: format!(
+                    "out of memory: a segment cannot grow past the {} bytes of address space it \
+                     reserved",
+                    seg.reserved
+                ),
+            });
+        }
+        block.size.store(new_size, Ordering::Release);
+        Ok(())
+    }
+
     /// Makes `ptr .. ptr + size`, whole mappings, readable and writable by this device and
     /// `peers`.
     pub(super) fn set_access(

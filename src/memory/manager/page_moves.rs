@@ -35,8 +35,9 @@ impl<B: Storage> Manager<B> {
     /// without `wait`, only pages they have finished with are given: free ranges freed before
     /// the oldest release some stream has not passed yet (`Streams::horizon`), in blocks whose
     /// own work finished; with [`Donors::Behind`], where every other stream passed its
-    /// releases, also those freed later (on that stream). With `sizes`, only pages of those
-    /// sizes (a page moves only to a place of its size: these are the ones a move can use).
+    /// releases, also those freed later (on that stream). With `sizes`, only pages no larger
+    /// than the largest of them, largest first (a page moves to a place of its size or inside
+    /// a larger page: these are the ones a move can use).
     pub(super) fn donor_pages(
         &mut self,
         backend: &B,
@@ -76,12 +77,15 @@ impl<B: Storage> Manager<B> {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        if !sizes.is_empty() {
+        if let Some(&largest) = sizes.iter().max() {
+            // A page lands in a place of its size or inside a larger page: the largest pages
+            // first (fewer calls), each size in the order found.
             candidates = candidates
                 .into_iter()
                 .flat_map(|(b, r)| grid.regions(r).map(move |x| (b, x)))
-                .filter(|(_, r)| sizes.contains(&grid.size_at(r.start)))
+                .filter(|(_, r)| grid.size_at(r.start) <= largest)
                 .collect();
+            candidates.sort_by_key(|(_, r)| std::cmp::Reverse(grid.size_at(r.start)));
         }
         let mut out = Vec::new();
         let mut given = 0;
@@ -139,7 +143,7 @@ impl<B: Storage> Manager<B> {
         }
         let bytes: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let (excess, must) = self.page_excess(kind, bytes, request);
-        // The page sizes the ranges hold: donors of those sizes first.
+        // The page sizes the ranges hold: donors no larger than those.
         let mut sizes: Vec<u64> = match backend.page_grid(kind) {
             Some(g) => ranges
                 .iter()
@@ -196,7 +200,9 @@ impl<B: Storage> Manager<B> {
     }
 
     /// Moves the pages of `donors` into `ranges` of `p`'s block, each to a place of its own
-    /// size (the page grid), until they run out; with `after`, pages that stream's work may
+    /// size or inside a larger page (the page grid), the largest that fits first, until they
+    /// run out; a larger page filled in part is mapped for the rest by the caller (one
+    /// piece). With `after`, pages that stream's work may
     /// still use at their old places ([`Donors::Behind`]). Returns the ranges still to map.
     fn move_into(
         &mut self,
@@ -210,7 +216,9 @@ impl<B: Storage> Manager<B> {
         let Some(grid) = backend.page_grid(kind).filter(|_| !donors.is_empty()) else {
             return Ok(ranges);
         };
-        // Pieces of one page size each: a page moves whole, to a place of its size.
+        // Pieces of one page size each: a page moves whole, to a place of its size or inside
+        // a larger page, at an offset that is a multiple of its size (pages lie at multiples
+        // of their size, so it never straddles two).
         let mut donors: Vec<(u32, Range<u64>)> = donors
             .into_iter()
             .flat_map(|(b, r)| grid.regions(r).map(move |x| (b, x)))
@@ -221,9 +229,17 @@ impl<B: Storage> Manager<B> {
         'ranges: while let Some(mut r) = ranges.next() {
             let size = grid.size_at(r.start);
             while r.start < r.end {
+                let fits = |x: &Range<u64>| {
+                    let d = grid.size_at(x.start);
+                    x.start < x.end
+                        && d <= size
+                        && x.start.is_multiple_of(d)
+                        && r.start.is_multiple_of(d)
+                };
                 let Some((b, x)) = donors
                     .iter_mut()
-                    .find(|(_, x)| x.start < x.end && grid.size_at(x.start) == size)
+                    .filter(|(_, x)| fits(x))
+                    .min_by_key(|(_, x)| std::cmp::Reverse(grid.size_at(x.start)))
                 else {
                     break;
                 };
@@ -236,9 +252,10 @@ impl<B: Storage> Manager<B> {
                 // SAFETY: `x.start .. + n` is whole pages inside a free chunk, mapped, whose work
                 // has finished (`donor_pages`), or with `after` whose only unfinished work is
                 // that stream's, recorded before (`Donors::Behind`), outside `p`'s pages;
-                // `r.start .. + n` is whole pages of `p`'s block that were given back (taken
+                // `r.start .. + n` lies in pages of `p`'s block that were given back (taken
                 // from its record), for the request on `after`; both lie in regions of pages
-                // of one size (`regions`), the same for both.
+                // of one size (`regions`), the source's no larger than the destination's, and
+                // each source page lands at a multiple of its size (`fits`): inside one page.
                 let moved = unsafe {
                     match after {
                         Some(s) => {
@@ -278,7 +295,7 @@ impl<B: Storage> Manager<B> {
                         .chain(ranges);
                     return Err(self.unmapped_again(kind, p, rest.collect(), e));
                 }
-                let pages = grid.count(r.start - n..r.start);
+                let pages = grid.count(x.start - n..x.start);
                 self.emit(Change::PagesMoved { bytes: n, pages });
             }
             if r.start < r.end {

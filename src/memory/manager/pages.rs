@@ -27,7 +27,7 @@ use super::emit::{Change, DriverCall};
 use super::page_moves::Donors;
 use super::Manager;
 use crate::backend::{ForeignStream, Storage};
-use crate::types::error::Result;
+use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
 
 /// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), the share of the
@@ -244,6 +244,57 @@ impl<B: Storage> Manager<B> {
                 self.deferred_error.get_or_insert(e);
             }
         }
+    }
+
+    /// With [`ContextDesc::follow_live`](crate::ContextDesc::follow_live), where the backend
+    /// moves pages: grows the segment of `end` (the free end a request on `on` will take) by
+    /// `extra` bytes with no memory behind them ([`Storage::grow_unmapped`]), then maps the end
+    /// as pages given back are mapped ([`map_for`](Self::map_for)), so that free pages that
+    /// would go back to make room move there instead, and nothing is cleared. `None` where it
+    /// cannot (the segment's end off the page grid), to grow with new memory.
+    ///
+    /// # Errors
+    /// As [`map_for`](Self::map_for); the new end then stays without memory.
+    pub(super) fn grow_without_memory(
+        &mut self,
+        backend: &B,
+        kind: MemoryKind,
+        end: &Placement,
+        extra: u64,
+        on: Option<ForeignStream>,
+    ) -> Option<Result<()>> {
+        if !self.settings.follow_live || !backend.moves_pages() {
+            return None;
+        }
+        let grid = backend.page_grid(kind)?;
+        let blk = self.pools[kind.index()].block(end.block)?;
+        let old = blk.size;
+        let new_size = old.checked_add(extra)?;
+        if !grid.is_boundary(old) || !grid.is_boundary(new_size) {
+            return None;
+        }
+        let start = Instant::now();
+        let grown = backend.grow_unmapped(&blk.raw, new_size);
+        self.emit(DriverCall::Grow.since(start));
+        match grown {
+            Ok(()) => {}
+            Err(e @ Error::Internal { .. }) => {
+                log::debug!("vramkit: growing with new memory: {e}");
+                return None;
+            }
+            Err(e) => return Some(Err(e)),
+        }
+        log::debug!("vramkit: {kind:?} segment grew by {extra} B of address to {new_size} B");
+        // A growth in the statistics; its memory counts as it is mapped.
+        self.emit(Change::SegmentGrown { kind, bytes: 0 });
+        let pool = &mut self.pools[kind.index()];
+        pool.extend(end.block, extra);
+        pool.put_unmapped(end.block, old..new_size);
+        let tail = Placement {
+            size: new_size - end.offset,
+            ..*end
+        };
+        Some(self.map_for(backend, kind, &tail, end.size, on))
     }
 
     /// Counts the pages of `r` mapped or given back.

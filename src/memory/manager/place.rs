@@ -8,7 +8,7 @@ use super::super::pool::{Placement, NIL};
 use super::compact::Goal;
 use super::emit::{Change, DriverCall};
 use super::{is_refusal, Manager};
-use crate::backend::{PageGrid, Storage, StreamRef};
+use crate::backend::{ForeignStream, PageGrid, Storage, StreamRef};
 use crate::types::error::{Error, Result};
 use crate::types::MemoryKind;
 
@@ -18,8 +18,8 @@ impl<B: Storage> Manager<B> {
         &mut self,
         backend: &B,
         kind: MemoryKind,
-        requested: u64,
-        size: u64,
+        (requested, size): (u64, u64),
+        on: Option<ForeignStream>,
     ) -> Result<Placement> {
         // A pool of segments keeps everything in the large class's index (see `Pool::add_block`).
         let resizable = backend.resizable(kind);
@@ -74,7 +74,7 @@ impl<B: Storage> Manager<B> {
                 }
             }
         }
-        let refusal = match self.grow(backend, kind, class, requested, size) {
+        let refusal = match self.grow(backend, kind, class, (requested, size), on) {
             Err(e) if is_refusal(&e) => e,
             other => return other,
         };
@@ -83,7 +83,7 @@ impl<B: Storage> Manager<B> {
             if let Some(p) = self.pools[kind.index()].try_place(class, size) {
                 return Ok(p);
             }
-            match self.grow(backend, kind, class, requested, size) {
+            match self.grow(backend, kind, class, (requested, size), on) {
                 Err(e) if is_refusal(&e) => {}
                 other => return other,
             }
@@ -105,7 +105,7 @@ impl<B: Storage> Manager<B> {
             return Ok(p);
         }
         if backend.resizable(kind) {
-            match self.grow(backend, kind, class, requested, size) {
+            match self.grow(backend, kind, class, (requested, size), on) {
                 Err(e) if is_refusal(&e) => {}
                 other => return other,
             }
@@ -115,7 +115,7 @@ impl<B: Storage> Manager<B> {
             .blocks_freed
             > 0
         {
-            match self.grow(backend, kind, class, requested, size) {
+            match self.grow(backend, kind, class, (requested, size), on) {
                 Err(e) if is_refusal(&e) => {}
                 other => return other,
             }
@@ -242,13 +242,13 @@ impl<B: Storage> Manager<B> {
         backend: &B,
         kind: MemoryKind,
         class: Class,
-        requested: u64,
-        size: u64,
+        (requested, size): (u64, u64),
+        on: Option<ForeignStream>,
     ) -> Result<Placement> {
         let headroom = self.budget.headroom(self.counters.reserved);
         let resizable = backend.resizable(kind);
         if let (true, Some(seg)) = (resizable, self.pools[kind.index()].segment()) {
-            return self.grow_segment(backend, kind, seg, requested, size, headroom);
+            return self.grow_segment(backend, kind, seg, (requested, size, headroom), on);
         }
         let g = &self.settings.geometry;
         let block = if resizable {
@@ -338,9 +338,8 @@ impl<B: Storage> Manager<B> {
         backend: &B,
         kind: MemoryKind,
         seg: u32,
-        requested: u64,
-        size: u64,
-        headroom: u64,
+        (requested, size, headroom): (u64, u64, u64),
+        on: Option<ForeignStream>,
     ) -> Result<Placement> {
         let pool = &self.pools[kind.index()];
         let need = size.saturating_sub(pool.tail_free(seg));
@@ -373,16 +372,22 @@ impl<B: Storage> Manager<B> {
             size,
             chunk: NIL,
         };
-        self.before_mapping(backend, kind, extra, size, Some(&end))?;
-        if let Err(e) = self.extend_segment(backend, kind, seg, extra) {
-            // A step larger than the request that the device refuses: what the request
-            // lacks may still fit (as `fits_now` and `largest_alloc` promise).
-            let g = self.settings.geometry;
-            match grid_step(&g, backend.page_grid(kind), seg_size, need, headroom) {
-                Some(exact) if exact < extra && is_refusal(&e) => {
-                    self.extend_segment(backend, kind, seg, exact)?
+        // Where pages move, the new end comes without memory and is mapped as pages given
+        // back are: free pages that would go back move there first.
+        if let Some(grown) = self.grow_without_memory(backend, kind, &end, extra, on) {
+            grown?;
+        } else {
+            self.before_mapping(backend, kind, extra, size, Some(&end))?;
+            if let Err(e) = self.extend_segment(backend, kind, seg, extra) {
+                // A step larger than the request that the device refuses: what the request
+                // lacks may still fit (as `fits_now` and `largest_alloc` promise).
+                let g = self.settings.geometry;
+                match grid_step(&g, backend.page_grid(kind), seg_size, need, headroom) {
+                    Some(exact) if exact < extra && is_refusal(&e) => {
+                        self.extend_segment(backend, kind, seg, exact)?
+                    }
+                    _ => return Err(e),
                 }
-                _ => return Err(e),
             }
         }
         let pool = &mut self.pools[kind.index()];
