@@ -15,7 +15,10 @@
 //!
 //! Giving pages back waits for every stream's work on memory released there (the manager's
 //! streams) and for the blocks' own last work, as a shrink does; mapping them again costs the
-//! driver's calls only.
+//! driver's calls only. Where the backend moves pages, free pages that would go back move to
+//! the place being mapped instead (`page_moves.rs`), and with `follow_live` a segment's growth
+//! is such a place: its new end comes without memory and is mapped as pages given back are
+//! ([`Manager::grow_without_memory`]).
 //!
 //! [`Storage::unmap_pages`]: crate::backend::Storage::unmap_pages
 
