@@ -64,6 +64,19 @@ pub(super) struct Segment {
 }
 
 impl Segment {
+    /// The error of a growth by `requested` bytes past the address space reserved.
+    fn past_reservation(&self, requested: u64) -> Error {
+        Error::OutOfMemory {
+            requested,
+            kind: MemoryKind::Device,
+            detail: format!(
+                "out of memory: a segment cannot grow past the {} bytes of address space it \
+                 reserved",
+                self.reserved
+            ),
+        }
+    }
+
     /// Where the mapped range ends.
     fn mapped(mappings: &BTreeMap<u64, Mapping>) -> u64 {
         mappings
@@ -173,15 +186,7 @@ impl CudaBackend {
             vmm.grid.ceil(new_size)
         };
         if target > seg.reserved {
-            return Err(Error::OutOfMemory {
-                requested: new_size - old,
-                kind: MemoryKind::Device,
-                detail: format!(
-                    "out of memory: a segment cannot grow past the {} bytes of address space it \
-                     reserved",
-                    seg.reserved
-                ),
-            });
+            return Err(seg.past_reservation(new_size - old));
         }
         if target > mapped {
             let peers = lock(&seg.peers).clone();
@@ -261,15 +266,7 @@ impl CudaBackend {
             });
         }
         if new_size > seg.reserved {
-            return Err(Error::OutOfMemory {
-                requested: new_size - old,
-                kind: MemoryKind::Device,
-                detail: format!(
-                    "out of memory: a segment cannot grow past the {} bytes of address space it \
-                     reserved",
-                    seg.reserved
-                ),
-            });
+            return Err(seg.past_reservation(new_size - old));
         }
         block.size.store(new_size, Ordering::Release);
         Ok(())
