@@ -129,7 +129,9 @@ def malloc_free_ns(s0, s1):
 
 
 #: Where the time inside vramkit goes: the calls themselves, and the driver's part of them.
-TIME_FIELDS = ("malloc_ns", "free_ns", "grow_ns", "page_ns", "give_back_ns", "stream_wait_ns")
+TIME_FIELDS = (
+    "malloc_ns", "free_ns", "grow_ns", "page_ns", "give_back_ns", "stream_wait_ns", "page_wait_ns"
+)
 
 
 def per_malloc_ns(s0, s1):

@@ -77,7 +77,7 @@ extern "C" {
 #endif
 
 /* The version of this interface; vramkit_abi_version() returns the library's. */
-#define VRAMKIT_ABI_VERSION 3
+#define VRAMKIT_ABI_VERSION 4
 
 /* The kinds of error, as vramkit_last_error_kind returns them. */
 enum vramkit_error_kind {
@@ -124,6 +124,7 @@ typedef struct vramkit_stats {
     uint64_t give_back_ns;    /* nanoseconds freeing blocks and shrinking segments */
     uint64_t stream_wait_ns;  /* nanoseconds waiting for streams before memory is reused */
     uint64_t pages;           /* pages given back, mapped again and moved (paid per page) */
+    uint64_t page_wait_ns;    /* of stream_wait_ns, waits before free pages went back or moved */
 } vramkit_stats;
 
 /* ---- PyTorch's CUDAPluggableAllocator interface ---- */

@@ -269,6 +269,7 @@ impl Device {
             give_back_ns: nanos(s.driver.give_back),
             stream_wait_ns: nanos(s.driver.stream_wait),
             pages: s.pages.pages,
+            page_wait_ns: nanos(s.driver.page_wait),
         }
     }
 }

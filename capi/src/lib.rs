@@ -96,6 +96,8 @@ pub struct VramkitStats {
     /// Pages given back, mapped again and moved, in all (the driver's page calls are paid
     /// per page).
     pub pages: u64,
+    /// Of `stream_wait_ns`, the nanoseconds waiting before free pages went back or moved.
+    pub page_wait_ns: u64,
 }
 
 /// Set once a call panicked: the allocator's state may be half updated, so every later call
@@ -245,7 +247,7 @@ pub extern "C" fn vramkit_abi_version() -> u32 {
 }
 
 /// The C ABI's version; changes whenever a signature or `VramkitStats` does.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]

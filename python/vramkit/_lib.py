@@ -79,11 +79,12 @@ class Stats(Structure):
         ("give_back_ns", c_uint64),
         ("stream_wait_ns", c_uint64),
         ("pages", c_uint64),
+        ("page_wait_ns", c_uint64),
     ]
 
 
 #: The ``VRAMKIT_ABI_VERSION`` these prototypes follow.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 #: ``UINT64_MAX``: "none" in ``vramkit_set_budget`` and ``vramkit_stats.budget``.
 NO_BUDGET = 2**64 - 1

@@ -115,6 +115,9 @@ pub struct DriverTime {
     /// Waits for other streams' work (vramkit's own queue's included) before memory they
     /// released, or a clear on vramkit's queue, is handed to a request.
     pub stream_wait: std::time::Duration,
+    /// Of [`stream_wait`](Self::stream_wait), the waits before free pages went back to the
+    /// device or moved (the rest: before memory was placed, and in trims and compactions).
+    pub page_wait: std::time::Duration,
 }
 
 /// What compaction has done since the context was created.

@@ -128,6 +128,8 @@ pub(crate) struct Streams {
     pub held_bytes: u64,
     /// Host time spent in [`settle`](Self::settle) waiting.
     pub waited: std::time::Duration,
+    /// Of `waited`, the part before free pages went back or moved (counted by the manager).
+    pub waited_for_pages: std::time::Duration,
     /// Releases counted, on every stream: the stamp of the latest. Memory freed now is safe to
     /// give back to the device once the [`horizon`](Self::horizon) has passed this.
     pub seq: u64,

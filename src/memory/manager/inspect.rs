@@ -121,6 +121,7 @@ impl<B: Storage> Manager<B> {
             pages: c.pages.clone(),
             driver: DriverTime {
                 stream_wait: self.streams.waited,
+                page_wait: self.streams.waited_for_pages,
                 ..c.driver.clone()
             },
             pending_release: self.deferred.bytes

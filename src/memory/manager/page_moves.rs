@@ -65,8 +65,14 @@ impl<B: Storage> Manager<B> {
                 {
                     return Ok(Vec::new());
                 }
-            } else if !self.streams.settle(backend, None, wait)? {
-                horizon = self.streams.horizon();
+            } else {
+                let before = self.streams.waited;
+                let passed = self.streams.settle(backend, None, wait)?;
+                let waited = self.streams.waited.saturating_sub(before);
+                self.streams.waited_for_pages += waited;
+                if !passed {
+                    horizon = self.streams.horizon();
+                }
             }
         }
         let mut candidates = self.pools[kind.index()].unmappable(grid, horizon);
