@@ -380,8 +380,8 @@ fn cuda_pages_past_two_gib_are_larger_and_follow_the_live_set() -> anyhow::Resul
     Ok(())
 }
 
-/// [`churn`] on CUDA: pages went back, were mapped again and moved, data intact, memory
-/// within the slack.
+/// [`churn`] on CUDA: pages were mapped again and moved, data intact, memory within the
+/// slack.
 #[cfg(feature = "cuda")]
 fn cuda_churn(
     ctx: &Context<vramkit::backend::cuda::CudaBackend>,
@@ -390,9 +390,10 @@ fn cuda_churn(
 ) -> anyhow::Result<()> {
     churn(ctx, page, seed, 1500, false)?;
     let s = ctx.stats();
+    // Free pages move where requests and growths need memory rather than go back.
     assert!(
-        s.pages.unmaps > 0 && s.pages.maps > 0 && s.pages.moves > 0,
-        "no page went back, was mapped again or moved: {:?}",
+        s.pages.maps > 0 && s.pages.moves > 0,
+        "no page was mapped again or moved: {:?}",
         s.pages
     );
     let k = s.kind(vramkit::MemoryKind::Device);

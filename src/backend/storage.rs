@@ -132,8 +132,9 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// Where the pages lie that [`unmap_pages`](Storage::unmap_pages) gives back inside a
     /// block of `kind` while keeping its addresses (CUDA virtual memory: pages of the mapping
     /// granularity, 2 MiB, growing with the offset); `None` (the default) where blocks cannot
-    /// give back memory inside. A page is given back, mapped and moved whole, and moves only to
-    /// a place of its size.
+    /// give back memory inside. A page is given back, mapped and moved whole, and moves to a
+    /// place of its size or inside a larger page, which smaller ones then fill (the part of
+    /// such a page that is mapped is whole smaller pages from its start).
     fn page_grid(&self, _kind: MemoryKind) -> Option<PageGrid> {
         None
     }
@@ -144,7 +145,8 @@ pub unsafe trait Storage: Send + Sync + 'static {
     ///
     /// # Safety
     /// 1. `offset .. offset + size` begins and ends on the [page grid](Storage::page_grid)'s
-    ///    boundaries and lies inside the block, with memory behind all of it (mapped).
+    ///    boundaries, or where smaller pages moved into a larger one end, and lies inside the
+    ///    block, with memory behind all of it (mapped).
     /// 2. No unfinished work uses the range, and nothing will until it is mapped again.
     unsafe fn unmap_pages(&self, _block: &Self::Block, _offset: u64, _size: u64) -> Result<()> {
         Err(Error::Unsupported {
@@ -191,7 +193,8 @@ pub unsafe trait Storage: Send + Sync + 'static {
     /// change. Only where [`moves_pages`](Storage::moves_pages).
     ///
     /// # Safety
-    /// 1. The source is whole pages of its block ([`PageGrid`]), all mapped; each of them
+    /// 1. The source is whole pages of its block ([`PageGrid`]) (or the mapped start of a
+    ///    page that smaller pages moved into fill in part), all mapped; each of them
     ///    lands inside one page of the destination (a page of its size, or a larger one that
     ///    smaller pages fill, at a multiple of the smallest page); the destination is all
     ///    given back; the ranges do not overlap.

@@ -116,7 +116,8 @@ pub struct DriverTime {
     /// released, or a clear on vramkit's queue, is handed to a request.
     pub stream_wait: std::time::Duration,
     /// Of [`stream_wait`](Self::stream_wait), the waits before free pages went back to the
-    /// device or moved (the rest: before memory was placed, and in trims and compactions).
+    /// device or moved, trims' included (the rest: before memory was placed, shrinks and
+    /// compactions).
     pub page_wait: std::time::Duration,
 }
 

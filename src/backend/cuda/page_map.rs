@@ -70,7 +70,8 @@ impl CudaBackend {
     /// back.
     ///
     /// # Safety
-    /// 1. The range is whole pages of the segment, none of them mapped.
+    /// 1. The range is whole pages of the segment, or the rest of a page that smaller pages
+    ///    moved into fill in part, none of it mapped.
     pub(super) unsafe fn map_segment_pages(
         &self,
         block: &CudaBlock,

@@ -7,7 +7,8 @@
 //! Measured on an H200 (`benches/reference/vmm_probe.py`): `cuMemAlloc` + `cuMemFree` of a
 //! block cost 56–353 µs; a piece of a segment costs a `cuMemCreate` (~8 µs) and a `cuMemMap`
 //! (~1 µs), and a growth one `cuMemSetAccess` (~33 µs), whatever the size, at a granularity of
-//! 2 MiB. Every piece is one page of the segment's [`PageGrid`] (from
+//! 2 MiB. Every piece is one page of the segment's [`PageGrid`], or a smaller page moved into a
+//! larger one (from
 //! [`CudaConfig::page_size`](super::CudaConfig::page_size), by default the granularity, growing
 //! with the offset), so that the memory manager can give
 //! back any free page inside a segment ([`Storage::unmap_pages`]) and map it again later, as
@@ -34,7 +35,8 @@ use crate::types::MemoryKind;
 /// What virtual memory management needs, probed once per device.
 #[derive(Debug)]
 pub(super) struct Vmm {
-    /// The pages: each one piece, mapped, given back and moved whole, a multiple of the
+    /// The pages: each one piece (or smaller pages moved into it), mapped, given back and moved
+    /// whole, a multiple of the
     /// device's granularity (2 MiB on current GPUs), from
     /// [`CudaConfig::page_size`](super::CudaConfig::page_size) and
     /// [`CudaConfig::page_growth`](super::CudaConfig::page_growth).
@@ -52,8 +54,8 @@ pub(super) struct Mapping {
     pub(super) size: u64,
 }
 
-/// The physical side of a segment: its mappings by offset (one page each; pages given back
-/// inside are missing), and the other devices that may access it (peers, `peer.rs`), whose
+/// The physical side of a segment: its mappings by offset (one page each, or the smaller
+/// pages moved into one; pages given back inside are missing), and the other devices that may access it (peers, `peer.rs`), whose
 /// access every later mapping gets too.
 #[derive(Debug)]
 pub(super) struct Segment {
@@ -204,8 +206,9 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Maps new physical memory over `ptr + from .. ptr + to` (both page boundaries),
-    /// read-write for this device and `peers`, one page a piece (a `cuMemCreate` each) and one
+    /// Maps new physical memory over `ptr + from .. ptr + to` (page boundaries, or where
+    /// smaller pages moved into a larger one end), read-write for this device and `peers`, one
+    /// page (or the rest of one) a piece (a `cuMemCreate` each) and one
     /// `cuMemSetAccess`. Nothing is left mapped on failure.
     pub(super) fn map_range(
         &self,
@@ -354,8 +357,8 @@ impl CudaBackend {
         })
     }
 
-    /// Gives back the pieces that lie wholly past `new_size` and returns `new_size`: the piece
-    /// that holds it stays mapped whole, its end unused until the segment grows again (as
+    /// Gives back the pieces that lie wholly past the page holding `new_size` and returns
+    /// `new_size`: that page stays mapped whole (every piece of it), its end unused until the segment grows again (as
     /// `cuMemAlloc` rounds inside its own pages), so what the memory manager counts, and its
     /// budget, follow the sizes it asked for; the device holds at most one piece more.
     ///
@@ -371,7 +374,13 @@ impl CudaBackend {
         }
         self.enter()?;
         let mut mappings = lock(&seg.mappings);
-        let past = mappings.split_off(&new_size);
+        // The page holding the new end stays mapped whole, all its pieces (smaller pages
+        // moved into it), so that a later growth finds every page below its start mapped.
+        let cut = self
+            .vmm
+            .as_ref()
+            .map_or(new_size, |v| v.grid.ceil(new_size));
+        let past = mappings.split_off(&cut);
         if !past.is_empty() {
             if let Err(e) = self.sync_before_unmap() {
                 mappings.extend(past);

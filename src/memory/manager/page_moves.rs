@@ -163,8 +163,10 @@ impl<B: Storage> Manager<B> {
             Ok(d) => d,
             Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
         };
-        let mut found: u64 = donors.iter().map(|(_, r)| r.end - r.start).sum();
+        let to_map = |rs: &[Range<u64>]| rs.iter().map(|r| r.end - r.start).sum::<u64>();
         let mut ranges = self.move_into(backend, kind, donors, ranges, p, None)?;
+        // What moved: donors that fit no place left stay where they were.
+        let mut found = bytes - to_map(&ranges);
         // Pages the request's own stream freed move without a wait where the backend can
         // leave their old mappings until that stream passes.
         if let Some(s) = on.filter(|_| backend.defers_moves() && found < soft) {
@@ -174,7 +176,6 @@ impl<B: Storage> Manager<B> {
                     Ok(d) => d,
                     Err(e) => return Err(self.unmapped_again(kind, p, ranges, e)),
                 };
-            let to_map = |rs: &[Range<u64>]| rs.iter().map(|r| r.end - r.start).sum::<u64>();
             let before = to_map(&ranges);
             ranges = self.move_into(backend, kind, donors, ranges, p, Some(s))?;
             // What moved: a move the backend declined leaves its donors where they were.
@@ -255,7 +256,8 @@ impl<B: Storage> Manager<B> {
                     break;
                 };
                 let start = Instant::now();
-                // SAFETY: `x.start .. + n` is whole pages inside a free chunk, mapped, whose work
+                // SAFETY: `x.start .. + n` is whole pages (`donor_pages`) inside a free chunk,
+                // mapped, whose work
                 // has finished (`donor_pages`), or with `after` whose only unfinished work is
                 // that stream's, recorded before (`Donors::Behind`), outside `p`'s pages;
                 // `r.start .. + n` lies in pages of `p`'s block that were given back (taken

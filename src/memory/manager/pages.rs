@@ -98,7 +98,8 @@ impl<B: Storage> Manager<B> {
                 break;
             };
             let start = Instant::now();
-            // SAFETY: `r` is whole pages of the block that were given back (taken from its
+            // SAFETY: `r` is whole pages (or the rest of one that pages moved into fill in
+            // part) of the block that were given back (taken from its
             // record of unmapped pages).
             let mapped = unsafe { backend.map_pages(&blk.raw, r.start, r.end - r.start) };
             self.emit(DriverCall::Pages.since(start));
@@ -136,7 +137,8 @@ impl<B: Storage> Manager<B> {
             };
             let take = r.end - r.start;
             let start = Instant::now();
-            // SAFETY: `r` is whole pages inside a free chunk of the block, mapped (not in its
+            // SAFETY: `r` is whole pages (ending on the grid or where pages moved into one end)
+            // inside a free chunk of the block, mapped (not in its
             // record of unmapped pages); the block's last work and every stream's work on
             // memory released here have finished (`donor_pages`), and free chunks are used by
             // nothing.
@@ -254,7 +256,8 @@ impl<B: Storage> Manager<B> {
     /// `extra` bytes with no memory behind them ([`Storage::grow_unmapped`]), then maps the end
     /// as pages given back are mapped ([`map_for`](Self::map_for)), so that free pages that
     /// would go back to make room move there instead, and nothing is cleared. `None` where it
-    /// cannot (the segment's end off the page grid), to grow with new memory.
+    /// cannot (the segment's end off the page grid, or a backend without
+    /// [`Storage::grow_unmapped`]), to grow with new memory.
     ///
     /// # Errors
     /// As [`map_for`](Self::map_for); the new end then stays without memory.
@@ -281,7 +284,7 @@ impl<B: Storage> Manager<B> {
         self.emit(DriverCall::Grow.since(start));
         match grown {
             Ok(()) => {}
-            Err(e @ Error::Internal { .. }) => {
+            Err(e @ (Error::Internal { .. } | Error::Unsupported { .. })) => {
                 log::debug!("vramkit: growing with new memory: {e}");
                 return None;
             }
