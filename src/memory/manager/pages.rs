@@ -294,6 +294,10 @@ impl<B: Storage> Manager<B> {
         // A growth in the statistics; its memory counts as it is mapped.
         self.emit(Change::SegmentGrown { kind, bytes: 0 });
         let pool = &mut self.pools[kind.index()];
+        // Pages moved in may still be used at their old places by work released before now:
+        // the new end counts as freed now, so none of it goes or moves again before that work
+        // passed.
+        pool.stamp = self.streams.seq;
         pool.extend(end.block, extra);
         pool.put_unmapped(end.block, old..new_size);
         let tail = Placement {
