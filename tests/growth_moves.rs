@@ -137,3 +137,36 @@ fn smaller_pages_fill_a_larger_page() -> anyhow::Result<()> {
     ctx.observe().audit().check()?;
     Ok(())
 }
+
+/// A trim shrinks the segment to the middle of a 128 KiB page that two 64 KiB pages moved into
+/// fill: the page stays mapped whole, so the next growth (with new memory, the end off the
+/// grid) finds every byte below its start mapped (the host model faults on a hole, where
+/// CUDA's clear of the growth would reach unmapped memory).
+#[test]
+fn a_shrink_into_a_page_that_smaller_pages_fill_keeps_it_whole() -> anyhow::Result<()> {
+    let ctx = following();
+    let x = filled(&ctx, 8 * MIB, 1)?;
+    let k = filled(&ctx, 56 * MIB, 2)?;
+    ctx.release(x)?;
+    let y = filled(&ctx, 12 * MIB, 3)?;
+    let x2 = filled(&ctx, 8 * MIB, 4)?;
+    ctx.release(y)?;
+    // Live bytes end half-way through a 128 KiB page of two moved 64 KiB ones.
+    let z = filled(&ctx, MIB + PAGE, 5)?;
+    ctx.memory().trim()?;
+    let w = filled(&ctx, 4 * MIB, 6)?;
+    ctx.backend().check_device()?;
+    for (h, size, seed) in [
+        (k, 56 * MIB, 2),
+        (x2, 8 * MIB, 4),
+        (z, MIB + PAGE, 5),
+        (w, 4 * MIB, 6),
+    ] {
+        intact(&ctx, h, size, seed)?;
+    }
+    ctx.observe().audit().check()?;
+    for h in [k, x2, z, w] {
+        ctx.release(h)?;
+    }
+    Ok(())
+}

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use super::host_bytes::HostBytes;
 pub use super::host_config::HostConfig;
 use super::host_pages::{HostPages, POISON};
+use super::host_pieces::PieceOp;
 use super::host_streams::HostStreams;
 use super::{BackendLimits, DeviceInfo, LinearTexture, MemoryInfo, PageGrid, Storage};
 use super::{ForeignStream, StreamMark};
@@ -192,7 +193,7 @@ unsafe impl Storage for HostBackend {
         Ok(HostBlock {
             bytes: Mutex::new(bytes),
             size: AtomicU64::new(size),
-            pages: HostPages::default(),
+            pages: self.new_pages(kind, size),
         })
     }
 
@@ -235,6 +236,7 @@ unsafe impl Storage for HostBackend {
                 });
             }
         }
+        self.pieces_grown(block, old, new_size);
         block.size.store(new_size, Ordering::Release);
         Ok(())
     }
@@ -257,6 +259,7 @@ unsafe impl Storage for HostBackend {
             }
         }
         block.size.store(new_size, Ordering::Release);
+        self.pieces_cut(block, new_size);
         let unmapped = block.pages.cut(new_size);
         self.used
             .fetch_sub(old - new_size - unmapped, Ordering::AcqRel);
@@ -269,7 +272,7 @@ unsafe impl Storage for HostBackend {
 
     unsafe fn unmap_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
         let r = offset..offset + size;
-        if !self.check_pages(r.clone(), None, "unmapping") {
+        if !self.pieces(block, r.clone(), PieceOp::Unmap, "unmapping") {
             return Ok(());
         }
         if !block.pages.unmap(r.clone()) {
@@ -285,11 +288,12 @@ unsafe impl Storage for HostBackend {
     }
 
     unsafe fn map_pages(&self, block: &HostBlock, offset: u64, size: u64) -> Result<()> {
-        if !self.check_pages(offset..offset + size, None, "mapping") {
+        self.catch_up(block, offset..offset + size);
+        // The device's memory first: a refusal maps nothing.
+        self.reserve_capacity(size, MemoryKind::Device)?;
+        if !self.pieces(block, offset..offset + size, PieceOp::Map, "mapping") {
             return Ok(());
         }
-        self.catch_up(block, offset..offset + size);
-        self.reserve_capacity(size, MemoryKind::Device)?;
         if !block.pages.map(offset..offset + size) {
             self.used.fetch_sub(size, Ordering::AcqRel);
             self.fault(format!(

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use super::host::{HostBackend, HostBlock};
+use super::host_pieces::{PieceOp, Pieces};
 use super::{ForeignStream, PageGrid};
 use crate::types::error::{Error, Result};
 use crate::types::{lock, MemoryKind};
@@ -26,6 +27,8 @@ pub(super) const POISON: u8 = 0xa5;
 pub(super) struct HostPages {
     unmapped: Mutex<Vec<Range<u64>>>,
     behind: Mutex<Vec<(Range<u64>, ForeignStream)>>,
+    /// The driver's mappings, for a resizable block.
+    pub(super) pieces: Pieces,
 }
 
 impl HostPages {
@@ -124,7 +127,7 @@ impl HostBackend {
         behind: Option<ForeignStream>,
     ) {
         let size = from.end - from.start;
-        if !self.check_pages(from.clone(), Some(to), "moving pages") {
+        if !self.pieces(src, from.clone(), PieceOp::MoveTo(dst, to), "moving pages") {
             return;
         }
         self.catch_up(dst, to..to + size);
@@ -154,11 +157,11 @@ impl HostBackend {
             return Ok(());
         }
         let grid = self.grid();
-        if !grid.is_boundary(old) || !grid.is_boundary(new_size) {
+        if !grid.is_boundary(old) || !grid.is_boundary(new_size) || self.pieces_end(block) > old {
             return Err(Error::Internal {
                 message: format!(
-                    "growing a block from {old} to {new_size} bytes without memory, off the \
-                     page grid"
+                    "growing a block from {old} to {new_size} bytes without memory: off the \
+                     page grid, or pages mapped past its end"
                 ),
             });
         }
@@ -208,6 +211,18 @@ impl HostBackend {
         });
     }
 
+    /// The pages of a block of `size` bytes just made: its pieces tracked where it is
+    /// resizable.
+    pub(super) fn new_pages(&self, kind: MemoryKind, size: u64) -> HostPages {
+        if !super::Storage::resizable(self, kind) {
+            return HostPages::default();
+        }
+        HostPages {
+            pieces: Pieces::made(self, size),
+            ..HostPages::default()
+        }
+    }
+
     /// The pages of resizable device blocks ([`HostConfig::page_size`],
     /// [`HostConfig::page_growth`]).
     ///
@@ -228,34 +243,6 @@ impl HostBackend {
         crate::types::lock(&self.fault).get_or_insert(format!(
             "the host backend's model of pages: {what} (a vramkit bug)"
         ));
-    }
-
-    /// Records a fault, and returns `false`, if `r` does not begin and end on multiples of the
-    /// page grid's smallest page (the driver's granularity), or if a page of `r` would land
-    /// across two pages at `to`, the place pages of `r` move to: a page is mapped, given back
-    /// and moved whole, and a larger page may be made of smaller ones moved into it, as the
-    /// driver's.
-    pub(super) fn check_pages(&self, r: Range<u64>, to: Option<u64>, what: &str) -> bool {
-        let grid = self.grid();
-        let unit = grid.base();
-        if !r.start.is_multiple_of(unit) || !r.end.is_multiple_of(unit) {
-            self.fault(format!("{what} {r:?}, which is not whole pages"));
-            return false;
-        }
-        let Some(to) = to else {
-            return true;
-        };
-        let fits = to.is_multiple_of(unit)
-            && grid.pages(r.clone()).all(|p| {
-                let at = to + (p.start - r.start);
-                grid.page_at(at).end >= at + (p.end - p.start)
-            });
-        if !fits {
-            self.fault(format!(
-                "{what} {r:?} to {to}, where a page would lie across two"
-            ));
-        }
-        fits
     }
 
     /// Records a fault if `len` bytes at `offset` of `block` reach memory given back.

@@ -35,6 +35,7 @@ mod host_bytes;
 mod host_compute;
 mod host_config;
 mod host_pages;
+mod host_pieces;
 mod host_streams;
 mod page_grid;
 #[cfg(feature = "wgpu")]
