@@ -30,6 +30,7 @@ mod parse;
 mod pipeline;
 mod plan;
 mod run;
+mod stages;
 
 pub use ops::{Op, Rect, MAX_ADJUST, MAX_FRAME_PIXELS, MAX_GAMMA, MAX_SIDE, MIN_GAMMA};
 pub use parse::{format_chain, parse_chain};

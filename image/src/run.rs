@@ -8,15 +8,14 @@
 
 use std::time::Instant;
 
-use super::ops::{Op, Rect};
+use super::ops::Rect;
+use super::stages::{Geometry, Kernel};
 use super::{FrameReport, Pipeline};
 use vramkit::backend::Backend;
 use vramkit::transfers::host_zeroed;
 use vramkit::{AllocDesc, BufferHandle, Context};
 use vramkit::{Error, Result};
-use vramkit_kernels::image::{
-    blur, blur_area2, color, convert, resize_region, Blur, ImageView, PixelFormat, ResizeRegion,
-};
+use vramkit_kernels::image::{ImageView, PixelFormat, ResizeRegion};
 
 /// A channel of host frames: `u8` for RGBA8, `u16` for RGBA16 (four per pixel, rows packed).
 pub(super) trait Channel: vramkit::bytemuck::Pod + Default {
@@ -237,7 +236,6 @@ impl Pipeline {
             live.retain(|&l| l != img.handle);
             ctx.release(img.handle)
         };
-        let formats = self.stage_formats();
         let bpp = self.edge.bytes_per_pixel() as usize;
         // The input region: the caller's frame as it is when the tile reads all of it, else
         // gathered row by row.
@@ -258,87 +256,45 @@ impl Pipeline {
             ctx.upload(src.handle, &bytes)?;
             host += bytes.capacity() as u64;
         }
+        let stages = self.stages();
         let mut cur = src;
-        // A leading `linear` and a trailing `srgb` may run inside their neighbours (fuse.rs):
-        // the input is then read as sRGB-encoded RGBA8, the output written as it.
-        let fused = self.fused_ends();
-        let n = self.ops.len();
-        let run = usize::from(fused.first)..n - usize::from(fused.last);
-        if fused.first {
-            cur.format = PixelFormat::Srgba8;
-        } else if formats[0] != self.edge {
-            cur = alloc(live, "tile stage", &r0, formats[0])?;
-            convert(ctx, &src, &cur, [0, 0])?;
-            retire(live, &src)?;
+        // A leading `linear` running fused: the uploaded frame is read as sRGB-encoded RGBA8.
+        if let Some(first) = stages.first() {
+            cur.format = first.from;
         }
-        // The format op i writes: its stage's, or sRGB-encoded RGBA8 where the trailing `srgb`
-        // runs inside it.
-        let format_after = |i: usize| {
-            if fused.last && i + 1 == run.end {
-                PixelFormat::Srgba8
-            } else {
-                formats[i + 1]
-            }
-        };
-        let mut i = run.start;
-        while i < run.end {
-            let (op, ri) = (&self.ops[i], regions[i]);
-            // A blur and the exact 2× area downscale after it: one `blur_area2` (fuse.rs).
-            let area2 = (i + 1 < run.end)
-                .then(|| self.area2_at(i, cur.format, format_after(i + 1)))
-                .flatten();
-            if let Some(kind) = area2 {
-                let rn = regions[i + 2];
-                let next = alloc(live, "tile stage", &rn, format_after(i + 1))?;
-                let at = |out: u32, from: u32| {
-                    (2 * u64::from(out))
-                        .checked_sub(u64::from(from))
-                        .and_then(|o| u32::try_from(o).ok())
-                        .ok_or_else(|| outside(&ri))
-                };
-                let origin = [at(rn.x0, ri.x0)?, at(rn.y0, ri.y0)?];
-                blur_area2(ctx, &cur, &next, origin, kind)?;
-                retire(live, &cur)?;
-                cur = next;
-                i += 2;
-                continue;
-            }
-            let rn = regions[i + 1];
-            let next = alloc(live, "tile stage", &rn, format_after(i))?;
-            let origin = [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)];
-            match *op {
-                Op::Blur { sigma } => blur(ctx, &cur, &next, origin, Blur::Gaussian { sigma })?,
-                Op::BoxBlur { radius } => blur(ctx, &cur, &next, origin, Blur::Box { radius })?,
-                Op::Resize { filter, .. } => {
-                    let region = ResizeRegion {
-                        full_src: self.sizes[i],
-                        full_dst: self.sizes[i + 1],
-                        src_origin: [ri.x0, ri.y0],
-                        dst_origin: [rn.x0, rn.y0],
+        for stage in &stages {
+            let (ri, rn) = (regions[stage.src], regions[stage.dst]);
+            let next = alloc(live, "tile stage", &rn, stage.to)?;
+            let origin = match stage.kernel {
+                // The `2·dst` region the downscale reads, in the blur's source.
+                Kernel::Area2(_) => {
+                    let at = |out: u32, from: u32| {
+                        (2 * u64::from(out))
+                            .checked_sub(u64::from(from))
+                            .and_then(|o| u32::try_from(o).ok())
+                            .ok_or_else(|| outside(&ri))
                     };
-                    resize_region(ctx, &cur, &next, filter, region)?
+                    [at(rn.x0, ri.x0)?, at(rn.y0, ri.y0)?]
                 }
-                _ => {
-                    let c = op.color().ok_or_else(|| Error::Internal {
-                        message: format!("{op:?} has no kernel"),
-                    })?;
-                    color(ctx, &cur, &next, origin, c)?
-                }
+                _ => [rn.x0.saturating_sub(ri.x0), rn.y0.saturating_sub(ri.y0)],
             };
+            // A resize's frames: op i's input and output sizes (a resize is op `stage.src`).
+            let size = |i: usize| self.sizes.get(i).copied().unwrap_or_default();
+            let at = Geometry {
+                origin,
+                resize: ResizeRegion {
+                    full_src: size(stage.src),
+                    full_dst: size(stage.src + 1),
+                    src_origin: [ri.x0, ri.y0],
+                    dst_origin: [rn.x0, rn.y0],
+                },
+            };
+            self.launch(ctx, stage, (&cur, &next), &at)?;
             retire(live, &cur)?;
             cur = next;
-            i += 1;
         }
         let rn = regions[regions.len() - 1];
-        let mut last = cur;
-        // An sRGB-encoded RGBA8 output is the RGBA8 edge's bytes.
-        let edge_bytes = cur.format == self.edge
-            || (cur.format == PixelFormat::Srgba8 && self.edge == PixelFormat::Rgba8);
-        if !edge_bytes {
-            last = alloc(live, "tile output", &rn, self.edge)?;
-            convert(ctx, &cur, &last, [0, 0])?;
-            retire(live, &cur)?;
-        }
+        let last = cur;
         // The output region: straight into the caller's frame when the tile is all of it.
         let [ow, oh] = self.output_size();
         if rn == Rect::full(ow, oh) {

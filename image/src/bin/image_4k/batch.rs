@@ -412,6 +412,13 @@ pub fn process<B: Backend>(
             )
         })
         .collect();
+    // The first frame's kernels, built at once while the workers decode their frames: the
+    // first frame would otherwise build them one after another (on CUDA, NVRTC and the
+    // driver's compile: tenths of a second each on a machine that never ran them).
+    let wide = first.working.is_some() || matches!(first.samples, Samples::Rgba16(_));
+    let prepared = Pipeline::new(job.chain.clone(), first.size)
+        .ok()
+        .map(|p| p.with_working_format(args.format.into()));
     firsts[0] = Mutex::new(Some((start_at, Some(first))));
     let next = AtomicUsize::new(start_at + devices.len());
     let stop: Vec<AtomicBool> = devices.iter().map(|_| AtomicBool::new(false)).collect();
@@ -452,6 +459,20 @@ pub fn process<B: Backend>(
         bar.inc(1);
     };
     std::thread::scope(|s| {
+        for (p, ctx) in prepared
+            .iter()
+            .flat_map(|p| devices.iter().map(move |c| (p, c)))
+        {
+            // An error here is the run's too, which says it for its frame.
+            s.spawn(move || {
+                if wide {
+                    p.prepare_rgba16(ctx)
+                } else {
+                    p.prepare(ctx)
+                }
+                .ok()
+            });
+        }
         for (d, &n) in jobs.iter().enumerate() {
             for _ in 0..n {
                 s.spawn(move || work(d));

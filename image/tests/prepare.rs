@@ -1,0 +1,121 @@
+//! `Pipeline::prepare` builds, all at once, exactly the kernels a run launches: after it a run
+//! of the same pipeline builds no kernel (the backends log each build), and gives the bytes
+//! of a run on a context that never prepared.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use common::{random_bytes, Mk};
+use vramkit::backend::Backend;
+use vramkit::{Context, ContextDesc};
+use vramkit_image::{parse_chain, Pipeline, PixelFormat};
+
+gpu_tests!(a_prepared_run_builds_no_kernel);
+
+/// The kernel builds the backends log ("… built in … ms"), counted.
+struct Builds(Mutex<usize>);
+
+impl log::Log for Builds {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        m.target().starts_with("vramkit")
+    }
+    fn log(&self, r: &log::Record) {
+        if self.enabled(r.metadata()) && r.args().to_string().contains(" built in ") {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn builds() -> &'static Builds {
+    static B: OnceLock<&'static Builds> = OnceLock::new();
+    B.get_or_init(|| {
+        let b: &'static Builds = Box::leak(Box::new(Builds(Mutex::new(0))));
+        if log::set_logger(b).is_ok() {
+            log::set_max_level(log::LevelFilter::Debug);
+        }
+        b
+    })
+}
+
+fn count() -> usize {
+    *builds().0.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One case at a time: the count is global.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static L: Mutex<()> = Mutex::new(());
+    L.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `p` on a frame of its input size: 8-bit or 16-bit.
+fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> Vec<u8> {
+    let [w, h] = p.input_size();
+    let bytes = random_bytes((w * h * 4) as usize * if wide { 2 } else { 1 }, seed);
+    if wide {
+        let frame: Vec<u16> = bytes
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        let (out, _) = p.run_rgba16(ctx, &frame).expect("run 16-bit");
+        out.iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else {
+        p.run(ctx, &bytes).expect("run").0
+    }
+}
+
+fn a_prepared_run_builds_no_kernel<B: Backend>(mk: Mk<B>) {
+    builds();
+    let (w, h) = (96u32, 64u32);
+    let cases = [
+        // The tool's default chain: fused ends, and blur + area halving fused in RGBA8.
+        (
+            "linear,blur:sigma=3,resize:48x32:area,srgb",
+            PixelFormat::Rgba32F,
+            false,
+        ),
+        (
+            "linear,blur:sigma=3,resize:48x32:area,srgb",
+            PixelFormat::Rgba8,
+            false,
+        ),
+        (
+            "linear,blur:sigma=3,resize:48x32:area,srgb",
+            PixelFormat::Rgba32F,
+            true,
+        ),
+        (
+            "luma,box:radius=2,resize:40x30,adjust:contrast=1.2",
+            PixelFormat::Rgba32F,
+            false,
+        ),
+        ("blur:sigma=1.5,srgb", PixelFormat::Rgba8, false),
+    ];
+    for (chain, working, wide) in cases {
+        let _one = one_at_a_time();
+        let p = Pipeline::new(parse_chain(chain).expect("chain"), [w, h])
+            .expect("pipeline")
+            .with_working_format(working);
+        let what = format!("{chain} ({working:?}, 16-bit {wide})");
+        let fresh = mk(ContextDesc::default());
+        let want = run(&fresh, &p, wide, 5);
+        let ctx = mk(ContextDesc::default());
+        let before = count();
+        if wide {
+            p.prepare_rgba16(&ctx).expect("prepare 16-bit");
+        } else {
+            p.prepare(&ctx).expect("prepare");
+        }
+        let prepared = count() - before;
+        assert!(prepared > 0, "{what}: prepare built no kernel");
+        let got = run(&ctx, &p, wide, 5);
+        assert_eq!(
+            count() - before,
+            prepared,
+            "{what}: the run built kernels prepare did not"
+        );
+        assert_eq!(got, want, "{what}: a prepared run gives other bytes");
+    }
+}
