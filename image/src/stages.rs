@@ -138,11 +138,14 @@ impl Pipeline {
         .map(|_| ())
     }
 
-    /// Builds the kernels a run of RGBA8 frames ([`run`](Self::run)) launches on `ctx`, each
-    /// on a thread of its own, and waits for them: the first frame then runs without waiting
-    /// for builds one after another. Each build runs its kernel once on a frame of a few
-    /// pixels. Call it on a thread of its own to overlap the builds with decoding the first
-    /// frames; a kernel that a run asks for while it is built waits for that build.
+    /// Builds the kernels a run of RGBA8 frames of this pipeline's size ([`run`](Self::run))
+    /// launches on `ctx`, each stage on a thread of its own, and waits for them: the first
+    /// frame then runs without waiting for builds one after another. Each stage runs once on a
+    /// frame of a few pixels; where a run's choice of kernel depends on the tile's size (a
+    /// blur's intermediate in a texture only where the texture fits the device), a run of
+    /// large tiles may still build one. Call it on a thread of its own to overlap the builds
+    /// with decoding the first frames; a kernel that a run asks for while it is built waits
+    /// for that build.
     ///
     /// # Errors
     /// The first error of a stage (a kernel that does not build, a budget too small even for
@@ -163,18 +166,24 @@ impl Pipeline {
     fn prepare_stages<B: Backend>(&self, ctx: &Context<B>) -> Result<()> {
         let stages = self.stages();
         let results: Vec<Result<()>> = std::thread::scope(|s| {
+            // A stage without a thread of its own (the OS refused one) builds on this one.
             let threads: Vec<_> = stages
                 .iter()
-                .map(|stage| s.spawn(move || self.prepare_stage(ctx, stage)))
+                .map(|stage| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(s, move || self.prepare_stage(ctx, stage))
+                        .map_err(|_| stage)
+                })
                 .collect();
             threads
                 .into_iter()
-                .map(|t| {
-                    t.join().unwrap_or_else(|_| {
+                .map(|t| match t {
+                    Ok(t) => t.join().unwrap_or_else(|_| {
                         Err(vramkit::Error::Internal {
                             message: "a kernel build panicked".into(),
                         })
-                    })
+                    }),
+                    Err(stage) => self.prepare_stage(ctx, stage),
                 })
                 .collect()
         });
@@ -207,9 +216,8 @@ impl Pipeline {
             };
             self.launch(ctx, stage, (&src, &dst), &at)
         })();
-        for h in held {
-            ctx.release(h)?;
-        }
-        result
+        // Both go, whatever the first's release says.
+        let released: Vec<Result<()>> = held.into_iter().map(|h| ctx.release(h)).collect();
+        released.into_iter().fold(result, Result::and)
     }
 }

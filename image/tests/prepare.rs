@@ -1,13 +1,13 @@
-//! `Pipeline::prepare` builds, all at once, exactly the kernels a run launches: after it a run
-//! of the same pipeline builds no kernel (the backends log each build), and gives the bytes
-//! of a run on a context that never prepared.
+//! `Pipeline::prepare` builds, all at once, exactly the kernels a run launches: as many as a
+//! run on a fresh context builds, after it a run of the same pipeline builds none (the
+//! backends log each build), and that run gives the bytes of the run that never prepared.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use common::{random_bytes, Mk};
+use common::{budget_desc, random_bytes, Mk};
 use vramkit::backend::Backend;
 use vramkit::{Context, ContextDesc};
 use vramkit_image::{parse_chain, Pipeline, PixelFormat};
@@ -50,8 +50,8 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     L.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs `p` on a frame of its input size: 8-bit or 16-bit.
-fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> Vec<u8> {
+/// Runs `p` on a frame of its input size, 8-bit or 16-bit: the output's bytes and the tiles.
+fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> (Vec<u8>, usize) {
     let [w, h] = p.input_size();
     let bytes = random_bytes((w * h * 4) as usize * if wide { 2 } else { 1 }, seed);
     if wide {
@@ -59,49 +59,51 @@ fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> Vec
             .chunks_exact(2)
             .map(|b| u16::from_le_bytes([b[0], b[1]]))
             .collect();
-        let (out, _) = p.run_rgba16(ctx, &frame).expect("run 16-bit");
-        out.iter().flat_map(|v| v.to_le_bytes()).collect()
+        let (out, report) = p.run_rgba16(ctx, &frame).expect("run 16-bit");
+        (
+            out.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            report.tiles,
+        )
     } else {
-        p.run(ctx, &bytes).expect("run").0
+        let (out, report) = p.run(ctx, &bytes).expect("run");
+        (out, report.tiles)
     }
 }
 
 fn a_prepared_run_builds_no_kernel<B: Backend>(mk: Mk<B>) {
     builds();
     let (w, h) = (96u32, 64u32);
+    let default = "linear,blur:sigma=3,resize:48x32:area,srgb";
+    // (chain, working format, 16-bit frames, budget)
     let cases = [
-        // The tool's default chain: fused ends, and blur + area halving fused in RGBA8.
-        (
-            "linear,blur:sigma=3,resize:48x32:area,srgb",
-            PixelFormat::Rgba32F,
-            false,
-        ),
-        (
-            "linear,blur:sigma=3,resize:48x32:area,srgb",
-            PixelFormat::Rgba8,
-            false,
-        ),
-        (
-            "linear,blur:sigma=3,resize:48x32:area,srgb",
-            PixelFormat::Rgba32F,
-            true,
-        ),
+        // The tool's default chain: fused ends (and in RGBA8, blur + area halving fused).
+        (default, PixelFormat::Rgba32F, false, None),
+        (default, PixelFormat::Rgba8, false, None),
+        (default, PixelFormat::Rgba32F, true, None),
+        // Tiles of a frame that does not fit the budget.
+        (default, PixelFormat::Rgba32F, false, Some(768 << 10)),
         (
             "luma,box:radius=2,resize:40x30,adjust:contrast=1.2",
             PixelFormat::Rgba32F,
             false,
+            None,
         ),
-        ("blur:sigma=1.5,srgb", PixelFormat::Rgba8, false),
+        ("blur:sigma=1.5,srgb", PixelFormat::Rgba8, false, None),
+        ("resize:50x30", PixelFormat::Rgba8, false, None),
     ];
-    for (chain, working, wide) in cases {
+    for (chain, working, wide, budget) in cases {
         let _one = one_at_a_time();
         let p = Pipeline::new(parse_chain(chain).expect("chain"), [w, h])
             .expect("pipeline")
             .with_working_format(working);
-        let what = format!("{chain} ({working:?}, 16-bit {wide})");
-        let fresh = mk(ContextDesc::default());
-        let want = run(&fresh, &p, wide, 5);
-        let ctx = mk(ContextDesc::default());
+        let what = format!("{chain} ({working:?}, 16-bit {wide}, budget {budget:?})");
+        let desc = || budget.map_or_else(ContextDesc::default, budget_desc);
+        let fresh = mk(desc());
+        let before = count();
+        let (want, tiles) = run(&fresh, &p, wide, 5);
+        assert_eq!(tiles > 1, budget.is_some(), "{what}: {tiles} tile(s)");
+        let run_builds = count() - before;
+        let ctx = mk(desc());
         let before = count();
         if wide {
             p.prepare_rgba16(&ctx).expect("prepare 16-bit");
@@ -109,8 +111,11 @@ fn a_prepared_run_builds_no_kernel<B: Backend>(mk: Mk<B>) {
             p.prepare(&ctx).expect("prepare");
         }
         let prepared = count() - before;
-        assert!(prepared > 0, "{what}: prepare built no kernel");
-        let got = run(&ctx, &p, wide, 5);
+        assert_eq!(
+            prepared, run_builds,
+            "{what}: prepare built other kernels than a run"
+        );
+        let (got, _) = run(&ctx, &p, wide, 5);
         assert_eq!(
             count() - before,
             prepared,

@@ -12,6 +12,7 @@ use vramkit::backend::Backend;
 use vramkit::Context;
 use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
+use crate::ahead::Ahead;
 use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
@@ -412,13 +413,18 @@ pub fn process<B: Backend>(
             )
         })
         .collect();
-    // The first frame's kernels, built at once while the workers decode their frames: the
-    // first frame would otherwise build them one after another (on CUDA, NVRTC and the
-    // driver's compile: tenths of a second each on a machine that never ran them).
+    // The first frame's kernels, built ahead on each device that gets a frame (ahead.rs).
     let wide = first.working.is_some() || matches!(first.samples, Samples::Rgba16(_));
     let prepared = Pipeline::new(job.chain.clone(), first.size)
         .ok()
         .map(|p| p.with_working_format(args.format.into()));
+    let ahead = Ahead::new(devices.len());
+    let builds: Vec<usize> = (0..devices.len())
+        .filter(|&d| prepared.is_some() && start_at + d < frames)
+        .collect();
+    for d in (0..devices.len()).filter(|d| !builds.contains(d)) {
+        ahead.open(d);
+    }
     firsts[0] = Mutex::new(Some((start_at, Some(first))));
     let next = AtomicUsize::new(start_at + devices.len());
     let stop: Vec<AtomicBool> = devices.iter().map(|_| AtomicBool::new(false)).collect();
@@ -447,7 +453,10 @@ pub fn process<B: Backend>(
         let item = &shared.items[i];
         bar.set_message(item.output.display().to_string());
         let ran = frame.is_ok();
-        let outcome = frame.and_then(|f| make(args, shared, &devices[d], item, f));
+        let outcome = frame.and_then(|f| {
+            ahead.wait(d);
+            make(args, shared, &devices[d], item, f)
+        });
         if matches!(outcome, Err(Failure::NoGpu(_))) {
             stop[d].store(true, Ordering::Relaxed);
         }
@@ -459,19 +468,14 @@ pub fn process<B: Backend>(
         bar.inc(1);
     };
     std::thread::scope(|s| {
-        for (p, ctx) in prepared
-            .iter()
-            .flat_map(|p| devices.iter().map(move |c| (p, c)))
-        {
-            // An error here is the run's too, which says it for its frame.
-            s.spawn(move || {
-                if wide {
-                    p.prepare_rgba16(ctx)
-                } else {
-                    p.prepare(ctx)
-                }
-                .ok()
-            });
+        for (&d, p) in builds.iter().zip(prepared.iter().cycle()) {
+            let (ahead, ctx) = (&ahead, &devices[d]);
+            let spawned =
+                std::thread::Builder::new().spawn_scoped(s, move || ahead.build(d, p, wide, ctx));
+            // Without a thread of its own, the first frame builds them as it runs.
+            if spawned.is_err() {
+                ahead.open(d);
+            }
         }
         for (d, &n) in jobs.iter().enumerate() {
             for _ in 0..n {

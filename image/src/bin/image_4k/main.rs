@@ -23,6 +23,7 @@
 //! that could not be written. When some files fail, the run ends with the code of the first
 //! failing file (in input order).
 
+mod ahead;
 mod aspect;
 mod batch;
 mod colour;
