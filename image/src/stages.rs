@@ -1,7 +1,7 @@
 //! A tile's run as a list of kernel launches (stages), each reading one format and writing
 //! another: the run walks them over a tile's regions, and [`Pipeline::prepare`] builds their
-//! kernels before the first frame, all at once, each on a thread of its own, from frames of a
-//! few pixels. A kernel's first build (NVRTC and the driver's compile on CUDA, the pipeline on
+//! kernels before the first frame, all at once, each stage on a thread of its own, from frames
+//! of a few pixels. A kernel's first build (NVRTC and the driver's compile on CUDA, the pipeline on
 //! wgpu) takes tenths of a second, and a run would otherwise pay the builds one after another
 //! on its first frame.
 
@@ -142,8 +142,9 @@ impl Pipeline {
     /// launches on `ctx`, each stage on a thread of its own, and waits for them: the first
     /// frame then runs without waiting for builds one after another. Each stage runs once on a
     /// frame of a few pixels; where a run's choice of kernel depends on the tile's size (a
-    /// blur's intermediate in a texture only where the texture fits the device), a run of
-    /// large tiles may still build one. Call it on a thread of its own to overlap the builds
+    /// blur's intermediate in a texture only where the texture fits the device, CUDA's staged
+    /// blur pass only where the tile's rows fit its grid), a run of large tiles may still build
+    /// one. Call it on a thread of its own to overlap the builds
     /// with decoding the first frames; a kernel that a run asks for while it is built waits
     /// for that build.
     ///

@@ -16,7 +16,8 @@ pub struct Ahead {
     gates: Vec<(Mutex<bool>, Condvar)>,
 }
 
-/// Opens a gate when dropped: also when a build panics.
+/// Opens a gate when dropped: also when a build panics (the gate; the tool's run still ends
+/// with that panic).
 struct Opens<'a>(&'a Ahead, usize);
 
 impl Drop for Opens<'_> {
@@ -36,16 +37,16 @@ impl Ahead {
     }
 
     /// Builds the kernels of `p` (for 16-bit frames where `wide`) on device `d`, waits for the
-    /// device, and opens its gate.
+    /// device, and opens its gate. Errors are left to the run, which meets them for a frame.
     pub fn build<B: Backend>(&self, d: usize, p: &Pipeline, wide: bool, ctx: &Context<B>) {
         let _opens = Opens(self, d);
-        let built = if wide {
+        let _ = if wide {
             p.prepare_rgba16(ctx)
         } else {
             p.prepare(ctx)
         };
         // The small frames' memory back in the pools before a frame plans its tiles.
-        let _ = built.and_then(|()| ctx.wait());
+        let _ = ctx.wait();
     }
 
     /// Opens device `d`'s gate.
