@@ -91,16 +91,24 @@ fn a_growth_takes_the_free_pages_that_would_go_back() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [X: 8 MiB][K: 56 MiB] fill the segment's 64 KiB pages; X freed, a 12 MiB request grows the
-/// segment where pages are 128 KiB: X's small pages fill them, two to a page. Those pages then
-/// move again, whole; data intact, and a trim gives every page back.
-#[test]
-fn smaller_pages_fill_a_larger_page() -> anyhow::Result<()> {
+/// [X: 8 MiB][K: 56 MiB] fill the segment's 64 KiB pages; X freed, a 12 MiB request (Y, seed
+/// 3) grows the segment where pages are 128 KiB, and X's small pages fill them, two to a page.
+/// Returns the context, K (seed 2) and Y.
+fn small_pages_in_a_growth() -> anyhow::Result<(Context<HostBackend>, BufferHandle, BufferHandle)> {
     let ctx = following();
     let x = filled(&ctx, 8 * MIB, 1)?;
     let k = filled(&ctx, 56 * MIB, 2)?;
     ctx.release(x)?;
     let y = filled(&ctx, 12 * MIB, 3)?;
+    Ok((ctx, k, y))
+}
+
+/// [X: 8 MiB][K: 56 MiB] fill the segment's 64 KiB pages; X freed, a 12 MiB request grows the
+/// segment where pages are 128 KiB: X's small pages fill them, two to a page. Those pages then
+/// move again, whole; data intact, and a trim gives every page back.
+#[test]
+fn smaller_pages_fill_a_larger_page() -> anyhow::Result<()> {
+    let (ctx, k, y) = small_pages_in_a_growth()?;
     let pages = ctx.stats().pages;
     // All but what the slack lets the growth map new.
     assert!(
@@ -144,11 +152,7 @@ fn smaller_pages_fill_a_larger_page() -> anyhow::Result<()> {
 /// CUDA's clear of the growth would reach unmapped memory).
 #[test]
 fn a_shrink_into_a_page_that_smaller_pages_fill_keeps_it_whole() -> anyhow::Result<()> {
-    let ctx = following();
-    let x = filled(&ctx, 8 * MIB, 1)?;
-    let k = filled(&ctx, 56 * MIB, 2)?;
-    ctx.release(x)?;
-    let y = filled(&ctx, 12 * MIB, 3)?;
+    let (ctx, k, y) = small_pages_in_a_growth()?;
     let x2 = filled(&ctx, 8 * MIB, 4)?;
     ctx.release(y)?;
     // Live bytes end half-way through a 128 KiB page of two moved 64 KiB ones.

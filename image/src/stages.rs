@@ -27,19 +27,23 @@ pub(super) enum Kernel {
 /// One launch of a tile's run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Stage {
+    /// What it launches.
     pub kernel: Kernel,
-    /// The formats it reads and writes.
+    /// The format it reads.
     pub from: PixelFormat,
+    /// The format it writes.
     pub to: PixelFormat,
-    /// The indices, in a tile's regions, of the regions it reads and writes.
+    /// The index, in a tile's regions, of the region it reads.
     pub src: usize,
+    /// The index of the region it writes.
     pub dst: usize,
 }
 
-/// Where a launch reads its source: the destination's origin in it, and for a resize the
-/// frames the regions belong to.
+/// Where a launch reads its source.
 pub(super) struct Geometry {
+    /// The destination's origin in the source.
     pub origin: [u32; 2],
+    /// For a resize, the frames the regions belong to.
     pub resize: ResizeRegion,
 }
 
