@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::backend::{Backend, BlockRange, Constants, KernelSource};
-use crate::context::KernelSlot;
+use crate::context::{KernelKey, KernelSlot};
 use crate::memory::manager::Access;
 use crate::signature::Signature;
 use crate::types::error::Result;
@@ -75,19 +75,34 @@ fn built_once<T>(
     Ok(k)
 }
 
+/// The pipeline cache's key of `source` with `constants`.
+fn kernel_key(source: &KernelSource, constants: Constants<'_>) -> KernelKey {
+    let (label, entry) = source.cache_names();
+    (
+        label,
+        entry,
+        source.is_unchecked(),
+        constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+    )
+}
+
 impl<B: Backend> Context<B> {
+    /// Whether the pipeline of `source` with `constants` is built and cached.
+    pub(crate) fn kernel_built(&self, source: &KernelSource, constants: Constants<'_>) -> bool {
+        let slot = match lock(&self.kernels).get(&kernel_key(source, constants)) {
+            Some((built_from, slot)) if built_from.same_code(source) => Arc::clone(slot),
+            _ => return false,
+        };
+        // Not while another thread builds it (that thread holds the slot).
+        slot.try_lock().is_ok_and(|k| k.is_some())
+    }
+
     pub(crate) fn kernel(
         &self,
         source: &KernelSource,
         constants: Constants<'_>,
     ) -> Result<Arc<(B::Kernel, Signature)>> {
-        let (label, entry) = source.cache_names();
-        let key = (
-            label,
-            entry,
-            source.is_unchecked(),
-            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
-        );
+        let key = kernel_key(source, constants);
         // A label names one source at a time: a different source under a cached label (WGSL
         // reloaded at run time) is built again and replaces the old pipeline.
         let slot = {

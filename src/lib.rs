@@ -38,6 +38,7 @@ mod device_ptr;
 pub mod devices;
 mod dispatch;
 pub mod interop;
+mod kernel_builds;
 pub mod memory;
 mod memory_view;
 pub mod observe;

@@ -2,59 +2,18 @@
 //! run on a fresh context builds, after it a run of the same pipeline builds none (the
 //! backends log each build), and that run gives the bytes of the run that never prepared.
 
+#[path = "../../tests/common/builds.rs"]
+mod builds;
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
+use builds::{count, one_at_a_time};
 use common::{budget_desc, random_bytes, Mk};
 use vramkit::backend::Backend;
 use vramkit::{Context, ContextDesc};
 use vramkit_image::{parse_chain, Pipeline, PixelFormat};
 
 gpu_tests!(a_prepared_run_builds_no_kernel);
-
-/// The kernel builds the backends log ("… built in … ms"), counted.
-struct Builds(Mutex<usize>);
-
-impl log::Log for Builds {
-    fn enabled(&self, m: &log::Metadata) -> bool {
-        m.target().starts_with("vramkit")
-    }
-    fn log(&self, r: &log::Record) {
-        let said = r.args().to_string();
-        // The memory manager's own copy kernel (wgpu) comes with a compaction under pressure,
-        // whenever that happens: not the pipeline's.
-        if self.enabled(r.metadata())
-            && said.contains(" built in ")
-            && !said.contains("buffer_copy")
-        {
-            *self.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        }
-    }
-    fn flush(&self) {}
-}
-
-fn builds() -> &'static Builds {
-    static B: OnceLock<&'static Builds> = OnceLock::new();
-    B.get_or_init(|| {
-        let b: &'static Builds = Box::leak(Box::new(Builds(Mutex::new(0))));
-        if log::set_logger(b).is_ok() {
-            log::set_max_level(log::LevelFilter::Debug);
-        }
-        b
-    })
-}
-
-fn count() -> usize {
-    *builds().0.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// One case at a time: the count is global.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static L: Mutex<()> = Mutex::new(());
-    L.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Runs `p` on a frame of its input size, 8-bit or 16-bit: the output's bytes and the tiles.
 fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> (Vec<u8>, usize) {
@@ -77,7 +36,6 @@ fn run<B: Backend>(ctx: &Context<B>, p: &Pipeline, wide: bool, seed: u64) -> (Ve
 }
 
 fn a_prepared_run_builds_no_kernel<B: Backend>(mk: Mk<B>) {
-    builds();
     let (w, h) = (96u32, 64u32);
     let default = "linear,blur:sigma=3,resize:48x32:area,srgb";
     // (chain, working format, 16-bit frames, budget)

@@ -341,6 +341,11 @@ fn two_passes<'k, B: Backend>(
     let passes = plan(&tmp);
     let (horizontal, h_groups) = horizontal_pass(ctx, &passes, radius, width, height);
     let run = || -> Result<SubmissionIndex> {
+        if let Intermediate::Buffer(_) = tmp {
+            // Both passes built at once where neither is yet (a cold driver takes tenths of a
+            // second a kernel), as their launches build them.
+            ctx.build_kernels(&[(horizontal, &[]), (passes.vertical, &[])])?;
+        }
         ctx.upload(w, bytemuck::cast_slice(&weights))?;
         let h = ImageParams {
             dst_w: width,

@@ -47,6 +47,7 @@ impl Ahead {
         };
         // The small frames' memory back in the pools before a frame plans its tiles.
         let _ = ctx.wait();
+        log::debug!("device {d}: kernels built ahead");
     }
 
     /// Opens device `d`'s gate.

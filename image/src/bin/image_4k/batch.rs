@@ -1,5 +1,5 @@
-//! A run over many files: what each input writes, the first frame decoded before a device is
-//! looked for, and the workers that process the rest on one or several devices, recording each
+//! A run over many files: what each input writes, the first frame decoded while the devices
+//! open, and the workers that process the rest on one or several devices, recording each
 //! file's outcome and device so that one bad file is listed and the others go on.
 
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use vramkit::Context;
 use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
 use crate::ahead::Ahead;
+use crate::early::Early;
 use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
@@ -20,6 +21,7 @@ use crate::paths::{self, Existing};
 use crate::{aspect, colour, host_memory, walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
+#[derive(Clone)]
 pub struct Item {
     pub input: Option<PathBuf>,
     pub output: PathBuf,
@@ -84,7 +86,7 @@ impl From<Format> for PixelFormat {
 }
 
 /// The frame of `item`, decoded within `--max-pixels`.
-fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
+pub fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
     let Some(path) = &item.input else {
         return Ok(Frame {
             size: [3840, 2160],
@@ -215,6 +217,7 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
     for (i, item) in items.iter().enumerate() {
         match load(item, args.max_pixels) {
             Ok(frame) => {
+                log::debug!("frame {i} decoded (the first)");
                 first = Some((i, frame));
                 break;
             }
@@ -306,6 +309,16 @@ fn make<B: Backend>(
     })
 }
 
+/// How many frames like `first` the host's memory holds at once (for `chain`).
+pub fn frames_held(chain: &[Op], first: &Frame) -> usize {
+    host_memory::available().map_or(usize::MAX, |available| {
+        let pixels = |[w, h]: [u32; 2]| u64::from(w) * u64::from(h);
+        let out = Pipeline::new(chain.to_vec(), first.size).map_or(0, |p| pixels(p.output_size()));
+        let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
+        host_memory::frames_fitting(available, per_frame)
+    })
+}
+
 /// A device's first frame: its index, and the frame when it is decoded already.
 type FirstFrame = (usize, Option<Frame>);
 
@@ -348,6 +361,7 @@ pub fn process<B: Backend>(
     args: &Args,
     job: &mut Job,
     devices: &[Arc<Context<B>>],
+    early: &Early,
 ) -> Result<(), Failure> {
     let Some((start_at, first)) = job.first.take() else {
         return Ok(());
@@ -379,13 +393,7 @@ pub fn process<B: Backend>(
     // Decoding and encoding run on the CPU, one frame a worker: each device gets its share of
     // the cores, and of the frames the host's memory holds (sized by the first frame).
     let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let held = host_memory::available().map_or(usize::MAX, |available| {
-        let pixels = |[w, h]: [u32; 2]| u64::from(w) * u64::from(h);
-        let out =
-            Pipeline::new(job.chain.clone(), first.size).map_or(0, |p| pixels(p.output_size()));
-        let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
-        host_memory::frames_fitting(available, per_frame)
-    });
+    let held = frames_held(&job.chain, &first);
     let cap = cores.min(held) / devices.len();
     // Each device runs at least one frame.
     let most = cap.max(1) * devices.len();
@@ -433,11 +441,19 @@ pub fn process<B: Backend>(
         std::mem::take(&mut job.device_of),
     ));
     let shared = &*job;
+    // A frame decoded ahead (early.rs), or now.
+    let decode = |i: usize| {
+        let frame = early
+            .take(i)
+            .unwrap_or_else(|| load(&shared.items[i], args.max_pixels));
+        log::debug!("frame {i} decoded");
+        frame
+    };
     let work = |d: usize| loop {
         let mine = firsts[d].lock().unwrap_or_else(|e| e.into_inner()).take();
         let (i, frame) = match mine {
             Some((i, Some(f))) => (i, Ok(f)),
-            Some((i, None)) => (i, load(&shared.items[i], args.max_pixels)),
+            Some((i, None)) => (i, decode(i)),
             None => {
                 // A stopped device takes no more frames: the others may still make them.
                 if stop[d].load(Ordering::Relaxed) {
@@ -447,7 +463,7 @@ pub fn process<B: Backend>(
                 if i >= frames {
                     return;
                 }
-                (i, load(&shared.items[i], args.max_pixels))
+                (i, decode(i))
             }
         };
         let item = &shared.items[i];
@@ -457,6 +473,7 @@ pub fn process<B: Backend>(
             ahead.wait(d);
             make(args, shared, &devices[d], item, f)
         });
+        log::debug!("frame {i} done on device {d}");
         if matches!(outcome, Err(Failure::NoGpu(_))) {
             stop[d].store(true, Ordering::Relaxed);
         }

@@ -13,10 +13,11 @@
 //! are those of a one-device run; the table and the JSON report say which device made each
 //! file, and the summary how many frames each made.
 //!
-//! Everything that needs no device is checked first: the chain, the inputs (each decoded only
-//! when its turn comes, but the first before a device is looked for) and the outputs, which
-//! never overwrite an input, each other or (without `--force`) an existing file. A file that
-//! fails is listed with its reason and the others go on.
+//! Everything that needs no device is checked first, while the devices open: the chain, the
+//! inputs (each decoded only when its turn comes, but the first, and as many after it as the
+//! cores take, before any frame runs) and the outputs, which never overwrite an input, each
+//! other or (without `--force`) an existing file. A file that fails is listed with its reason
+//! and the others go on.
 //!
 //! Exit codes: 0 every file written; 1 other failure; 2 bad arguments or outputs refused;
 //! 3 an unreadable, damaged or unsupported input; 4 budget too small; 5 no GPU; 6 an output
@@ -28,6 +29,7 @@ mod aspect;
 mod batch;
 mod colour;
 mod devices;
+mod early;
 mod embed;
 mod flatten;
 mod host_memory;
@@ -40,6 +42,7 @@ mod walk;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytesize::ByteSize;
 use clap::Parser;
@@ -274,22 +277,54 @@ fn check_args(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Processes `job` on the devices of `set` and reports.
-fn on<B: Backend>(args: &Args, job: &mut batch::Job, set: &DeviceSet<B>) -> Result<u8, Failure> {
-    batch::process(args, job, set.devices())?;
-    report::finish(args, job, set.devices())
+/// Runs `chain` on the inputs, on the devices `open` opens. The devices open on a thread of
+/// their own while the inputs and outputs are checked and the first frames decoded; errors of
+/// the inputs and outputs come first, and a run whose every input fails needs no device.
+fn on<B: Backend>(
+    args: &Args,
+    chain: Vec<Op>,
+    open: impl Fn() -> Result<DeviceSet<B>, Failure> + Sync,
+) -> Result<u8, Failure> {
+    let start = Instant::now();
+    let open = || {
+        let set = open();
+        log::debug!("devices open after {} ms", start.elapsed().as_millis());
+        set
+    };
+    std::thread::scope(|s| {
+        let opening = std::thread::Builder::new()
+            .name("image_4k-open".into())
+            .spawn_scoped(s, open);
+        let prepared = batch::prepare(args, chain);
+        let early = match &prepared {
+            Ok(job) => early::ahead_of_workers(job, args.max_pixels),
+            Err(_) => early::Early::none(),
+        };
+        let set = opening.ok().map(|t| {
+            t.join().unwrap_or_else(|_| {
+                Err(Failure::Other(
+                    "opening the device panicked (a driver or vramkit bug; please report it)"
+                        .into(),
+                ))
+            })
+        });
+        let mut job = prepared?;
+        if job.first.is_none() {
+            // Every input failed: no device was needed.
+            let none: &[Arc<Context<B>>] = &[];
+            return report::finish(args, &job, none);
+        }
+        // Without a thread of their own, the devices open now.
+        let set = set.unwrap_or_else(open)?;
+        batch::process(args, &mut job, set.devices(), &early)?;
+        report::finish(args, &job, set.devices())
+    })
 }
 
 fn run(args: &Args) -> Result<u8, Failure> {
     check_args(args)?;
     let wanted = devices::parse(args.devices.as_deref())?;
     let chain = chain(args)?;
-    let mut job = batch::prepare(args, chain)?;
-    if job.first.is_none() {
-        // Every input failed before a device was needed.
-        let none: &[Arc<Context>] = &[];
-        return report::finish(args, &job, none);
-    }
     let budget = args.budget.map(|b| b.as_u64());
     // Staging takes at most 1/8 of the budget (four buffers of 1/32), so frames keep the rest.
     let staging_chunk = budget.map_or(4 << 20, |b| (b / 32).clamp(64 << 10, 4 << 20) / 4096 * 4096);
@@ -303,8 +338,8 @@ fn run(args: &Args) -> Result<u8, Failure> {
     };
     match args.backend.as_str() {
         #[cfg(feature = "cuda")]
-        "cuda" => on(args, &mut job, &devices::open_cuda(&wanted, &desc)?),
-        _ => on(args, &mut job, &devices::open_wgpu(&wanted, &desc)?),
+        "cuda" => on(args, chain, || devices::open_cuda(&wanted, &desc)),
+        _ => on(args, chain, || devices::open_wgpu(&wanted, &desc)),
     }
 }
 
@@ -316,7 +351,10 @@ fn parse_budget(text: &str) -> Result<ByteSize, String> {
 }
 
 fn main() -> ExitCode {
-    env_logger::init();
+    // RUST_LOG=image_4k=debug says when each frame is decoded and done, to the millisecond.
+    env_logger::Builder::from_default_env()
+        .format_timestamp_millis()
+        .init();
     // A decoder that panics on a damaged file is reported as an input error, not a crash.
     input::quiet_decoder_panics();
     output::remove_unfinished_on_signals();

@@ -1,0 +1,91 @@
+//! `Context::build_kernels`: the kernels it is given are built (each once, however often it is
+//! called), their launches afterwards build nothing and give the CPU's answer, and a kernel
+//! that does not build fails the call while the others are built all the same. Builds are
+//! counted from the backends' log ("… built in … ms").
+
+#[path = "common/builds.rs"]
+mod builds;
+mod common;
+#[path = "common/times.rs"]
+mod times;
+
+use builds::{count, one_at_a_time};
+use common::Mk;
+use times::{bits, cpu, floats, run, times};
+use vramkit::backend::{Backend, KernelSource};
+use vramkit::{AllocDesc, ContextDesc, ErrorKind};
+
+gpu_tests!(
+    kernels_built_together_are_launched_without_a_build,
+    a_kernel_that_does_not_build_fails_alone,
+);
+
+fn kernels_built_together_are_launched_without_a_build<B: Backend>(mk: Mk<B>) {
+    let _one = one_at_a_time();
+    let ctx = mk(ContextDesc::default());
+    let factors = [2.0f32, -0.75, 3.5];
+    let kernels: Vec<KernelSource> = factors
+        .iter()
+        .map(|f| times(&format!("built ahead {f}"), *f))
+        .collect();
+    let list: Vec<_> = kernels.iter().map(|k| (k, &[][..])).collect();
+    let before = count();
+    ctx.build_kernels(&list).expect("build");
+    assert_eq!(count() - before, kernels.len(), "one build per kernel");
+    ctx.build_kernels(&list).expect("build again");
+    ctx.build_kernels(&list[1..2]).expect("build one again");
+    assert_eq!(
+        count() - before,
+        kernels.len(),
+        "built kernels are not built again"
+    );
+    let n = 1000;
+    let xs = floats(n, 11);
+    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+    ctx.upload_slice(x, &xs).expect("upload");
+    for (k, f) in kernels.iter().zip(factors) {
+        run(&ctx, k, x, y, n as u32);
+        let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+        assert_eq!(bits(&ys), cpu(&xs, f), "factor {f}");
+    }
+    assert_eq!(
+        count() - before,
+        kernels.len(),
+        "a launch built its kernel again"
+    );
+}
+
+fn a_kernel_that_does_not_build_fails_alone<B: Backend>(mk: Mk<B>) {
+    let _one = one_at_a_time();
+    let ctx = mk(ContextDesc::default());
+    let good = times("builds", 4.0);
+    let bad = KernelSource::owned("does not build", "fn main( {", "main");
+    let before = count();
+    for list in [
+        [(&bad, &[][..]), (&good, &[][..])],
+        [(&good, &[]), (&bad, &[])],
+    ] {
+        let e = ctx
+            .build_kernels(&list)
+            .expect_err("a kernel that does not parse");
+        assert!(
+            matches!(e.kind(), ErrorKind::Shader | ErrorKind::Backend),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("does not build"),
+            "names the kernel: {e}"
+        );
+    }
+    assert_eq!(count() - before, 1, "the good kernel is built, once");
+    let n = 64;
+    let xs = floats(n, 3);
+    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+    ctx.upload_slice(x, &xs).expect("upload");
+    run(&ctx, &good, x, y, n as u32);
+    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+    assert_eq!(bits(&ys), cpu(&xs, 4.0));
+    assert_eq!(count() - before, 1, "its launch built nothing");
+}
