@@ -87,14 +87,20 @@ fn kernel_key(source: &KernelSource, constants: Constants<'_>) -> KernelKey {
 }
 
 impl<B: Backend> Context<B> {
-    /// Whether the pipeline of `source` with `constants` is built and cached.
+    /// Whether the pipeline of `source` with `constants` is built and cached, or being built.
     pub(crate) fn kernel_built(&self, source: &KernelSource, constants: Constants<'_>) -> bool {
         let slot = match lock(&self.kernels).get(&kernel_key(source, constants)) {
             Some((built_from, slot)) if built_from.same_code(source) => Arc::clone(slot),
             _ => return false,
         };
-        // Not while another thread builds it (that thread holds the slot).
-        slot.try_lock().is_ok_and(|k| k.is_some())
+        // A slot another thread holds is being built, or read by a launch that found it built:
+        // either way nothing to build here (a launch then waits for that build).
+        let built = match slot.try_lock() {
+            Ok(k) => k.is_some(),
+            Err(std::sync::TryLockError::WouldBlock) => true,
+            Err(std::sync::TryLockError::Poisoned(_)) => false,
+        };
+        built
     }
 
     pub(crate) fn kernel(

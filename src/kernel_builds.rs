@@ -9,7 +9,7 @@ use crate::Context;
 
 impl<B: Backend> Context<B> {
     /// Builds the pipelines of `kernels` (each with its override constants) that this context
-    /// has not built yet, at the same time: the first on the calling thread, each other on a
+    /// has not built yet and is not building, at the same time: the first on the calling thread, each other on a
     /// thread of its own (or on the calling thread where none can be started). Kernels built
     /// already cost a cache lookup each, so this may be called before every launch of a group
     /// of kernels. Pass each source as its launch will: an
@@ -35,8 +35,9 @@ impl<B: Backend> Context<B> {
     /// ```
     ///
     /// # Errors
-    /// The first error a build met ([`Error::Shader`](crate::Error::Shader) and the like, as a
-    /// launch of that kernel would return); the other kernels are built all the same.
+    /// The error of the first kernel in `kernels` that did not build
+    /// ([`Error::Shader`](crate::Error::Shader) and the like, as a launch of it would return);
+    /// the other kernels are built all the same.
     pub fn build_kernels(&self, kernels: &[(&KernelSource, Constants<'_>)]) -> Result<()> {
         let missing: Vec<_> = kernels
             .iter()

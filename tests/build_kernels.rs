@@ -58,14 +58,17 @@ fn kernels_built_together_are_launched_without_a_build<B: Backend>(mk: Mk<B>) {
 
 fn a_kernel_that_does_not_build_fails_alone<B: Backend>(mk: Mk<B>) {
     let _one = one_at_a_time();
-    let ctx = mk(ContextDesc::default());
-    let good = times("builds", 4.0);
     let bad = KernelSource::owned("does not build", "fn main( {", "main");
-    let before = count();
-    for list in [
-        [(&bad, &[][..]), (&good, &[][..])],
-        [(&good, &[]), (&bad, &[])],
-    ] {
+    // The bad kernel first (built on the calling thread) and last (on a thread of its own).
+    for bad_first in [true, false] {
+        let ctx = mk(ContextDesc::default());
+        let good = times("builds", 4.0);
+        let list = if bad_first {
+            [(&bad, &[][..]), (&good, &[][..])]
+        } else {
+            [(&good, &[][..]), (&bad, &[][..])]
+        };
+        let before = count();
         let e = ctx
             .build_kernels(&list)
             .expect_err("a kernel that does not parse");
@@ -77,15 +80,18 @@ fn a_kernel_that_does_not_build_fails_alone<B: Backend>(mk: Mk<B>) {
             e.to_string().contains("does not build"),
             "names the kernel: {e}"
         );
+        assert_eq!(count() - before, 1, "the good kernel is built, once");
+        let e = ctx.build_kernels(&list).expect_err("again");
+        assert!(e.to_string().contains("does not build"), "{e}");
+        assert_eq!(count() - before, 1, "the good kernel is not built again");
+        let n = 64;
+        let xs = floats(n, 3);
+        let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+        let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+        ctx.upload_slice(x, &xs).expect("upload");
+        run(&ctx, &good, x, y, n as u32);
+        let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+        assert_eq!(bits(&ys), cpu(&xs, 4.0));
+        assert_eq!(count() - before, 1, "its launch built nothing");
     }
-    assert_eq!(count() - before, 1, "the good kernel is built, once");
-    let n = 64;
-    let xs = floats(n, 3);
-    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
-    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
-    ctx.upload_slice(x, &xs).expect("upload");
-    run(&ctx, &good, x, y, n as u32);
-    let ys: Vec<f32> = ctx.download_vec(y).expect("download");
-    assert_eq!(bits(&ys), cpu(&xs, 4.0));
-    assert_eq!(count() - before, 1, "its launch built nothing");
 }

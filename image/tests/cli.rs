@@ -358,7 +358,7 @@ fn refused(args: &[&str], code: i32, needles: &[&str]) {
     }
 }
 
-// These are checked before a device is looked for, so they need no GPU.
+// These are refused whether or not a device opens, so they need no GPU.
 
 #[test]
 fn never_overwrites_an_input() {

@@ -21,7 +21,7 @@ fn a_jpeg_without_its_end_marker_is_decoded_with_a_warning() {
     let no_end = &whole[..whole.len() - 2];
     let out = dir.path().join("out");
     let out_s = out.to_str().expect("utf-8");
-    // Cut inside the scan: refused as cut short, before any device is looked for.
+    // Cut inside the scan: refused as cut short, whether or not a device opens.
     for cut in [5, 40] {
         let path = dir.path().join(format!("cut{cut}.jpg"));
         std::fs::write(&path, &no_end[..no_end.len() - cut]).expect("write");

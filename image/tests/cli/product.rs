@@ -65,7 +65,7 @@ fn outputs_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn files_cut_short_are_input_errors_not_grey_rows() {
-    // Checked before a device is looked for: no GPU needed.
+    // Input errors, whether or not a device opens: no GPU needed.
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let jpeg = jpeg_bytes(64, 48, 11);
@@ -453,7 +453,7 @@ fn json_report_on_stdout_matches_the_files_written() {
 
 #[test]
 fn limits_say_which_limit_its_value_and_the_flag() {
-    // Checked before a device is looked for: no GPU needed.
+    // Input or usage errors, whether or not a device opens: no GPU needed.
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let big = dir.path().join("big.png");

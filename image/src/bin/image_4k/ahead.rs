@@ -40,14 +40,17 @@ impl Ahead {
     /// device, and opens its gate. Errors are left to the run, which meets them for a frame.
     pub fn build<B: Backend>(&self, d: usize, p: &Pipeline, wide: bool, ctx: &Context<B>) {
         let _opens = Opens(self, d);
-        let _ = if wide {
+        let built = if wide {
             p.prepare_rgba16(ctx)
         } else {
             p.prepare(ctx)
         };
         // The small frames' memory back in the pools before a frame plans its tiles.
         let _ = ctx.wait();
-        log::debug!("device {d}: kernels built ahead");
+        match built {
+            Ok(()) => log::debug!("device {d}: kernels built ahead"),
+            Err(e) => log::debug!("device {d}: kernels not built ahead: {e}"),
+        }
     }
 
     /// Opens device `d`'s gate.

@@ -13,12 +13,12 @@ use vramkit::Context;
 use vramkit_image::{test_chart, FrameReport, Op, Pipeline, PixelFormat, Rect};
 
 use crate::ahead::Ahead;
-use crate::early::Early;
+use crate::early::{self, Early};
 use crate::input::metadata::Metadata;
 use crate::input::{self, InputLimits, Samples};
 use crate::output::{self, OutFormat};
 use crate::paths::{self, Existing};
-use crate::{aspect, colour, host_memory, walk, Args, Failure, Format};
+use crate::{aspect, colour, walk, Args, Failure, Format};
 
 /// One frame to make: its input (`None`: the built-in chart) and where its output goes.
 #[derive(Clone)]
@@ -49,8 +49,10 @@ pub type Outcome = Option<Result<Done, Failure>>;
 
 /// A decoded frame.
 pub struct Frame {
-    size: [u32; 2],
-    samples: Samples,
+    /// Width and height.
+    pub size: [u32; 2],
+    /// The decoded samples.
+    pub samples: Samples,
     /// Its colour profile, EXIF and XMP, for the output.
     meta: Metadata,
     /// Where its profile's curve is not sRGB's: the conversions the chain runs between.
@@ -59,8 +61,8 @@ pub struct Frame {
     warning: Option<String>,
 }
 
-/// The run: its frames, their outcomes, and the first good frame, decoded before a device is
-/// looked for (`None` when every input failed).
+/// The run: its frames, their outcomes, and the first good frame, decoded while the devices
+/// open ([`early::decode_first`]; `None` before, and when every input failed).
 pub struct Job {
     pub chain: Vec<Op>,
     pub items: Vec<Item>,
@@ -70,6 +72,8 @@ pub struct Job {
     /// never reached one (not processed, or failed to decode).
     pub device_of: Vec<Option<usize>>,
     pub first: Option<(usize, Frame)>,
+    /// How many frames like the first the host's memory holds at once.
+    pub held: usize,
     /// Outputs that exist, whose inputs were skipped (`--skip-existing`).
     pub skipped: Vec<PathBuf>,
     /// Wall time of the processing, seconds.
@@ -129,7 +133,7 @@ pub fn load(item: &Item, max_pixels: u64) -> Result<Frame, Failure> {
     })
 }
 
-/// The frames and outputs, checked, and the first frame that decodes.
+/// The frames and outputs, checked (no frame decoded yet: [`early::decode_first`]).
 ///
 /// # Errors
 /// A usage error for outputs that would overwrite an input, each other or an earlier output,
@@ -212,27 +216,15 @@ pub fn prepare(args: &Args, chain: Vec<Op>) -> Result<Job, Failure> {
             first.display()
         );
     }
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(items.len());
-    let mut first = None;
-    for (i, item) in items.iter().enumerate() {
-        match load(item, args.max_pixels) {
-            Ok(frame) => {
-                log::debug!("frame {i} decoded (the first)");
-                first = Some((i, frame));
-                break;
-            }
-            Err(f) => outcomes.push(Some(Err(f))),
-        }
-    }
-    outcomes.resize_with(items.len(), || None);
     Ok(Job {
         chain,
         device_of: vec![None; items.len()],
+        outcomes: (0..items.len()).map(|_| None).collect(),
         skipped,
         items,
         format,
-        outcomes,
-        first,
+        first: None,
+        held: 1,
         seconds: 0.0,
     })
 }
@@ -306,16 +298,6 @@ fn make<B: Backend>(
         report,
         file_bytes,
         warning,
-    })
-}
-
-/// How many frames like `first` the host's memory holds at once (for `chain`).
-pub fn frames_held(chain: &[Op], first: &Frame) -> usize {
-    host_memory::available().map_or(usize::MAX, |available| {
-        let pixels = |[w, h]: [u32; 2]| u64::from(w) * u64::from(h);
-        let out = Pipeline::new(chain.to_vec(), first.size).map_or(0, |p| pixels(p.output_size()));
-        let per_frame = host_memory::per_frame(pixels(first.size), first.samples.bits(), out);
-        host_memory::frames_fitting(available, per_frame)
     })
 }
 
@@ -393,7 +375,7 @@ pub fn process<B: Backend>(
     // Decoding and encoding run on the CPU, one frame a worker: each device gets its share of
     // the cores, and of the frames the host's memory holds (sized by the first frame).
     let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let held = frames_held(&job.chain, &first);
+    let held = job.held;
     let cap = cores.min(held) / devices.len();
     // Each device runs at least one frame.
     let most = cap.max(1) * devices.len();
@@ -443,11 +425,11 @@ pub fn process<B: Backend>(
     let shared = &*job;
     // A frame decoded ahead (early.rs), or now.
     let decode = |i: usize| {
-        let frame = early
-            .take(i)
-            .unwrap_or_else(|| load(&shared.items[i], args.max_pixels));
-        log::debug!("frame {i} decoded");
-        frame
+        early.take(i).unwrap_or_else(|| {
+            let frame = load(&shared.items[i], args.max_pixels);
+            log::debug!("frame {i} decoded{}", early::failed(&frame));
+            frame
+        })
     };
     let work = |d: usize| loop {
         let mine = firsts[d].lock().unwrap_or_else(|e| e.into_inner()).take();

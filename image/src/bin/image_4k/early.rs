@@ -1,23 +1,39 @@
-//! Frames decoded while the devices open: after the first frame, the next ones (as many as the
-//! cores and the host's memory take at once) are decoded on threads of their own, so the
-//! workers find their first frames ready instead of decoding them only once a device is open.
+//! Frames decoded while the devices open: after the first frame, the next ones (one a core,
+//! the first frame's included, within what the host's memory holds of frames like the first)
+//! are decoded on threads of their own, so the workers find their first frames ready instead
+//! of decoding them only once a device is open.
 
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 use crate::batch::{self, Frame, Item, Job};
-use crate::Failure;
+use crate::{host_memory, Failure};
 
-/// Starts decoding the frames after `job`'s first, as many as the workers' first frames: one a
-/// core (the first frame's core included) within what the host's memory holds.
+/// Decodes the frames of `job` in order until one decodes: that one becomes its first frame
+/// (the others' errors are their outcomes), and sets how many such frames the host's memory
+/// holds at once.
+pub fn decode_first(job: &mut Job, max_pixels: u64) {
+    for (i, item) in job.items.iter().enumerate() {
+        match batch::load(item, max_pixels) {
+            Ok(frame) => {
+                log::debug!("frame {i} decoded (the first)");
+                job.held = host_memory::frames_held(&job.chain, frame.size, frame.samples.bits());
+                job.first = Some((i, frame));
+                return;
+            }
+            Err(f) => job.outcomes[i] = Some(Err(f)),
+        }
+    }
+}
+
+/// Starts decoding the frames after `job`'s first: one a core (the first frame's core
+/// included) within what the host's memory holds.
 pub fn ahead_of_workers(job: &Job, max_pixels: u64) -> Early {
-    let Some((i, first)) = &job.first else {
+    let Some((i, _)) = &job.first else {
         return Early::none();
     };
     let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let count = cores
-        .min(batch::frames_held(&job.chain, first))
-        .saturating_sub(1);
+    let count = cores.min(job.held).saturating_sub(1);
     Early::start(&job.items, i + 1, count, max_pixels)
 }
 
@@ -47,14 +63,16 @@ impl Early {
             .get(from..end)
             .unwrap_or_default()
             .iter()
-            .map(|item| {
-                let item = Item {
-                    input: item.input.clone(),
-                    output: item.output.clone(),
-                };
+            .enumerate()
+            .map(|(k, item)| {
+                let (i, item) = (from + k, item.clone());
                 let spawned = std::thread::Builder::new()
                     .name("image_4k-decode".into())
-                    .spawn(move || batch::load(&item, max_pixels));
+                    .spawn(move || {
+                        let frame = batch::load(&item, max_pixels);
+                        log::debug!("frame {i} decoded ahead{}", failed(&frame));
+                        frame
+                    });
                 Mutex::new(spawned.ok())
             })
             .collect();
@@ -71,6 +89,15 @@ impl Early {
                 "decoding this input panicked (an image_4k bug; please report it)".into(),
             ))
         }))
+    }
+}
+
+/// What a decoding log line adds for a frame that failed.
+pub fn failed(frame: &Result<Frame, Failure>) -> &'static str {
+    if frame.is_err() {
+        " (failed)"
+    } else {
+        ""
     }
 }
 

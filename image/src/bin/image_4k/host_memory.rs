@@ -2,6 +2,18 @@
 //! copies for upload and download, and the encoded output, so on a machine with many cores
 //! and little memory the cores do not set the count alone.
 
+use vramkit_image::{Op, Pipeline};
+
+/// How many frames of `size` pixels, `bits` a sample, going through `chain`, the host's memory
+/// holds at once (no limit where the system does not say).
+pub fn frames_held(chain: &[Op], size: [u32; 2], bits: u32) -> usize {
+    available().map_or(usize::MAX, |available| {
+        let pixels = |[w, h]: [u32; 2]| u64::from(w) * u64::from(h);
+        let out = Pipeline::new(chain.to_vec(), size).map_or(0, |p| pixels(p.output_size()));
+        frames_fitting(available, per_frame(pixels(size), bits, out))
+    })
+}
+
 /// Bytes of host memory one frame of `input` pixels, `bits` a sample, going to `output`
 /// pixels takes at most at once: the decoded RGBA samples, an RGBA copy of the same depth
 /// (orientation, colour conversion), the RGBA32F result read back and its encoding (as large

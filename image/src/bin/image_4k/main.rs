@@ -13,11 +13,11 @@
 //! are those of a one-device run; the table and the JSON report say which device made each
 //! file, and the summary how many frames each made.
 //!
-//! Everything that needs no device is checked first, while the devices open: the chain, the
-//! inputs (each decoded only when its turn comes, but the first, and as many after it as the
-//! cores take, before any frame runs) and the outputs, which never overwrite an input, each
-//! other or (without `--force`) an existing file. A file that fails is listed with its reason
-//! and the others go on.
+//! Everything that needs no device is checked first: the chain, the inputs and the outputs,
+//! which never overwrite an input, each other or (without `--force`) an existing file. Then the
+//! devices open while the first frame decodes, and the frames after it, as many as the cores
+//! and the host's memory take (each other frame is decoded when its turn comes). A file that
+//! fails is listed with its reason and the others go on.
 //!
 //! Exit codes: 0 every file written; 1 other failure; 2 bad arguments or outputs refused;
 //! 3 an unreadable, damaged or unsupported input; 4 budget too small; 5 no GPU; 6 an output
@@ -277,29 +277,32 @@ fn check_args(args: &Args) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Runs `chain` on the inputs, on the devices `open` opens. The devices open on a thread of
-/// their own while the inputs and outputs are checked and the first frames decoded; errors of
-/// the inputs and outputs come first, and a run whose every input fails needs no device.
+/// Runs `chain` on the inputs, on the devices `open` opens. The inputs and outputs are checked
+/// first, with no device; then the devices open on a thread of their own while the first frame
+/// and those after it decode ([`early`]). A run whose every input fails ends with their errors
+/// once the devices have opened (or failed to).
 fn on<B: Backend>(
     args: &Args,
     chain: Vec<Op>,
     open: impl Fn() -> Result<DeviceSet<B>, Failure> + Sync,
 ) -> Result<u8, Failure> {
+    let mut job = batch::prepare(args, chain)?;
     let start = Instant::now();
     let open = || {
         let set = open();
-        log::debug!("devices open after {} ms", start.elapsed().as_millis());
+        let ms = start.elapsed().as_millis();
+        match &set {
+            Ok(_) => log::debug!("devices open after {ms} ms"),
+            Err(f) => log::debug!("devices failed to open after {ms} ms: {}", f.message()),
+        }
         set
     };
-    std::thread::scope(|s| {
+    let (set, early) = std::thread::scope(|s| {
         let opening = std::thread::Builder::new()
             .name("image_4k-open".into())
             .spawn_scoped(s, open);
-        let prepared = batch::prepare(args, chain);
-        let early = match &prepared {
-            Ok(job) => early::ahead_of_workers(job, args.max_pixels),
-            Err(_) => early::Early::none(),
-        };
+        early::decode_first(&mut job, args.max_pixels);
+        let early = early::ahead_of_workers(&job, args.max_pixels);
         let set = opening.ok().map(|t| {
             t.join().unwrap_or_else(|_| {
                 Err(Failure::Other(
@@ -308,17 +311,17 @@ fn on<B: Backend>(
                 ))
             })
         });
-        let mut job = prepared?;
-        if job.first.is_none() {
-            // Every input failed: no device was needed.
-            let none: &[Arc<Context<B>>] = &[];
-            return report::finish(args, &job, none);
-        }
-        // Without a thread of their own, the devices open now.
-        let set = set.unwrap_or_else(open)?;
-        batch::process(args, &mut job, set.devices(), &early)?;
-        report::finish(args, &job, set.devices())
-    })
+        (set, early)
+    });
+    if job.first.is_none() {
+        // Every input failed: the device is not needed.
+        let none: &[Arc<Context<B>>] = &[];
+        return report::finish(args, &job, none);
+    }
+    // Without a thread of their own, the devices open now.
+    let set = set.unwrap_or_else(open)?;
+    batch::process(args, &mut job, set.devices(), &early)?;
+    report::finish(args, &job, set.devices())
 }
 
 fn run(args: &Args) -> Result<u8, Failure> {
