@@ -21,6 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "context",
             "device_ptr",
             "dispatch",
+            "kernel_builds",
             "interop",
             "memory_view",
             "observe",
