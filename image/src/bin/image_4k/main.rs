@@ -321,7 +321,11 @@ fn on<B: Backend>(
     // Without a thread of their own, the devices open now.
     let set = set.unwrap_or_else(open)?;
     batch::process(args, &mut job, set.devices(), &early)?;
-    report::finish(args, &job, set.devices())
+    let code = report::finish(args, &job, set.devices());
+    log::debug!("report written after {} ms", start.elapsed().as_millis());
+    drop(set);
+    log::debug!("devices closed after {} ms", start.elapsed().as_millis());
+    code
 }
 
 fn run(args: &Args) -> Result<u8, Failure> {
