@@ -1,7 +1,7 @@
 //! Several kernels built at once: a launch builds its kernel when it first meets it, so code that
-//! records kernels one after another (a blur's two passes) pays the sum of their builds on a
-//! cold driver (NVRTC and the driver's compile, tenths of a second each). Built together, it
-//! pays the slowest.
+//! records kernels one after another (a blur's two passes with a buffer intermediate) pays the
+//! sum of their builds on a cold driver (NVRTC and the driver's compile, tenths of a second
+//! each). Built together, it pays the slowest.
 
 use crate::backend::{Backend, Constants, KernelSource};
 use crate::types::error::Result;
@@ -9,10 +9,10 @@ use crate::Context;
 
 impl<B: Backend> Context<B> {
     /// Builds the pipelines of `kernels` (each with its override constants) that this context
-    /// has not built yet and is not building, at the same time: the first on the calling thread, each other on a
-    /// thread of its own (or on the calling thread where none can be started). Kernels built
-    /// already cost a cache lookup each, so this may be called before every launch of a group
-    /// of kernels. Pass each source as its launch will: an
+    /// has not built yet and is not building, at the same time: the first on the calling
+    /// thread, each other on a thread of its own (or on the calling thread where none can be
+    /// started). Kernels built already cost a cache lookup each, so this may be called before
+    /// every launch of a group of kernels. Pass each source as its launch will: an
     /// [`unchecked`](KernelSource::unchecked) one is built for
     /// [`dispatch_unchecked`](Self::dispatch_unchecked), any other for
     /// [`dispatch`](Self::dispatch) and [`dispatch_unchecked`](Self::dispatch_unchecked);
@@ -37,7 +37,8 @@ impl<B: Backend> Context<B> {
     /// # Errors
     /// The error of the first kernel in `kernels` that did not build
     /// ([`Error::Shader`](crate::Error::Shader) and the like, as a launch of it would return);
-    /// the other kernels are built all the same.
+    /// the other kernels are built all the same. A kernel another thread is building is not
+    /// waited for: its error, if any, comes to that thread and to the launches that need it.
     pub fn build_kernels(&self, kernels: &[(&KernelSource, Constants<'_>)]) -> Result<()> {
         let missing: Vec<_> = kernels
             .iter()

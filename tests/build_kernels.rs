@@ -17,6 +17,7 @@ use vramkit::{AllocDesc, ContextDesc, ErrorKind};
 
 gpu_tests!(
     kernels_built_together_are_launched_without_a_build,
+    threads_that_build_one_list_at_once_build_each_kernel_once,
     a_kernel_that_does_not_build_fails_alone,
 );
 
@@ -54,6 +55,33 @@ fn kernels_built_together_are_launched_without_a_build<B: Backend>(mk: Mk<B>) {
         kernels.len(),
         "a launch built its kernel again"
     );
+}
+
+fn threads_that_build_one_list_at_once_build_each_kernel_once<B: Backend>(mk: Mk<B>) {
+    let _one = one_at_a_time();
+    let ctx = mk(ContextDesc::default());
+    let kernels: Vec<KernelSource> = (0..4)
+        .map(|i| times(&format!("shared {i}"), i as f32 + 1.5))
+        .collect();
+    let list: Vec<_> = kernels.iter().map(|k| (k, &[][..])).collect();
+    let before = count();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| ctx.build_kernels(&list).expect("build"));
+        }
+    });
+    assert_eq!(count() - before, kernels.len(), "each kernel built once");
+    let n = 256;
+    let xs = floats(n, 21);
+    let x = ctx.alloc(AllocDesc::new("x", 4 * n as u64)).expect("alloc");
+    let y = ctx.alloc(AllocDesc::new("y", 4 * n as u64)).expect("alloc");
+    ctx.upload_slice(x, &xs).expect("upload");
+    for (i, k) in kernels.iter().enumerate() {
+        run(&ctx, k, x, y, n as u32);
+        let ys: Vec<f32> = ctx.download_vec(y).expect("download");
+        assert_eq!(bits(&ys), cpu(&xs, i as f32 + 1.5), "kernel {i}");
+    }
+    assert_eq!(count() - before, kernels.len(), "no launch built again");
 }
 
 fn a_kernel_that_does_not_build_fails_alone<B: Backend>(mk: Mk<B>) {

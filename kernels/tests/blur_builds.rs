@@ -1,6 +1,8 @@
 //! A blur builds its two passes together (`Context::build_kernels`) under the keys its launches
 //! use: a cold blur builds exactly its two kernels (a key that differed would build each twice),
-//! and a second blur builds none. Builds are counted from the backends' log.
+//! and a second blur builds none. Builds are counted from the backends' log. `blur_area2`
+//! always has a buffer intermediate, so it reaches `build_kernels` on every adapter; `blur`
+//! has a texture one where the adapter prefers it (lavapipe), and builds without it there.
 
 #[path = "../../tests/common/builds.rs"]
 mod builds;
@@ -30,6 +32,7 @@ fn a_blur_builds_its_two_passes_once<B: Backend>(mk: Mk<B>) {
         (false, PixelFormat::Rgba8),
         (false, PixelFormat::Rgba32F),
         (true, PixelFormat::Rgba8),
+        (true, PixelFormat::Rgba32F),
     ] {
         let ctx = mk(ContextDesc::default());
         let src = image(&ctx, 64, 48, format);

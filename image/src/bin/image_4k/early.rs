@@ -21,7 +21,10 @@ pub fn decode_first(job: &mut Job, max_pixels: u64) {
                 job.first = Some((i, frame));
                 return;
             }
-            Err(f) => job.outcomes[i] = Some(Err(f)),
+            Err(f) => {
+                log::debug!("frame {i} decoded (failed)");
+                job.outcomes[i] = Some(Err(f));
+            }
         }
     }
 }

@@ -287,6 +287,11 @@ fn on<B: Backend>(
     open: impl Fn() -> Result<DeviceSet<B>, Failure> + Sync,
 ) -> Result<u8, Failure> {
     let mut job = batch::prepare(args, chain)?;
+    if job.items.is_empty() {
+        // Every input skipped (--skip-existing): nothing needs a device.
+        let none: &[Arc<Context<B>>] = &[];
+        return report::finish(args, &job, none);
+    }
     let start = Instant::now();
     let open = || {
         let set = open();
