@@ -4,7 +4,7 @@
 //! each). Built together, it pays the slowest.
 
 use crate::backend::{Backend, Constants, KernelSource};
-use crate::types::error::Result;
+use crate::types::error::{Error, Result};
 use crate::Context;
 
 impl<B: Backend> Context<B> {
@@ -39,6 +39,7 @@ impl<B: Backend> Context<B> {
     /// ([`Error::Shader`](crate::Error::Shader) and the like, as a launch of it would return);
     /// the other kernels are built all the same. A kernel another thread is building is not
     /// waited for: its error, if any, comes to that thread and to the launches that need it.
+    /// [`Error::Internal`] where a build panicked (a bug of vramkit or the driver).
     pub fn build_kernels(&self, kernels: &[(&KernelSource, Constants<'_>)]) -> Result<()> {
         let missing: Vec<_> = kernels
             .iter()
@@ -63,9 +64,11 @@ impl<B: Backend> Context<B> {
             let mut result = build(first);
             for other in others {
                 let built = match other {
-                    Ok(thread) => thread
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Ok(thread) => thread.join().unwrap_or_else(|_| {
+                        Err(Error::Internal {
+                            message: "a kernel build panicked".into(),
+                        })
+                    }),
                     Err(k) => build(k),
                 };
                 result = result.and(built);

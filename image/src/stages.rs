@@ -1,9 +1,9 @@
 //! A tile's run as a list of kernel launches (stages), each reading one format and writing
 //! another: the run walks them over a tile's regions, and [`Pipeline::prepare`] builds their
 //! kernels before the first frame, all at once, each stage on a thread of its own, from frames
-//! of a few pixels. A kernel's first build (NVRTC and the driver's compile on CUDA, the pipeline on
-//! wgpu) takes tenths of a second, and a run would otherwise pay the builds one after another
-//! on its first frame.
+//! of a few pixels. A kernel's first build (NVRTC and the driver's compile on CUDA, the
+//! pipeline on wgpu) takes tenths of a second, and a run would otherwise pay the builds one
+//! after another on its first frame.
 
 use super::ops::Op;
 use super::Pipeline;
@@ -148,9 +148,8 @@ impl Pipeline {
     /// frame of a few pixels; where a run's choice of kernel depends on the tile's size (a
     /// blur's intermediate in a texture only where the texture fits the device, CUDA's staged
     /// blur pass only where the tile's rows fit its grid), a run of large tiles may still build
-    /// one. Call it on a thread of its own to overlap the builds
-    /// with decoding the first frames; a kernel that a run asks for while it is built waits
-    /// for that build.
+    /// one. Call it on a thread of its own to overlap the builds with decoding the first
+    /// frames; a kernel that a run asks for while it is built waits for that build.
     ///
     /// # Errors
     /// The first error of a stage (a kernel that does not build, a budget too small even for

@@ -1,6 +1,6 @@
-//! The chain's kernels built ahead on each device while the first frames decode ([`Pipeline::prepare`]): a frame would otherwise build them one after another
-//! (on CUDA, NVRTC and the driver's compile, tenths of a second each on a machine that never
-//! ran them). A device's workers run no frame before its builds are done, so the builds' small
+//! The chain's kernels built ahead on each device while the first frames decode
+//! ([`Pipeline::prepare`]): a frame would otherwise build them one after another (on CUDA,
+//! NVRTC and the driver's compile, tenths of a second each on a machine that never ran them). A device's workers run no frame before its builds are done, so the builds' small
 //! frames never share the budget with a real one.
 
 use std::sync::{Condvar, Mutex};

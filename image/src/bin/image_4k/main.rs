@@ -41,14 +41,13 @@ mod walk;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytesize::ByteSize;
 use clap::Parser;
 use vramkit::backend::Backend;
 use vramkit::devices::DeviceSet;
-use vramkit::{Context, ContextDesc, Error};
+use vramkit::{ContextDesc, Error};
 use vramkit_image::{parse_chain, Op, MAX_FRAME_PIXELS};
 
 use output::OutFormat;
@@ -287,10 +286,10 @@ fn on<B: Backend>(
     open: impl Fn() -> Result<DeviceSet<B>, Failure> + Sync,
 ) -> Result<u8, Failure> {
     let mut job = batch::prepare(args, chain)?;
+    let without_device = |job: &batch::Job| report::finish::<B>(args, job, &[]);
     if job.items.is_empty() {
         // Every input skipped (--skip-existing): nothing needs a device.
-        let none: &[Arc<Context<B>>] = &[];
-        return report::finish(args, &job, none);
+        return without_device(&job);
     }
     let start = Instant::now();
     let open = || {
@@ -320,8 +319,7 @@ fn on<B: Backend>(
     });
     if job.first.is_none() {
         // Every input failed: the device is not needed.
-        let none: &[Arc<Context<B>>] = &[];
-        return report::finish(args, &job, none);
+        return without_device(&job);
     }
     // Without a thread of their own, the devices open now.
     let set = set.unwrap_or_else(open)?;
