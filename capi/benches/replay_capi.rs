@@ -6,8 +6,12 @@
 //!
 //! `cargo bench -p vramkit-capi --bench replay_capi` (every trace); as a test, the smallest.
 //! The `VRAMKIT_*` variables configure the library as in a live run: `VRAMKIT_BACKEND=cuda`
-//! replays on a GPU (the bench sets `backend=host` only where `VRAMKIT_BACKEND` is unset);
+//! replays on a GPU, `VRAMKIT_BACKEND=null` every trace with no memory behind the pointers
+//! (the library's own time alone; the bench sets `backend=host` only where
+//! `VRAMKIT_BACKEND` is unset);
 //! `VRAMKIT_TRACES` names another folder of traces; names given (or parts of them) pick traces.
+//! `VRAMKIT_REPLAY_EVICT=BYTES` walks that much other memory before each call, outside the
+//! library's time, as a training loop's Python and kernel launches do between two calls.
 
 #[path = "../../benches/common/replay.rs"]
 mod replay;
@@ -86,7 +90,9 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(t.allocations);
+        let mut evict = replay::Evict::from_env();
         for op in &t.ops {
+            evict.touch();
             match *op {
                 Op::Alloc(size) => {
                     // SAFETY: the legacy default stream (null) always exists.

@@ -15,7 +15,9 @@
  * from the environment, read once at the first call:
  *   VRAMKIT_BUDGET             "70GiB", "0:70GiB,1:60GiB" (per device), or "none"
  *   VRAMKIT_RELEASE_THRESHOLD  cached free bytes kept ("1GiB"; default: all)
- *   VRAMKIT_BACKEND            "cuda" (default) or "host" (host memory, for tests)
+ *   VRAMKIT_BACKEND            "cuda" (default), "host" (host memory, for tests)
+ *                              or "null" (no memory behind the pointers, which
+ *                              must not be dereferenced: the allocator's own time)
  *   VRAMKIT_TRACE              timeline capacity in events (0: off, the default)
  *   VRAMKIT_HOST_RESERVE       what a host device's segment can grow to
  *                              (default 4GiB; its address space is taken up

@@ -10,6 +10,9 @@ pub enum BackendChoice {
     Cuda,
     /// Host memory with the same allocator: for tests without a GPU.
     Host,
+    /// The host backend with no memory behind the pointers (they must not be dereferenced):
+    /// the allocator's own time alone, for measurements.
+    Null,
 }
 
 /// The allocator's settings.
@@ -153,7 +156,8 @@ impl Config {
                 self.backend = match value.to_lowercase().as_str() {
                     "cuda" => BackendChoice::Cuda,
                     "host" => BackendChoice::Host,
-                    _ => return Err(format!("backend `{value}`: use cuda or host")),
+                    "null" => BackendChoice::Null,
+                    _ => return Err(format!("backend `{value}`: use cuda, host or null")),
                 };
                 Ok(())
             }
@@ -359,7 +363,7 @@ mod tests {
         assert!(c
             .apply("backend=metal")
             .unwrap_err()
-            .contains("cuda or host"));
+            .contains("cuda, host or null"));
         assert!(c.apply("budget").is_err());
         assert!(c
             .apply("budget=x:1GiB")

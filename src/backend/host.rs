@@ -7,8 +7,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::host_bytes::HostBytes;
+use super::host_bytes::{lock, range, HostBytes};
 pub use super::host_config::HostConfig;
+use super::host_null::{self, NullAddresses};
 use super::host_pages::{HostPages, POISON};
 use super::host_pieces::PieceOp;
 use super::host_streams::HostStreams;
@@ -27,6 +28,9 @@ pub struct HostBlock {
     pub(super) size: AtomicU64,
     /// Ranges given back ([`Storage::unmap_pages`]).
     pub(super) pages: HostPages,
+    /// On a null device with [`HostConfig::reserve`]: the block's address, in address space
+    /// no memory is behind ([`host_null`]; 0: none).
+    null_address: u64,
 }
 
 /// The host backend. See the [module docs](self).
@@ -38,6 +42,8 @@ pub struct HostBackend {
     pub(super) streams: HostStreams,
     /// An access to memory given back, for the next `check_device` (a vramkit bug).
     pub(super) fault: Mutex<Option<String>>,
+    /// Null blocks' addresses ([`HostBlock::null_address`]).
+    null_addresses: NullAddresses,
 }
 
 impl HostBackend {
@@ -55,6 +61,7 @@ impl HostBackend {
             recorded: AtomicU64::new(0),
             streams: HostStreams::default(),
             fault: Mutex::new(None),
+            null_addresses: NullAddresses::default(),
         }
     }
 
@@ -88,51 +95,6 @@ impl Default for HostBackend {
 
 /// A texture of the host backend: linear memory in one block.
 pub type HostTexture = LinearTexture<HostBlock>;
-
-impl HostBackend {
-    /// Copies `size` bytes between blocks (or within one), any alignment. The caller keeps
-    /// both ranges inside their blocks (`Storage::copy`'s and the texture copies' contracts).
-    fn copy_bytes(
-        &self,
-        src: &HostBlock,
-        src_offset: u64,
-        dst: &HostBlock,
-        dst_offset: u64,
-        size: u64,
-    ) {
-        self.check_mapped(src, src_offset, size, "a copy's source");
-        self.check_mapped(dst, dst_offset, size, "a copy's destination");
-        if !self.config.keep_bytes {
-            // A null device moves nothing.
-        } else if std::ptr::eq(src, dst) {
-            lock(src).copy_within(src_offset as usize, dst_offset as usize, size as usize);
-        } else {
-            let from = lock(src);
-            lock(dst)
-                .range_mut(range(dst_offset, size))
-                .copy_from_slice(from.range(range(src_offset, size)));
-        }
-    }
-}
-
-fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, HostBytes> {
-    // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
-    block.bytes.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Overwrites `r` of `block` with what unmapped bytes read as (its memory went).
-pub(super) fn poison(block: &HostBlock, r: std::ops::Range<u64>) {
-    let mut bytes = lock(block);
-    if !bytes.is_empty() {
-        bytes
-            .range_mut(range(r.start, r.end - r.start))
-            .fill(POISON);
-    }
-}
-
-fn range(offset: u64, len: u64) -> std::ops::Range<usize> {
-    offset as usize..(offset + len) as usize
-}
 
 // SAFETY: see the promises of `Storage`: blocks hold what was asked, work runs in order.
 unsafe impl Storage for HostBackend {
@@ -190,10 +152,17 @@ unsafe impl Storage for HostBackend {
             self.used.fetch_sub(size, Ordering::AcqRel);
             return Err(oom("the host has no memory for it".into()));
         };
+        let null = !self.config.keep_bytes && self.config.reserve.is_some();
+        let null_address = if null && self.resizable(kind) {
+            self.null_addresses.take(whole)
+        } else {
+            0
+        };
         Ok(HostBlock {
             bytes: Mutex::new(bytes),
             size: AtomicU64::new(size),
             pages: self.new_pages(kind, size),
+            null_address,
         })
     }
 
@@ -210,6 +179,10 @@ unsafe impl Storage for HostBackend {
         let old = block.size.load(Ordering::Acquire);
         let extra = new_size.saturating_sub(old);
         self.reserve_capacity(extra, MemoryKind::Device)?;
+        if let Err(e) = host_null::check_growth(block.null_address, new_size, extra) {
+            self.used.fetch_sub(extra, Ordering::AcqRel);
+            return Err(e);
+        }
         let mut bytes = lock(block);
         if self.config.keep_bytes && self.config.reserve.is_some() {
             // Within the reservation: the new bytes, used before a shrink perhaps, read zero.
@@ -459,6 +432,9 @@ unsafe impl Storage for HostBackend {
     fn device_address(&self, block: &HostBlock) -> Option<u64> {
         // Resizable blocks may move when they grow (realloc) unless they reserved their
         // space; empty ones hold nothing.
+        if block.null_address != 0 {
+            return Some(block.null_address);
+        }
         let bytes = lock(block);
         let stable = !self.config.resizable || self.config.reserve.is_some();
         (stable && !bytes.is_empty()).then(|| bytes.address())

@@ -11,6 +11,9 @@ use std::alloc::Layout;
 use std::ops::Range;
 use std::ptr::NonNull;
 
+use super::host::{HostBackend, HostBlock};
+use super::host_pages::POISON;
+
 /// Zeroed bytes from the global allocator, owned by raw pointer; empty for no bytes.
 pub(super) struct HostBytes {
     ptr: NonNull<u8>,
@@ -132,4 +135,49 @@ impl Drop for HostBytes {
             unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
         }
     }
+}
+
+impl HostBackend {
+    /// Copies `size` bytes between blocks (or within one), any alignment. The caller keeps
+    /// both ranges inside their blocks (`Storage::copy`'s and the texture copies' contracts).
+    pub(super) fn copy_bytes(
+        &self,
+        src: &HostBlock,
+        src_offset: u64,
+        dst: &HostBlock,
+        dst_offset: u64,
+        size: u64,
+    ) {
+        self.check_mapped(src, src_offset, size, "a copy's source");
+        self.check_mapped(dst, dst_offset, size, "a copy's destination");
+        if !self.config.keep_bytes {
+            // A null device moves nothing.
+        } else if std::ptr::eq(src, dst) {
+            lock(src).copy_within(src_offset as usize, dst_offset as usize, size as usize);
+        } else {
+            let from = lock(src);
+            lock(dst)
+                .range_mut(range(dst_offset, size))
+                .copy_from_slice(from.range(range(src_offset, size)));
+        }
+    }
+}
+
+pub(super) fn lock(block: &HostBlock) -> std::sync::MutexGuard<'_, HostBytes> {
+    // A panic while holding the lock cannot leave the bytes in a state worse than a torn copy.
+    block.bytes.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Overwrites `r` of `block` with what unmapped bytes read as (its memory went).
+pub(super) fn poison(block: &HostBlock, r: std::ops::Range<u64>) {
+    let mut bytes = lock(block);
+    if !bytes.is_empty() {
+        bytes
+            .range_mut(range(r.start, r.end - r.start))
+            .fill(POISON);
+    }
+}
+
+pub(super) fn range(offset: u64, len: u64) -> std::ops::Range<usize> {
+    offset as usize..(offset + len) as usize
 }

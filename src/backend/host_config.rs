@@ -17,7 +17,9 @@ pub struct HostConfig {
     pub resizable: bool,
     /// Whether blocks hold their bytes (default). `false` makes a null device: blocks hold
     /// nothing, reads give zeros, writes, copies and clears are dropped. It measures the memory
-    /// manager's own work, with no memory traffic (`benches/replay.rs`).
+    /// manager's own work, with no memory traffic (`benches/replay.rs`). With
+    /// [`reserve`](Self::reserve), its device blocks still have addresses
+    /// ([`Storage::device_address`]), in address space no memory is behind.
     pub keep_bytes: bool,
     /// Pages that resizable device blocks give back inside ([`Storage::unmap_pages`];
     /// default 2 MiB, CUDA's granularity): the smallest, with

@@ -143,7 +143,7 @@ impl HostBackend {
         }
         match behind.filter(|s| self.streams.is_held(*s)) {
             Some(s) => lock(&src.pages.behind).push((from, s)),
-            None => super::host::poison(src, from),
+            None => super::host_bytes::poison(src, from),
         }
     }
 

@@ -34,6 +34,7 @@ pub mod host;
 mod host_bytes;
 mod host_compute;
 mod host_config;
+mod host_null;
 mod host_pages;
 mod host_pieces;
 mod host_streams;
