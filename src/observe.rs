@@ -122,6 +122,25 @@ impl<B: Backend> Observe<'_, B> {
         t
     }
 
+    /// Sets every peak of [`Context::stats`] (`peak_requested`, `peak_in_use`,
+    /// `peak_reserved`, `peak_live`, and those of each kind and tag) to the figure it follows
+    /// now, so that later peaks are those of what runs next, as PyTorch's
+    /// `torch.cuda.reset_peak_memory_stats` does.
+    ///
+    /// ```
+    /// let ctx = vramkit::Context::host(Default::default());
+    /// let big = ctx.alloc(vramkit::AllocDesc::new("big", 8 << 20))?;
+    /// ctx.release(big)?;
+    /// ctx.observe().reset_peaks();
+    /// let small = ctx.alloc(vramkit::AllocDesc::new("small", 1 << 20))?;
+    /// assert_eq!(ctx.stats().peak_requested, 1 << 20);
+    /// # ctx.release(small)?;
+    /// # Ok::<(), vramkit::Error>(())
+    /// ```
+    pub fn reset_peaks(&self) {
+        self.ctx.manager().reset_peaks();
+    }
+
     /// Marks a point to measure growth from (see [`growth_since`](Self::growth_since)).
     pub fn checkpoint(&self) -> Checkpoint {
         let mut m = self.ctx.manager();

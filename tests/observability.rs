@@ -63,6 +63,50 @@ fn check_against_model<B: Backend>(ctx: &vramkit::Context<B>, model: &Model, err
     );
 }
 
+/// What the test knows of the peaks since the last reset and of the bytes held by every
+/// allocation made and released.
+#[derive(Default)]
+struct Peaks {
+    requested: u64,
+    live: usize,
+    allocated: u64,
+    released: u64,
+}
+
+impl Peaks {
+    fn reset(&mut self, model: &Model) {
+        self.requested = model.values().map(|x| x.0).sum();
+        self.live = model.len();
+    }
+
+    fn follow(&mut self, model: &Model) {
+        self.requested = self.requested.max(model.values().map(|x| x.0).sum());
+        self.live = self.live.max(model.len());
+    }
+
+    fn allocated(&mut self, held: u64) {
+        self.allocated += held;
+    }
+
+    fn released(&mut self, held: u64) {
+        self.released += held;
+    }
+
+    fn check(&self, s: &vramkit::observe::MemoryStats) {
+        assert_eq!(
+            (s.peak_requested, s.peak_live),
+            (self.requested, self.live),
+            "peaks since the last reset"
+        );
+        assert_eq!(
+            (s.bytes_allocated, s.bytes_released),
+            (self.allocated, self.released),
+            "bytes allocated and released"
+        );
+        assert!(s.peak_in_use >= s.in_use && s.peak_reserved >= s.reserved);
+    }
+}
+
 fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
     let ctx = mk(ContextDesc {
         budget: Some(48 * MIB),
@@ -75,7 +119,12 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(6);
     let mut model = Model::new();
     let mut refused = [0u64; 4];
+    let mut peaks = Peaks::default();
     for step in 0..400 {
+        if step % 50 == 25 {
+            ctx.observe().reset_peaks();
+            peaks.reset(&model);
+        }
         match rng.random_range(0..10) {
             0..=4 => {
                 let size = match rng.random_range(0..3) {
@@ -95,6 +144,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
                 }
                 match ctx.alloc(desc) {
                     Ok(h) => {
+                        peaks.allocated(ctx.observe().allocation_info(h).expect("info").reserved);
                         model.insert(h, (size, kind, tag));
                     }
                     Err(Error::OverBudget { .. }) => refused[kind.index()] += 1,
@@ -106,6 +156,7 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
                     .keys()
                     .nth(rng.random_range(0..model.len()))
                     .expect("key");
+                peaks.released(ctx.observe().allocation_info(h).expect("info").reserved);
                 ctx.release(h).expect("release");
                 model.remove(&h);
             }
@@ -132,6 +183,8 @@ fn counters_match_a_model_after_random_operations<B: Backend>(mk: Mk<B>) {
             }
         }
         check_against_model(&ctx, &model, &refused);
+        peaks.follow(&model);
+        peaks.check(&ctx.stats());
     }
     assert!(refused.iter().sum::<u64>() > 0, "the budget was never hit");
     let s = ctx.stats();

@@ -79,7 +79,7 @@ extern "C" {
 #endif
 
 /* The version of this interface; vramkit_abi_version() returns the library's. */
-#define VRAMKIT_ABI_VERSION 4
+#define VRAMKIT_ABI_VERSION 5
 
 /* The kinds of error, as vramkit_last_error_kind returns them. */
 enum vramkit_error_kind {
@@ -97,7 +97,7 @@ typedef struct vramkit_stats {
     uint64_t requested;       /* bytes asked for by live allocations */
     uint64_t in_use;          /* bytes of live allocations (rounded to the unit) */
     uint64_t reserved;        /* bytes held from the device */
-    uint64_t peak_requested;
+    uint64_t peak_requested;  /* peaks: the most since the start or vramkit_reset_peaks */
     uint64_t peak_in_use;
     uint64_t peak_reserved;
     uint64_t live;            /* live allocations */
@@ -127,6 +127,10 @@ typedef struct vramkit_stats {
     uint64_t stream_wait_ns;  /* nanoseconds waiting for streams before memory is reused */
     uint64_t pages;           /* pages given back, mapped again and moved (paid per page) */
     uint64_t page_wait_ns;    /* of stream_wait_ns, waits before free pages went back or moved */
+    uint64_t peak_live;       /* most allocations alive at once */
+    uint64_t bytes_allocated; /* bytes of every allocation made so far (rounded, as in_use) */
+    uint64_t bytes_freed;     /* bytes of every allocation freed so far */
+    uint64_t segments;        /* blocks of device memory held now */
 } vramkit_stats;
 
 /* ---- PyTorch's CUDAPluggableAllocator interface ---- */
@@ -182,6 +186,10 @@ size_t vramkit_last_error(char *buf, size_t cap);
 int vramkit_last_error_kind(void);
 /* Gives back every cached free byte of the device (-1: every device in use). */
 int vramkit_trim(int device);
+/* Sets every peak of the device's figures (the peak_* of vramkit_stats) to the
+ * figure it follows now (-1: every device in use), as
+ * torch.cuda.reset_peak_memory_stats does. */
+int vramkit_reset_peaks(int device);
 /* Starts recording the timeline of the device, capacity events at most. */
 int vramkit_trace_start(int device, size_t capacity);
 /* Writes the recorded timeline as Chrome trace JSON (chrome://tracing,

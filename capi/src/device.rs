@@ -217,6 +217,11 @@ impl Device {
         with_ctx!(&self.ctx, c => c.backend().memory_info()).map(|m| (m.total, m.free))
     }
 
+    /// Sets every peak to the figure it follows now.
+    pub fn reset_peaks(&self) {
+        with_ctx!(&self.ctx, c => c.observe().reset_peaks());
+    }
+
     /// The summary table.
     pub fn summary(&self) -> String {
         with_ctx!(&self.ctx, c => c.observe().summary())
@@ -303,6 +308,10 @@ impl Device {
             stream_wait_ns: nanos(s.driver.stream_wait),
             pages: s.pages.pages,
             page_wait_ns: nanos(s.driver.page_wait),
+            peak_live: s.peak_live as u64,
+            bytes_allocated: s.bytes_allocated,
+            bytes_freed: s.bytes_released,
+            segments: device.blocks as u64,
         }
     }
 }

@@ -23,82 +23,11 @@ pub mod config;
 mod device;
 mod last_error;
 mod registry;
+mod stats;
 
 pub use last_error::CErrorKind;
 use last_error::{set, set_error};
-
-/// Figures of one device's allocator (the header's `vramkit_stats`), in bytes unless named
-/// otherwise.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct VramkitStats {
-    /// Bytes asked for by live allocations.
-    pub requested: u64,
-    /// Bytes of live allocations (rounded to the unit).
-    pub in_use: u64,
-    /// Bytes held from the device.
-    pub reserved: u64,
-    /// Highest `requested`.
-    pub peak_requested: u64,
-    /// Highest `in_use`.
-    pub peak_in_use: u64,
-    /// Highest `reserved`.
-    pub peak_reserved: u64,
-    /// Live allocations.
-    pub live: u64,
-    /// Allocations made so far.
-    pub allocations: u64,
-    /// Allocations freed so far.
-    pub releases: u64,
-    /// Requests refused (budget or device).
-    pub refusals: u64,
-    /// The budget; `u64::MAX`: none.
-    pub budget: u64,
-    /// Free bytes inside reserved memory.
-    pub free_in_holes: u64,
-    /// The largest free range.
-    pub largest_free: u64,
-    /// Freed bytes waiting for other streams' work.
-    pub pending_release: u64,
-    /// `vramkit_malloc` calls on this device.
-    pub malloc_calls: u64,
-    /// Nanoseconds spent inside them.
-    pub malloc_ns: u64,
-    /// `vramkit_free` calls on this device.
-    pub free_calls: u64,
-    /// Nanoseconds spent inside them.
-    pub free_ns: u64,
-    /// Free device memory (`cuMemGetInfo`); 0: unknown.
-    pub device_free: u64,
-    /// Total device memory; 0: unknown.
-    pub device_total: u64,
-    /// Ranges of free pages given back to the device.
-    pub page_unmaps: u64,
-    /// Their bytes.
-    pub unmapped_bytes: u64,
-    /// Ranges of pages mapped again.
-    pub page_maps: u64,
-    /// Their bytes.
-    pub mapped_bytes: u64,
-    /// Ranges of free pages moved where a request needed memory (instead of going back while
-    /// new memory is mapped).
-    pub page_moves: u64,
-    /// Their bytes.
-    pub moved_bytes: u64,
-    /// Nanoseconds in the driver's calls that take new memory (blocks, segment growths).
-    pub grow_ns: u64,
-    /// Nanoseconds in the driver's calls that give pages back, map them again and move them.
-    pub page_ns: u64,
-    /// Nanoseconds freeing blocks and shrinking segments, with the waits for their last work.
-    pub give_back_ns: u64,
-    /// Nanoseconds waiting for streams' work before memory they released is reused.
-    pub stream_wait_ns: u64,
-    /// Pages given back, mapped again and moved, in all (the driver's page calls are paid
-    /// per page).
-    pub pages: u64,
-    /// Of `stream_wait_ns`, the nanoseconds waiting before free pages went back or moved.
-    pub page_wait_ns: u64,
-}
+pub use stats::VramkitStats;
 
 /// Set once a call panicked: the allocator's state may be half updated, so every later call
 /// fails rather than hand out memory from it.
@@ -247,7 +176,7 @@ pub extern "C" fn vramkit_abi_version() -> u32 {
 }
 
 /// The C ABI's version; changes whenever a signature or `VramkitStats` does.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// PyTorch's init hook: devices open on first use.
 #[no_mangle]
@@ -414,6 +343,20 @@ pub extern "C" fn vramkit_trim(device: c_int) -> c_int {
             }
         } else {
             registry::device(device)?.trim()?;
+        }
+        Ok(0)
+    })
+}
+
+/// Sets every peak of the device's figures (`peak_*` of `vramkit_stats`) to the figure it
+/// follows now (-1: of every device opened), as `torch.cuda.reset_peak_memory_stats` does.
+#[no_mangle]
+pub extern "C" fn vramkit_reset_peaks(device: c_int) -> c_int {
+    guard(-1, || {
+        if device < 0 {
+            registry::opened().for_each(|d| d.reset_peaks());
+        } else {
+            registry::device(device)?.reset_peaks();
         }
         Ok(0)
     })

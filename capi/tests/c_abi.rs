@@ -293,6 +293,41 @@ fn summary_trim_and_timeline() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Peaks restart from what is live; bytes made and freed, the most allocations alive and
+/// the segments held follow a model of the calls.
+#[test]
+fn peaks_restart_and_cumulative_figures_follow_the_calls() {
+    host();
+    let d = 9;
+    let big = malloc(64 << 20, d, std::ptr::null_mut());
+    let small: Vec<_> = (0..5)
+        .map(|_| malloc(1 << 20, d, std::ptr::null_mut()))
+        .collect();
+    let s = stats(d);
+    assert_eq!(s.peak_live, 6);
+    assert_eq!((s.bytes_allocated, s.bytes_freed), (69 << 20, 0));
+    assert!(s.segments >= 1);
+    free(big, 0, d, std::ptr::null_mut());
+    assert_eq!(stats(d).peak_in_use, 69 << 20, "the peak stays until reset");
+    assert_eq!(vramkit_reset_peaks(d), 0, "{}", last_error());
+    let s = stats(d);
+    assert_eq!(
+        (s.peak_in_use, s.peak_requested, s.peak_live),
+        (5 << 20, 5 << 20, 5)
+    );
+    assert_eq!(s.peak_reserved, s.reserved);
+    assert_eq!((s.bytes_allocated, s.bytes_freed), (69 << 20, 64 << 20));
+    let more = malloc(2 << 20, d, std::ptr::null_mut());
+    assert_eq!((stats(d).peak_in_use, stats(d).peak_live), (7 << 20, 6));
+    for p in small.into_iter().chain([more]) {
+        free(p, 0, d, std::ptr::null_mut());
+    }
+    assert_eq!(vramkit_reset_peaks(-1), 0, "{}", last_error());
+    assert_eq!(stats(d).peak_in_use, 0);
+    assert_eq!(vramkit_reset_peaks(64), -1);
+    assert!(last_error().contains("device"), "{}", last_error());
+}
+
 /// The directory cargo put the library in: the test binary's parent's parent.
 fn library_dir() -> Option<std::path::PathBuf> {
     let exe = std::env::current_exe().ok()?;

@@ -33,7 +33,7 @@ from .errors import (
     last_error_kind,
 )
 from .memory import forget_stream, free, malloc, record_stream
-from .observe import STATS_FIELDS, start_trace, stats, summary, timeline, trim
+from .observe import STATS_FIELDS, reset_peaks, start_trace, stats, summary, timeline, trim
 from .sizes import format_size, parse_size
 
 __version__ = "0.1.0"
@@ -56,6 +56,7 @@ __all__ = [
     "malloc",
     "parse_size",
     "record_stream",
+    "reset_peaks",
     "forget_stream",
     "set_budget",
     "set_memory_fraction",

@@ -80,11 +80,15 @@ class Stats(Structure):
         ("stream_wait_ns", c_uint64),
         ("pages", c_uint64),
         ("page_wait_ns", c_uint64),
+        ("peak_live", c_uint64),
+        ("bytes_allocated", c_uint64),
+        ("bytes_freed", c_uint64),
+        ("segments", c_uint64),
     ]
 
 
 #: The ``VRAMKIT_ABI_VERSION`` these prototypes follow.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 #: ``UINT64_MAX``: "none" in ``vramkit_set_budget`` and ``vramkit_stats.budget``.
 NO_BUDGET = 2**64 - 1
@@ -106,6 +110,7 @@ PROTOTYPES = {
     "vramkit_last_error": (c_size_t, [c_char_p, c_size_t]),
     "vramkit_last_error_kind": (c_int, []),
     "vramkit_trim": (c_int, [c_int]),
+    "vramkit_reset_peaks": (c_int, [c_int]),
     "vramkit_trace_start": (c_int, [c_int, c_size_t]),
     "vramkit_trace_save": (c_int, [c_int, c_char_p]),
     "vramkit_host_hold_stream": (c_int, [c_int, c_void_p]),

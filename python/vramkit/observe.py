@@ -48,6 +48,14 @@ def trim(device: Optional[int] = None) -> None:
     check(_lib.load().vramkit_trim(index), f"vramkit_trim({index})")
 
 
+def reset_peaks(device: Optional[int] = None) -> None:
+    """Sets every peak of ``device``'s figures (``peak_*``) to the figure it follows
+    now (``None``: of every device in use), as ``torch.cuda.reset_peak_memory_stats``
+    does."""
+    index = -1 if device is None else _args.device_index(device)
+    check(_lib.load().vramkit_reset_peaks(index), f"vramkit_reset_peaks({index})")
+
+
 def start_trace(capacity: int, device: int = 0) -> None:
     """Starts recording the timeline of ``device``: at most ``capacity`` events."""
     index = _args.device_index(device)

@@ -17,10 +17,12 @@ which it passes on to kernels unchecked. That is unsafe; use it only where a com
 is missing and the budget is known to hold.
 
 It also routes ``Tensor.record_stream``, ``torch.cuda.empty_cache`` and
-``torch.cuda.set_per_process_memory_fraction`` to vramkit. PyTorch's own figures
-(``torch.cuda.memory_allocated``, ``memory_reserved``, ``memory_stats``, ...) are not
-available under a pluggable allocator: use :func:`memory_stats` and the functions
-beside it.
+``torch.cuda.set_per_process_memory_fraction`` to vramkit, and serves PyTorch's own
+figures from vramkit's: ``torch.cuda.memory_allocated``, ``max_memory_allocated``,
+``memory_reserved``, ``memory_stats``, ``memory_summary``, ``reset_peak_memory_stats``
+and their ``torch.accelerator`` twins, which raise ``RuntimeError`` under a pluggable
+allocator otherwise (``vramkit._torch_stats`` says which figures map to which).
+:func:`memory_stats` and the functions beside it give the same figures without PyTorch.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import _lib
+from . import _lib, _torch_stats
 from .config import Budget, configure, set_memory_fraction
 from .observe import stats as _stats
 from .observe import trim as _trim
@@ -176,7 +178,8 @@ def enable(
 
 
 def _patch(torch: Any) -> None:
-    """Routes ``record_stream``, ``empty_cache`` and the memory fraction to vramkit."""
+    """Routes ``record_stream``, ``empty_cache``, the memory fraction and PyTorch's memory
+    statistics to vramkit."""
     lib = _lib.load()
     record_stream = torch.Tensor.record_stream
     empty_cache = torch.cuda.memory.empty_cache
@@ -206,6 +209,7 @@ def _patch(torch: Any) -> None:
         (vramkit_set_per_process_memory_fraction, set_fraction),
     ):
         fn.__wrapped__ = original
+    _torch_stats.install(torch._C)
     torch.Tensor.record_stream = vramkit_record_stream
     torch.cuda.empty_cache = torch.cuda.memory.empty_cache = vramkit_empty_cache
     torch.cuda.set_per_process_memory_fraction = vramkit_set_per_process_memory_fraction

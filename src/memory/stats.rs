@@ -176,6 +176,12 @@ pub struct MemoryStats {
     pub releases: u64,
     /// Allocations alive now.
     pub live: usize,
+    /// Most allocations alive at once.
+    pub peak_live: usize,
+    /// Bytes held by every allocation made since the context was created, padding included.
+    pub bytes_allocated: u64,
+    /// Bytes held by every allocation released since the context was created.
+    pub bytes_released: u64,
     /// Requests refused for the budget.
     pub over_budget_errors: u64,
     /// Requests the driver had no memory for.
@@ -253,6 +259,9 @@ pub(crate) struct Counters {
     pub peak_reserved: u64,
     pub allocations: u64,
     pub releases: u64,
+    pub peak_live: u64,
+    pub bytes_allocated: u64,
+    pub bytes_released: u64,
     pub over_budget: u64,
     pub out_of_memory: u64,
     /// Staging bytes and buffers per kind.
@@ -307,6 +316,8 @@ impl Counters {
         }
         grow!(self);
         self.allocations += 1;
+        self.peak_live = self.peak_live.max(self.allocations - self.releases);
+        self.bytes_allocated += size;
         let k = &mut self.kinds[kind.index()];
         grow!(k);
         k.allocations += 1;
@@ -329,6 +340,7 @@ impl Counters {
         }
         shrink!(self);
         self.releases += 1;
+        self.bytes_released += size;
         let k = &mut self.kinds[kind.index()];
         shrink!(k);
         k.allocations -= 1;
@@ -337,6 +349,23 @@ impl Counters {
             shrink!(t);
             t.live -= 1;
             t.released += 1;
+        }
+    }
+
+    /// Every peak (of all kinds, each kind and each tag) set to the figure it follows now.
+    pub fn reset_peaks(&mut self) {
+        self.peak_requested = self.requested;
+        self.peak_in_use = self.in_use;
+        self.peak_reserved = self.reserved;
+        self.peak_live = self.allocations - self.releases;
+        for k in &mut self.kinds {
+            k.peak_requested = k.requested;
+            k.peak_in_use = k.in_use;
+            k.peak_reserved = k.reserved;
+        }
+        for t in &mut self.tags {
+            t.peak_requested = t.requested;
+            t.peak_in_use = t.in_use;
         }
     }
 

@@ -3,8 +3,10 @@
 Usage: torch_patches.py late | patches
 * late: CUDA is started first; enable() must refuse with a RuntimeError saying to
   call it first thing.
-* patches: under vramkit, checks memory_stats against the tensors made,
-  torch.cuda.empty_cache lowering vramkit's reserved bytes, and
+* patches: under vramkit, checks memory_stats against the tensors made, PyTorch's
+  own statistics (torch.cuda.memory_allocated, max_memory_allocated,
+  reset_peak_memory_stats, memory_summary, torch.accelerator's) answering with
+  vramkit's figures, torch.cuda.empty_cache lowering vramkit's reserved bytes, and
   set_per_process_memory_fraction setting vramkit's budget.
 """
 
@@ -42,6 +44,25 @@ assert ms["reserved_bytes.all.current"] >= ms["allocated_bytes.all.current"], ms
 assert ms["allocation.all.current"] >= 4, ms
 assert vramkit.torch.memory_allocated() == ms["allocated_bytes.all.current"]
 assert vramkit.torch.max_memory_allocated(torch.device("cuda:0")) >= 256 * MiB
+
+# PyTorch's own functions, which raise under a pluggable allocator unless served.
+s = vramkit.stats()
+assert torch.cuda.memory_allocated() == s["in_use"], (torch.cuda.memory_allocated(), s)
+assert torch.cuda.memory_reserved() == s["reserved"]
+assert torch.cuda.max_memory_allocated() == s["peak_in_use"] >= 256 * MiB
+assert torch.cuda.memory_stats()["allocation.all.current"] == s["live"]
+assert "Allocated memory" in torch.cuda.memory_summary()
+if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "memory_allocated"):
+    assert torch.accelerator.memory_allocated() == s["in_use"]
+big = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+del big
+torch.cuda.reset_peak_memory_stats()
+assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated() == vramkit.stats()["in_use"]
+small = torch.empty(MiB, dtype=torch.uint8, device="cuda")
+assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated()
+del small
+torch.cuda.reset_accumulated_memory_stats()
+assert torch.cuda.memory_stats()["allocation.all.allocated"] == 0
 
 del xs
 torch.cuda.synchronize()

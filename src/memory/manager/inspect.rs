@@ -92,6 +92,12 @@ impl<B: Storage> Manager<B> {
         self.seq
     }
 
+    /// Every peak set to the figure it follows now
+    /// ([`Observe::reset_peaks`](crate::observe::Observe::reset_peaks)).
+    pub fn reset_peaks(&mut self) {
+        self.counters.reset_peaks();
+    }
+
     /// The counters, with the pools' free space as it is now.
     pub fn stats(&mut self) -> MemoryStats {
         let c = &self.counters;
@@ -134,6 +140,9 @@ impl<B: Storage> Manager<B> {
             allocations: c.allocations,
             releases: c.releases,
             live: self.allocs.len() + self.textures.len(),
+            peak_live: usize::try_from(c.peak_live).unwrap_or(usize::MAX),
+            bytes_allocated: c.bytes_allocated,
+            bytes_released: c.bytes_released,
             over_budget_errors: c.over_budget,
             out_of_memory_errors: c.out_of_memory,
             kinds,

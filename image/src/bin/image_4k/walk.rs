@@ -54,6 +54,16 @@ const LINKED_FOLDER: &str = "link(s) to folders (not followed)";
 const OUT_FOLDER: &str = "folder(s) that are --out (outputs, not inputs)";
 const UNLISTED: &str = "folder(s) that cannot be listed";
 const AGAIN: &str = "file(s) given again (each is made once, where first given)";
+const OTHER_FORMAT: &str =
+    "image file(s) in a format the tool does not read (HEIC, WebP, TIFF, raw, ...)";
+
+/// Extensions (any case) of image formats the tool does not read, reported when a folder holds
+/// them rather than passed over in silence: phones' HEIC and AVIF, WebP, TIFF, GIF, BMP, JPEG
+/// XL and cameras' raw files.
+const OTHER_FORMATS: [&str; 21] = [
+    "webp", "heic", "heif", "avif", "tif", "tiff", "gif", "bmp", "jxl", "dng", "cr2", "cr3", "crw",
+    "nef", "nrw", "arw", "raf", "orf", "rw2", "pef", "srw",
+];
 
 /// Device and inode of a directory, where there are such (`None`: not one, or unknown).
 fn dir_id(path: &Path) -> Option<(u64, u64)> {
@@ -79,6 +89,14 @@ fn is_image_name(name: &Path) -> bool {
     name.extension()
         .and_then(|x| x.to_str())
         .is_some_and(|x| EXTENSIONS.contains(&x.to_ascii_lowercase().as_str()))
+}
+
+/// Whether a file name has the extension of an image format the tool does not read (one of
+/// [`OTHER_FORMATS`], any case).
+fn is_other_image_name(name: &Path) -> bool {
+    name.extension()
+        .and_then(|x| x.to_str())
+        .is_some_and(|x| OTHER_FORMATS.contains(&x.to_ascii_lowercase().as_str()))
 }
 
 /// Whether `name` is an AppleDouble companion file (`._` and the name it describes).
@@ -121,6 +139,7 @@ pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, S
             PathBuf::new()
         };
         let entries = std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let others_before = found.skipped.get(OTHER_FORMAT).map_or(0, |s| s.0);
         let folders = list(entries, p, &folder, recursive, out, &mut found)?;
         if found.files.len() == before {
             let hint = if folders > 0 && !recursive {
@@ -131,9 +150,18 @@ pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, S
             } else {
                 "; give image files or a directory of them".into()
             };
+            let others = match found.skipped.get(OTHER_FORMAT).map_or(0, |s| s.0) {
+                0 => String::new(),
+                n => format!(
+                    " (but {} image file(s) in formats the tool does not read, such as HEIC, \
+                     WebP, TIFF or raw: convert them to PNG or JPEG)",
+                    n - others_before
+                ),
+            };
             let what = if recursive { " or its folders" } else { "" };
             return Err(format!(
-                "{}: the directory{what} holds no .png, .jpg, .jpeg, .jpe or .jfif file{hint}",
+                "{}: the directory{what} holds no .png, .jpg, .jpeg, .jpe or .jfif \
+                 file{others}{hint}",
                 p.display()
             ));
         }
@@ -202,6 +230,9 @@ fn list(
             continue;
         }
         if !is_image_name(Path::new(&name)) {
+            if is_other_image_name(Path::new(&name)) && !is_apple_double(&name) {
+                found.skip(OTHER_FORMAT, path);
+            }
             continue;
         }
         if is_apple_double(&name) {
@@ -246,5 +277,36 @@ mod tests {
             .filter_map(|f| f.path.file_name()?.to_str())
             .collect();
         assert_eq!(taken, &names[..8]);
+        assert_eq!(
+            found.skipped_lines(),
+            [format!(
+                "skipped 1 {OTHER_FORMAT}: {}",
+                dir.path().join("j.webp").display()
+            )]
+        );
+    }
+
+    /// A folder of phone and camera files the tool does not read says so, rather than only
+    /// that it holds no PNG or JPEG; AppleDouble companions and other files are not counted.
+    #[test]
+    fn a_folder_of_other_image_formats_says_what_it_holds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for name in [
+            "IMG_0001.HEIC",
+            "IMG_0002.heic",
+            "DSC_0003.NEF",
+            "._IMG_0001.HEIC",
+            "a.mov",
+        ] {
+            std::fs::write(dir.path().join(name), b"").expect("write");
+        }
+        let e = match inputs(&[dir.path().to_path_buf()], false, &dir.path().join("out")) {
+            Ok(_) => panic!("a folder of no PNG or JPEG"),
+            Err(e) => e,
+        };
+        assert!(
+            e.contains("holds no .png") && e.contains("(but 3 image file(s) in formats the tool"),
+            "{e}"
+        );
     }
 }

@@ -1,0 +1,119 @@
+"""PyTorch's own memory statistics, served from vramkit's figures.
+
+Under a pluggable allocator PyTorch's ``torch.cuda.memory_allocated``,
+``max_memory_allocated``, ``memory_reserved``, ``memory_stats``, ``memory_summary``,
+``reset_peak_memory_stats`` and the ``torch.accelerator`` twins raise ``RuntimeError``
+("CUDAPluggableAllocator does not yet support getDeviceStats"), so a training script that
+logs its peak memory stops there. :func:`install` replaces the three functions of
+``torch._C`` they all call with these, which answer in the caching allocator's shape:
+
+* ``allocated_bytes`` and ``active_bytes``: bytes of live allocations (``in_use``), their
+  peak, and the bytes of every allocation made and freed;
+* ``allocation`` and ``active``: live allocations, their peak, allocations made and freed;
+* ``requested_bytes`` and ``reserved_bytes``: bytes asked for and held, and their peaks;
+* ``inactive_split_bytes``: free bytes inside held memory (vramkit's holes);
+* ``segment``: blocks of device memory held (segments that grow and shrink in place);
+* ``num_ooms``: refused requests.
+
+vramkit keeps one pool per memory kind, so ``large_pool`` repeats ``all`` and
+``small_pool`` is 0. Figures vramkit does not keep (bytes requested or reserved over time,
+the peaks of holes and segments, cudaMalloc retries, oversize blocks) are 0, as PyTorch
+reports figures that do not apply under ``cudaMallocAsync``. Peaks restart with
+``reset_peak_memory_stats`` (:func:`vramkit.reset_peaks`); ``reset_accumulated_memory_stats``
+restarts the counts of allocations made and freed and of refusals, as PyTorch's does.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict
+
+from .observe import reset_peaks, stats
+
+#: The counters ``reset_accumulated_memory_stats`` restarts.
+ACCUMULATED = ("allocations", "releases", "bytes_allocated", "bytes_freed", "refusals")
+
+#: What the counters were at each device's last ``reset_accumulated_memory_stats``.
+_base: Dict[int, Dict[str, int]] = {}
+_base_lock = threading.Lock()
+
+
+def _stat(current: int = 0, peak: int = 0, allocated: int = 0, freed: int = 0) -> Dict[str, int]:
+    return {"current": current, "peak": peak, "allocated": allocated, "freed": freed}
+
+
+def _pools(stat: Dict[str, int]) -> Dict[str, Dict[str, int]]:
+    return {"all": stat, "large_pool": dict(stat), "small_pool": _stat()}
+
+
+def nested_stats(device: int) -> Dict[str, Any]:
+    """``device``'s figures as ``torch._C._cuda_memoryStats`` gives them (see the module)."""
+    s = stats(device)
+    with _base_lock:
+        base = _base.get(device, {})
+    acc = {name: s[name] - base.get(name, 0) for name in ACCUMULATED}
+    in_use = _stat(s["in_use"], s["peak_in_use"], acc["bytes_allocated"], acc["bytes_freed"])
+    count = _stat(s["live"], s["peak_live"], acc["allocations"], acc["releases"])
+    return {
+        "num_alloc_retries": 0,
+        "num_ooms": acc["refusals"],
+        "max_split_size": -1,
+        "num_sync_all_streams": 0,
+        "num_device_alloc": 0,
+        "num_device_free": 0,
+        "allocated_bytes": _pools(in_use),
+        "active_bytes": _pools(dict(in_use)),
+        "requested_bytes": _pools(_stat(s["requested"], s["peak_requested"])),
+        "reserved_bytes": _pools(_stat(s["reserved"], s["peak_reserved"])),
+        "inactive_split_bytes": _pools(_stat(s["free_in_holes"])),
+        "allocation": _pools(count),
+        "active": _pools(dict(count)),
+        "segment": _pools(_stat(s["segments"])),
+        "inactive_split": _pools(_stat()),
+        "oversize_allocations": _stat(),
+        "oversize_segments": _stat(),
+    }
+
+
+def reset_accumulated(device: int) -> None:
+    """Restarts ``device``'s counts of allocations made and freed and of refusals."""
+    s = stats(device)
+    with _base_lock:
+        _base[device] = {name: s[name] for name in ACCUMULATED}
+
+
+#: ``torch._C`` function -> what serves it. Each takes the device index.
+SERVED = {
+    "_cuda_memoryStats": nested_stats,
+    "_cuda_resetPeakMemoryStats": reset_peaks,
+    "_cuda_resetAccumulatedMemoryStats": reset_accumulated,
+    "_accelerator_getDeviceStats": nested_stats,
+    "_accelerator_resetPeakStats": reset_peaks,
+    "_accelerator_resetAccumulatedStats": reset_accumulated,
+}
+
+
+def install(torch_c: Any) -> None:
+    """Serves PyTorch's statistics from vramkit: replaces the functions of ``torch._C``
+    named in :data:`SERVED` that this PyTorch has (each keeps PyTorch's as
+    ``__wrapped__``)."""
+    for name, serve in SERVED.items():
+        original = getattr(torch_c, name, None)
+        if original is None or getattr(original, "__wrapped__", None) is not None:
+            continue
+
+        def served(device: Any = None, *_rest: Any, _serve=serve) -> Any:
+            return _serve(_index(torch_c, device))
+
+        served.__name__ = name
+        served.__wrapped__ = original
+        served.__doc__ = f"vramkit's answer to torch._C.{name} (see vramkit._torch_stats)."
+        setattr(torch_c, name, served)
+
+
+def _index(torch_c: Any, device: Any) -> int:
+    """The device index PyTorch passes (``None``, which the accelerator functions may
+    pass, is the current device)."""
+    if device is None:
+        return int(torch_c._cuda_getDevice())
+    return int(device)
