@@ -23,6 +23,11 @@ figures from vramkit's: ``torch.cuda.memory_allocated``, ``max_memory_allocated`
 and their ``torch.accelerator`` twins, which raise ``RuntimeError`` under a pluggable
 allocator otherwise (``vramkit._torch_stats`` says which figures map to which).
 :func:`memory_stats` and the functions beside it give the same figures without PyTorch.
+
+CUDA graph capture (``torch.cuda.graph``, ``torch.compile``'s ``reduce-overhead`` and
+``max-autotune`` modes) raises ``CudaGraphsUnsupportedError``: a captured graph goes on
+writing memory it freed during capture, which a pluggable allocator would hand out again
+(``vramkit._torch_graphs``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from . import _lib, _torch_stats
+from . import _lib, _torch_graphs, _torch_stats
 from .config import Budget, configure, set_memory_fraction
 from .observe import stats as _stats
 from .observe import trim as _trim
@@ -48,6 +53,9 @@ OOM_MODES = ("raise", "null")
 _lock = threading.Lock()
 _enabled = False
 _allocator: Any = None
+
+
+CudaGraphsUnsupportedError = _torch_graphs.CudaGraphsUnsupportedError
 
 
 class ShimBuildError(RuntimeError):
@@ -179,7 +187,7 @@ def enable(
 
 def _patch(torch: Any) -> None:
     """Routes ``record_stream``, ``empty_cache``, the memory fraction and PyTorch's memory
-    statistics to vramkit."""
+    statistics to vramkit, and refuses CUDA graph capture."""
     lib = _lib.load()
     record_stream = torch.Tensor.record_stream
     empty_cache = torch.cuda.memory.empty_cache
@@ -210,6 +218,7 @@ def _patch(torch: Any) -> None:
     ):
         fn.__wrapped__ = original
     _torch_stats.install(torch._C)
+    _torch_graphs.install(torch.cuda.graphs.CUDAGraph)
     torch.Tensor.record_stream = vramkit_record_stream
     torch.cuda.empty_cache = torch.cuda.memory.empty_cache = vramkit_empty_cache
     torch.cuda.set_per_process_memory_fraction = vramkit_set_per_process_memory_fraction

@@ -6,8 +6,9 @@ Usage: torch_patches.py late | patches
 * patches: under vramkit, checks memory_stats against the tensors made, PyTorch's
   own statistics (torch.cuda.memory_allocated, max_memory_allocated,
   reset_peak_memory_stats, memory_summary, torch.accelerator's) answering with
-  vramkit's figures, torch.cuda.empty_cache lowering vramkit's reserved bytes, and
-  set_per_process_memory_fraction setting vramkit's budget.
+  vramkit's figures, torch.cuda.empty_cache lowering vramkit's reserved bytes,
+  set_per_process_memory_fraction setting vramkit's budget, and CUDA graph capture
+  refused with its reason.
 """
 
 import sys
@@ -86,4 +87,13 @@ a = torch.cuda.Stream()
 t = torch.ones(MiB, device="cuda")
 t.record_stream(a)  # goes through vramkit's record_stream, then PyTorch's
 del t
+
+# Last: a refused capture leaves torch.cuda.graph's side stream current.
+try:
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        y = torch.ones(16, device="cuda") * 2
+except vramkit.torch.CudaGraphsUnsupportedError as e:
+    assert "max-autotune-no-cudagraphs" in str(e), str(e)
+else:
+    raise SystemExit("a CUDA graph was captured under vramkit")
 print("OK")

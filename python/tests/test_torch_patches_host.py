@@ -1,7 +1,8 @@
-"""PyTorch's memory statistics served from vramkit's figures (vramkit._torch_stats), on the
-host backend, without PyTorch: the nested dict has every key ``torch.cuda.memory_summary``
-reads, its figures follow a model of what was allocated, peaks and accumulated counts
-restart, and install() replaces exactly the functions a ``torch._C`` has."""
+"""What vramkit.torch patches, checked on the host backend without PyTorch: PyTorch's memory
+statistics served from vramkit's figures (vramkit._torch_stats: the nested dict has every key
+``torch.cuda.memory_summary`` reads, its figures follow a model of what was allocated, peaks
+and accumulated counts restart, and install() replaces exactly the functions a ``torch._C``
+has), and CUDA graph capture refused with its reason (vramkit._torch_graphs)."""
 
 import types
 
@@ -119,3 +120,25 @@ def test_reset_peaks_of_every_device_and_a_bad_device():
     vramkit.reset_peaks()
     with pytest.raises(vramkit.VramkitError):
         vramkit.reset_peaks(64)
+
+
+def test_graph_capture_is_refused_with_the_reason():
+    from vramkit import _torch_graphs
+
+    class Graph:
+        captured = False
+
+        def capture_begin(self, pool=None, capture_error_mode="global"):
+            Graph.captured = True
+
+    original = Graph.capture_begin
+    _torch_graphs.install(Graph)
+    with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError) as e:
+        Graph().capture_begin(capture_error_mode="thread_local")
+    assert not Graph.captured
+    assert "max-autotune-no-cudagraphs" in str(e.value)
+    assert isinstance(e.value, RuntimeError)
+    assert Graph.capture_begin.__wrapped__ is original
+    refused = Graph.capture_begin
+    _torch_graphs.install(Graph)
+    assert Graph.capture_begin is refused, "installed once"
