@@ -61,8 +61,8 @@
  *
  * Functions that can fail return 0 on success and -1 on failure (NULL for
  * vramkit_malloc); vramkit_last_error then gives the message (per thread).
- * Every call but vramkit_last_error*, vramkit_get_stats and vramkit_summary
- * clears the thread's last error first, so after a call that returns nothing
+ * Every call but vramkit_last_error*, vramkit_get_stats, vramkit_device_open and
+ * vramkit_summary clears the thread's last error first, so after a call that returns nothing
  * (vramkit_free, vramkit_record_stream, ...) vramkit_last_error_kind() says
  * whether it failed; reading the statistics or the summary after a refusal (to
  * explain it) keeps its message unless they fail themselves.
@@ -176,6 +176,10 @@ uint32_t vramkit_abi_version(void);
 /* ---- observation ---- */
 
 int vramkit_get_stats(int device, vramkit_stats *out);
+/* 1 if the device is open (an allocation, a figure or a setting reached it), 0 if
+ * not, -1 for a bad index. Opens nothing, where vramkit_get_stats opens the device
+ * (a context on it). */
+int vramkit_device_open(int device);
 /* The device's allocator table (like torch.cuda.memory_summary()) into buf,
  * NUL-terminated, truncated to cap bytes; returns the length of the whole text
  * (excluding the NUL): call again with a larger buffer if it is >= cap. */

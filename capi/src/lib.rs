@@ -348,6 +348,14 @@ pub extern "C" fn vramkit_trim(device: c_int) -> c_int {
     })
 }
 
+/// 1 if the device is open (an allocation, a figure or a setting reached it), 0 if not; -1
+/// for a bad index. Opens nothing: figures of a device the program never used, which
+/// `vramkit_get_stats` would open (a context on it), can be skipped.
+#[no_mangle]
+pub extern "C" fn vramkit_device_open(device: c_int) -> c_int {
+    keeping_last_error(-1, || Ok(c_int::from(registry::is_open(device)?)))
+}
+
 /// Sets every peak of the device's figures (`peak_*` of `vramkit_stats`) to the figure it
 /// follows now (-1: of every device opened), as `torch.cuda.reset_peak_memory_stats` does.
 #[no_mangle]

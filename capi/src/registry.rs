@@ -91,6 +91,11 @@ pub fn device(index: i32) -> Result<&'static Device> {
 }
 
 /// Devices opened so far.
+/// Whether device `index` is open (a bad index is an error); opens nothing.
+pub fn is_open(index: i32) -> Result<bool> {
+    Ok(registry().devices[slot(index)?].get().is_some())
+}
+
 pub fn opened() -> impl Iterator<Item = &'static Device> {
     registry().devices.iter().filter_map(OnceLock::get)
 }

@@ -294,7 +294,8 @@ fn summary_trim_and_timeline() -> anyhow::Result<()> {
 }
 
 /// Peaks restart from what is live; bytes made and freed, the most allocations alive and
-/// the segments held follow a model of the calls.
+/// the segments held follow a model of the calls; asking whether a device is open opens
+/// nothing.
 #[test]
 fn peaks_restart_and_cumulative_figures_follow_the_calls() {
     host();
@@ -326,6 +327,10 @@ fn peaks_restart_and_cumulative_figures_follow_the_calls() {
     assert_eq!(stats(d).peak_in_use, 0);
     assert_eq!(vramkit_reset_peaks(64), -1);
     assert!(last_error().contains("device"), "{}", last_error());
+    assert_eq!(vramkit_device_open(d), 1);
+    assert_eq!(vramkit_device_open(41), 0, "never used: not open");
+    assert_eq!(vramkit_device_open(41), 0, "asking opened nothing");
+    assert_eq!(vramkit_device_open(-1), -1);
 }
 
 /// The directory cargo put the library in: the test binary's parent's parent.

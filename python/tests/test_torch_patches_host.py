@@ -142,3 +142,18 @@ def test_graph_capture_is_refused_with_the_reason():
     refused = Graph.capture_begin
     _torch_graphs.install(Graph)
     assert Graph.capture_begin is refused, "installed once"
+
+
+def test_a_device_never_used_reads_zero_and_stays_closed():
+    from vramkit import _lib
+
+    lib = _lib.load()
+    assert lib.vramkit_device_open(0) == 1
+    assert lib.vramkit_device_open(40) == 0
+    flat = flatten(_torch_stats.nested_stats(40))
+    assert flat["allocated_bytes.all.current"] == flat["reserved_bytes.all.peak"] == 0
+    assert set(flat) == set(flatten(_torch_stats.nested_stats(0))), "the same shape"
+    _torch_stats.reset_peaks_if_open(40)
+    _torch_stats.reset_accumulated(40)
+    assert lib.vramkit_device_open(40) == 0, "reading and resetting opened nothing"
+    assert lib.vramkit_device_open(64) == -1

@@ -106,6 +106,7 @@ PROTOTYPES = {
     "vramkit_configure": (c_int, [c_char_p]),
     "vramkit_set_budget": (c_int, [c_int, c_uint64]),
     "vramkit_get_stats": (c_int, [c_int, POINTER(Stats)]),
+    "vramkit_device_open": (c_int, [c_int]),
     "vramkit_summary": (c_size_t, [c_int, c_char_p, c_size_t]),
     "vramkit_last_error": (c_size_t, [c_char_p, c_size_t]),
     "vramkit_last_error_kind": (c_int, []),

@@ -26,8 +26,11 @@ restarts the counts of allocations made and freed and of refusals, as PyTorch's 
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict
+from collections import defaultdict
+from typing import Any, Dict, Mapping
 
+from . import _args, _lib
+from .errors import error_from_last
 from .observe import reset_peaks, stats
 
 #: The counters ``reset_accumulated_memory_stats`` restarts.
@@ -46,12 +49,31 @@ def _pools(stat: Dict[str, int]) -> Dict[str, Dict[str, int]]:
     return {"all": stat, "large_pool": dict(stat), "small_pool": _stat()}
 
 
+def _open(device: int) -> bool:
+    """Whether vramkit opened ``device``: the figures of a device the program never used
+    are all 0, without opening it (a context there would cost that GPU's memory, and a
+    logging loop over every GPU would open one on each)."""
+    index = _args.device_index(device)
+    rc = _lib.load().vramkit_device_open(index)
+    if rc < 0:
+        raise error_from_last(f"vramkit_device_open({index})")
+    return rc == 1
+
+
 def nested_stats(device: int) -> Dict[str, Any]:
-    """``device``'s figures as ``torch._C._cuda_memoryStats`` gives them (see the module)."""
+    """``device``'s figures as ``torch._C._cuda_memoryStats`` gives them (see the module);
+    all 0 for a device vramkit has not opened."""
+    if not _open(device):
+        return _shape(defaultdict(int), defaultdict(int))
     s = stats(device)
     with _base_lock:
         base = _base.get(device, {})
-    acc = {name: s[name] - base.get(name, 0) for name in ACCUMULATED}
+    return _shape(s, {name: s[name] - base.get(name, 0) for name in ACCUMULATED})
+
+
+def _shape(s: Mapping[str, int], acc: Mapping[str, int]) -> Dict[str, Any]:
+    """The caching allocator's nested figures from vramkit's (``s``) and the accumulated
+    counts since the last reset (``acc``)."""
     in_use = _stat(s["in_use"], s["peak_in_use"], acc["bytes_allocated"], acc["bytes_freed"])
     count = _stat(s["live"], s["peak_live"], acc["allocations"], acc["releases"])
     return {
@@ -77,18 +99,26 @@ def nested_stats(device: int) -> Dict[str, Any]:
 
 def reset_accumulated(device: int) -> None:
     """Restarts ``device``'s counts of allocations made and freed and of refusals."""
+    if not _open(device):
+        return
     s = stats(device)
     with _base_lock:
         _base[device] = {name: s[name] for name in ACCUMULATED}
 
 
+def reset_peaks_if_open(device: int) -> None:
+    """Restarts ``device``'s peaks (:func:`vramkit.reset_peaks`), if vramkit opened it."""
+    if _open(device):
+        reset_peaks(device)
+
+
 #: ``torch._C`` function -> what serves it. Each takes the device index.
 SERVED = {
     "_cuda_memoryStats": nested_stats,
-    "_cuda_resetPeakMemoryStats": reset_peaks,
+    "_cuda_resetPeakMemoryStats": reset_peaks_if_open,
     "_cuda_resetAccumulatedMemoryStats": reset_accumulated,
     "_accelerator_getDeviceStats": nested_stats,
-    "_accelerator_resetPeakStats": reset_peaks,
+    "_accelerator_resetPeakStats": reset_peaks_if_open,
     "_accelerator_resetAccumulatedStats": reset_accumulated,
 }
 
