@@ -273,6 +273,10 @@ pub(crate) struct Counters {
     pub kinds: [KindStats; MemoryKind::COUNT],
     /// Every tag seen, in first-use order; allocations refer to them by index.
     pub tags: Vec<TagStats>,
+    /// The most ever in use per kind: what the pools' slack is measured from. Unlike the
+    /// peaks reported, [`reset_peaks`](Self::reset_peaks) leaves it, so resetting what a
+    /// program reads never changes what the allocator keeps or maps.
+    most_in_use: [u64; MemoryKind::COUNT],
 }
 
 impl Counters {
@@ -322,6 +326,8 @@ impl Counters {
         grow!(k);
         k.allocations += 1;
         k.allocated += 1;
+        let most = &mut self.most_in_use[kind.index()];
+        *most = (*most).max(k.in_use);
         if let Some(t) = self.tags.get_mut(tag as usize) {
             grow!(t);
             t.live += 1;
@@ -352,7 +358,13 @@ impl Counters {
         }
     }
 
-    /// Every peak (of all kinds, each kind and each tag) set to the figure it follows now.
+    /// The most `kind` ever had in use (never reset): what the pools' slack is measured from.
+    pub fn most_in_use(&self, kind: MemoryKind) -> u64 {
+        self.most_in_use[kind.index()]
+    }
+
+    /// Every peak reported (of all kinds, each kind and each tag) set to the figure it follows
+    /// now; what the allocator measures its slack from stays.
     pub fn reset_peaks(&mut self) {
         self.peak_requested = self.requested;
         self.peak_in_use = self.in_use;

@@ -203,7 +203,7 @@ impl<B: Storage> Manager<B> {
             // pages whose work has finished go (the host does not wait for the device in an
             // allocation while it can help it: that would stall the program's queue); past the
             // whole slack, the rest go after a wait.
-            let peak = k.peak_in_use.max(in_use);
+            let peak = self.counters.most_in_use(kind).max(in_use);
             let (soft, slack) = self.page_slack(peak);
             excess = excess.max(after.saturating_sub(peak.saturating_add(soft)));
             must = must.max(after.saturating_sub(peak.saturating_add(slack)));

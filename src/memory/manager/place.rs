@@ -154,7 +154,7 @@ impl<B: Storage> Manager<B> {
     /// `size` bytes included.
     fn slack_room(&self, kind: MemoryKind, size: u64) -> u64 {
         let k = &self.counters.kinds[kind.index()];
-        let peak = u128::from(k.peak_in_use.max(k.in_use + size));
+        let peak = u128::from(self.counters.most_in_use(kind).max(k.in_use + size));
         let slack = u128::from(self.settings.compaction.slack_permille);
         let allowed = (peak * (1000 + slack) / 1000) as u64;
         let room = allowed
@@ -321,7 +321,8 @@ impl<B: Storage> Manager<B> {
                 // where the slack over the peak in use still allows (whole pages), so that the
                 // requests of a growing step do not each grow the segment.
                 let k = &self.counters.kinds[kind.index()];
-                let (soft, slack) = self.page_slack(k.peak_in_use.max(k.in_use + need));
+                let most = self.counters.most_in_use(kind);
+                let (soft, slack) = self.page_slack(most.max(k.in_use + need));
                 let room = self.slack_room(kind, need).saturating_sub(slack - soft);
                 let ahead_end =
                     grid.floor(size.saturating_add(room.min(step.saturating_add(soft))));
