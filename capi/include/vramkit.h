@@ -21,7 +21,8 @@
  *   VRAMKIT_TRACE              timeline capacity in events (0: off, the default)
  *   VRAMKIT_HOST_RESERVE       what a host device's segment can grow to
  *                              (default 4GiB; its address space is taken up
- *                              front, its pages as they are touched)
+ *                              front, its pages as they are touched; a null
+ *                              device's, which take addresses only, 1TiB at least)
  *   VRAMKIT_FOLLOW_LIVE        "on" (default): free pages inside segments go
  *                              back to the device before new memory would take the
  *                              memory held past the slack over the peak in use;

@@ -16,6 +16,9 @@ use vramkit::{AllocDesc, BufferHandle, Context, ContextDesc, Error, Result};
 
 use crate::config::{BackendChoice, Config};
 
+/// What a null device's segment can grow to, at least (`host_reserve` when larger).
+const NULL_RESERVE: u64 = 1 << 40;
+
 /// A context of either backend.
 pub enum AnyContext {
     /// CUDA device memory.
@@ -137,7 +140,12 @@ impl Device {
                 let defaults = HostConfig::default();
                 let host = HostBackend::new(HostConfig {
                     keep_bytes: config.backend == BackendChoice::Host,
-                    reserve: Some(config.host_reserve),
+                    // A null segment takes addresses only: 1 TiB of them unless more is set,
+                    // so that any trace's peak fits one segment, as on a GPU.
+                    reserve: Some(match config.backend {
+                        BackendChoice::Null => config.host_reserve.max(NULL_RESERVE),
+                        _ => config.host_reserve,
+                    }),
                     page_size: match config.page_size {
                         0 => defaults.page_size,
                         p => p.next_multiple_of(defaults.page_size),

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use super::host_bytes::{lock, range, HostBytes};
 pub use super::host_config::HostConfig;
-use super::host_null::{self, NullAddresses};
+use super::host_null::NullSpan;
 use super::host_pages::{HostPages, POISON};
 use super::host_pieces::PieceOp;
 use super::host_streams::HostStreams;
@@ -28,9 +28,17 @@ pub struct HostBlock {
     pub(super) size: AtomicU64,
     /// Ranges given back ([`Storage::unmap_pages`]).
     pub(super) pages: HostPages,
-    /// On a null device with [`HostConfig::reserve`]: the block's address, in address space
-    /// no memory is behind ([`host_null`]; 0: none).
-    null_address: u64,
+    /// On a null device with [`HostConfig::reserve`]: the block's place in address space no
+    /// memory is behind ([`host_null`](super::host_null); address 0: none).
+    pub(super) null_span: NullSpan,
+}
+
+impl Drop for HostBlock {
+    /// A null block's addresses go back for later blocks, however the block goes (freed,
+    /// or dropped with its context).
+    fn drop(&mut self) {
+        self.null_span.give_back();
+    }
 }
 
 /// The host backend. See the [module docs](self).
@@ -42,8 +50,6 @@ pub struct HostBackend {
     pub(super) streams: HostStreams,
     /// An access to memory given back, for the next `check_device` (a vramkit bug).
     pub(super) fault: Mutex<Option<String>>,
-    /// Null blocks' addresses ([`HostBlock::null_address`]).
-    null_addresses: NullAddresses,
 }
 
 impl HostBackend {
@@ -61,7 +67,6 @@ impl HostBackend {
             recorded: AtomicU64::new(0),
             streams: HostStreams::default(),
             fault: Mutex::new(None),
-            null_addresses: NullAddresses::default(),
         }
     }
 
@@ -153,16 +158,18 @@ unsafe impl Storage for HostBackend {
             return Err(oom("the host has no memory for it".into()));
         };
         let null = !self.config.keep_bytes && self.config.reserve.is_some();
-        let null_address = if null && self.resizable(kind) {
-            self.null_addresses.take(whole)
+        let null_span = if null && self.resizable(kind) {
+            NullSpan::take(whole, size).inspect_err(|_| {
+                self.used.fetch_sub(size, Ordering::AcqRel);
+            })?
         } else {
-            0
+            NullSpan::default()
         };
         Ok(HostBlock {
             bytes: Mutex::new(bytes),
             size: AtomicU64::new(size),
             pages: self.new_pages(kind, size),
-            null_address,
+            null_span,
         })
     }
 
@@ -179,7 +186,7 @@ unsafe impl Storage for HostBackend {
         let old = block.size.load(Ordering::Acquire);
         let extra = new_size.saturating_sub(old);
         self.reserve_capacity(extra, MemoryKind::Device)?;
-        if let Err(e) = host_null::check_growth(block.null_address, new_size, extra) {
+        if let Err(e) = block.null_span.check_growth(new_size, extra) {
             self.used.fetch_sub(extra, Ordering::AcqRel);
             return Err(e);
         }
@@ -215,6 +222,10 @@ unsafe impl Storage for HostBackend {
     }
 
     fn grow_unmapped(&self, block: &HostBlock, new_size: u64) -> Result<()> {
+        let old = block.size.load(Ordering::Acquire);
+        block
+            .null_span
+            .check_growth(new_size, new_size.saturating_sub(old))?;
         self.grow_model(block, new_size)
     }
 
@@ -432,8 +443,8 @@ unsafe impl Storage for HostBackend {
     fn device_address(&self, block: &HostBlock) -> Option<u64> {
         // Resizable blocks may move when they grow (realloc) unless they reserved their
         // space; empty ones hold nothing.
-        if block.null_address != 0 {
-            return Some(block.null_address);
+        if block.null_span.address != 0 {
+            return Some(block.null_span.address);
         }
         let bytes = lock(block);
         let stable = !self.config.resizable || self.config.reserve.is_some();

@@ -19,7 +19,8 @@ pub struct HostConfig {
     /// nothing, reads give zeros, writes, copies and clears are dropped. It measures the memory
     /// manager's own work, with no memory traffic (`benches/replay.rs`). With
     /// [`reserve`](Self::reserve), its device blocks still have addresses
-    /// ([`Storage::device_address`]), in address space no memory is behind.
+    /// ([`Storage::device_address`]), in address space no memory is behind and that no other
+    /// null block of the process shares, and grow only within their reservation.
     pub keep_bytes: bool,
     /// Pages that resizable device blocks give back inside ([`Storage::unmap_pages`];
     /// default 2 MiB, CUDA's granularity): the smallest, with
