@@ -90,12 +90,12 @@ pub fn device(index: i32) -> Result<&'static Device> {
     Ok(r.devices[i].get_or_init(|| d))
 }
 
-/// Devices opened so far.
 /// Whether device `index` is open (a bad index is an error); opens nothing.
 pub fn is_open(index: i32) -> Result<bool> {
     Ok(registry().devices[slot(index)?].get().is_some())
 }
 
+/// Devices opened so far.
 pub fn opened() -> impl Iterator<Item = &'static Device> {
     registry().devices.iter().filter_map(OnceLock::get)
 }

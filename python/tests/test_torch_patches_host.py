@@ -41,11 +41,15 @@ def flatten(nested, prefix=""):
 
 def test_every_key_the_summary_reads_is_there(no_budget):
     flat = flatten(_torch_stats.nested_stats(0))
-    wanted = {f"{m}.{pool}.{k}" for m in SUMMARY_METRICS for pool in ("all", "large_pool", "small_pool") for k in KEYS}
+    pools = ("all", "large_pool", "small_pool")
+    wanted = {f"{m}.{pool}.{k}" for m in SUMMARY_METRICS for pool in pools for k in KEYS}
     wanted |= {f"{m}.{k}" for m in SUMMARY_FLAT for k in KEYS}
     wanted |= {"num_ooms", "num_alloc_retries"}
     assert wanted <= set(flat), sorted(wanted - set(flat))
     assert all(isinstance(v, int) for v in flat.values())
+    assert _torch_stats.flat_stats(0) == flatten(_torch_stats.nested_stats(0))
+    for metric in SUMMARY_METRICS:
+        assert flat[f"{metric}.all.peak"] >= flat[f"{metric}.all.current"], metric
 
 
 def test_figures_follow_a_model_and_peaks_and_counts_restart(no_budget):
@@ -116,8 +120,13 @@ def test_install_replaces_the_functions_a_torch_c_has():
     assert fake._cuda_memoryStats is replaced, "installed once"
 
 
-def test_reset_peaks_of_every_device_and_a_bad_device():
+def test_reset_peaks_of_every_device_and_a_bad_device(no_budget):
+    p = vramkit.malloc(16 << 20)
+    vramkit.free(p)
+    assert vramkit.stats(0)["peak_in_use"] >= vramkit.stats(0)["in_use"] + (16 << 20)
     vramkit.reset_peaks()
+    s = vramkit.stats(0)
+    assert (s["peak_in_use"], s["peak_requested"], s["peak_live"]) == (s["in_use"], s["requested"], s["live"])
     with pytest.raises(vramkit.VramkitError):
         vramkit.reset_peaks(64)
 
@@ -125,29 +134,55 @@ def test_reset_peaks_of_every_device_and_a_bad_device():
 def test_graph_capture_is_refused_with_the_reason():
     from vramkit import _torch_graphs
 
-    class Graph:
-        captured = False
+    entered = []
 
+    class CUDAGraph:
         def capture_begin(self, pool=None, capture_error_mode="global"):
-            Graph.captured = True
+            entered.append("capture")
 
-    original = Graph.capture_begin
-    _torch_graphs.install(Graph)
+    class graph:
+        def __init__(self, cuda_graph):
+            self.cuda_graph = cuda_graph
+
+        def __enter__(self):
+            entered.append("side stream")  # PyTorch switches streams here, then captures
+            self.cuda_graph.capture_begin()
+
+        def __exit__(self, *exc):
+            return False
+
+    def check_pool(device, pool, storages):
+        return True
+
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(graphs=types.SimpleNamespace(CUDAGraph=CUDAGraph, graph=graph)),
+        _C=types.SimpleNamespace(_cuda_checkPoolLiveAllocations=check_pool),
+    )
+    original = CUDAGraph.capture_begin
+    _torch_graphs.install(fake)
     with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError) as e:
-        Graph().capture_begin(capture_error_mode="thread_local")
-    assert not Graph.captured
+        with graph(CUDAGraph()):
+            pass
+    assert entered == [], "refused before the stream was switched"
     assert "max-autotune-no-cudagraphs" in str(e.value)
     assert isinstance(e.value, RuntimeError)
-    assert Graph.capture_begin.__wrapped__ is original
-    refused = Graph.capture_begin
-    _torch_graphs.install(Graph)
-    assert Graph.capture_begin is refused, "installed once"
+    with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError):
+        CUDAGraph().capture_begin(capture_error_mode="thread_local")
+    with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError):
+        fake._C._cuda_checkPoolLiveAllocations(0, (0, 1), [])
+    assert not hasattr(fake._C, "_cuda_beginAllocateToPool"), "only what this torch has"
+    assert CUDAGraph.capture_begin.__wrapped__ is original
+    refused = CUDAGraph.capture_begin
+    _torch_graphs.install(fake)
+    assert CUDAGraph.capture_begin is refused, "installed once"
+    assert entered == []
 
 
 def test_a_device_never_used_reads_zero_and_stays_closed():
     from vramkit import _lib
 
     lib = _lib.load()
+    vramkit.stats(0)  # opens device 0, whichever test ran before
     assert lib.vramkit_device_open(0) == 1
     assert lib.vramkit_device_open(40) == 0
     flat = flatten(_torch_stats.nested_stats(40))

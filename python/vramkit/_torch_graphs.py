@@ -1,16 +1,24 @@
 """CUDA graph capture refused under vramkit, with the reason and what to do.
 
 A captured graph keeps writing the memory its kernels were captured with, every replay.
-PyTorch keeps that memory in the graph's private pool until the graph is destroyed; a
-pluggable allocator gets no word of the pool, so memory a capture frees (its
-intermediates) would go back to vramkit and be handed to other tensors, which every
-replay then overwrites. :func:`install` makes ``CUDAGraph.capture_begin`` (behind
-``torch.cuda.graph``, ``make_graphed_callables`` and ``torch.compile``'s CUDA graphs)
-raise instead.
+PyTorch's own allocator keeps that memory in the graph's private pool until the graph is
+destroyed. A pluggable allocator is told of the pool only through hooks vramkit does not
+implement (PyTorch calls nothing without them), so memory a capture freed (its
+intermediates) would go back to vramkit and be handed to other tensors, which every replay
+then overwrites. :func:`install` makes the ways into a capture raise first, before any stream
+is switched or anything is captured:
+
+* ``torch.cuda.graph`` (``make_graphed_callables`` uses it) on entry, and
+  ``CUDAGraph.capture_begin``;
+* ``torch.accelerator.Graph.capture_begin`` (and its entry), where this PyTorch has it;
+* the pool calls of ``torch.compile``'s CUDA graphs (``torch._C._cuda_beginAllocateToPool``,
+  ``_cuda_beginAllocateCurrentThreadToPool``, ``_cuda_checkPoolLiveAllocations``), which
+  its ``reduce-overhead`` and ``max-autotune`` modes reach before they capture.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 MESSAGE = (
@@ -21,21 +29,48 @@ MESSAGE = (
     "without vramkit.torch.enable() in this process"
 )
 
+#: The functions of ``torch._C`` through which ``torch.compile``'s CUDA graphs use a pool.
+POOL_FUNCTIONS = (
+    "_cuda_beginAllocateToPool",
+    "_cuda_beginAllocateCurrentThreadToPool",
+    "_cuda_checkPoolLiveAllocations",
+)
+
 
 class CudaGraphsUnsupportedError(RuntimeError):
     """CUDA graph capture was asked for while vramkit is PyTorch's allocator."""
 
 
-def install(graph_class: Any) -> None:
-    """Makes ``graph_class.capture_begin`` raise :class:`CudaGraphsUnsupportedError` (the
-    original stays as ``__wrapped__``)."""
-    original = getattr(graph_class, "capture_begin", None)
-    if original is None or getattr(original, "__wrapped__", None) is not None:
-        return
-
-    def capture_begin(self: Any, *args: Any, **kwargs: Any) -> None:
+def _refusal(original: Any) -> Any:
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
         raise CudaGraphsUnsupportedError(MESSAGE)
 
-    capture_begin.__wrapped__ = original
-    capture_begin.__doc__ = "Refused under vramkit (see vramkit._torch_graphs)."
-    graph_class.capture_begin = capture_begin
+    refused.__wrapped__ = original
+    refused.__doc__ = "Refused under vramkit (see vramkit._torch_graphs)."
+    return refused
+
+
+def _refuse(owner: Any, name: str) -> None:
+    """Replaces ``owner.name``, where it exists and is not refused already."""
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "__wrapped__", None) is not None:
+        return
+    setattr(owner, name, _refusal(original))
+
+
+def install(torch: Any) -> None:
+    """Makes every way into a CUDA graph capture of ``torch`` raise
+    :class:`CudaGraphsUnsupportedError` (each original stays as ``__wrapped__``)."""
+    graphs = torch.cuda.graphs
+    _refuse(graphs.graph, "__enter__")
+    _refuse(graphs.CUDAGraph, "capture_begin")
+    try:
+        accelerator = importlib.import_module("torch.accelerator.graphs")
+    except ImportError:
+        accelerator = None
+    graph = getattr(accelerator, "Graph", None)
+    if graph is not None:
+        _refuse(graph, "__enter__")
+        _refuse(graph, "capture_begin")
+    for name in POOL_FUNCTIONS:
+        _refuse(torch._C, name)

@@ -11,16 +11,19 @@ logs its peak memory stops there. :func:`install` replaces the three functions o
   peak, and the bytes of every allocation made and freed;
 * ``allocation`` and ``active``: live allocations, their peak, allocations made and freed;
 * ``requested_bytes`` and ``reserved_bytes``: bytes asked for and held, and their peaks;
-* ``inactive_split_bytes``: free bytes inside held memory (vramkit's holes);
+* ``inactive_split_bytes``: free bytes inside held memory (vramkit's holes, which a trim
+  gives back in whole pages, where PyTorch's split blocks cannot be);
 * ``segment``: blocks of device memory held (segments that grow and shrink in place);
 * ``num_ooms``: refused requests.
 
 vramkit keeps one pool per memory kind, so ``large_pool`` repeats ``all`` and
-``small_pool`` is 0. Figures vramkit does not keep (bytes requested or reserved over time,
-the peaks of holes and segments, cudaMalloc retries, oversize blocks) are 0, as PyTorch
-reports figures that do not apply under ``cudaMallocAsync``. Peaks restart with
+``small_pool`` is 0. vramkit keeps no peak of holes or segments: their peak repeats the
+current figure (a peak is never below it). Figures vramkit does not keep (bytes requested or
+reserved over time, cudaMalloc retries, oversize blocks) are 0, as PyTorch reports figures
+that do not apply under ``cudaMallocAsync``. Peaks restart with
 ``reset_peak_memory_stats`` (:func:`vramkit.reset_peaks`); ``reset_accumulated_memory_stats``
 restarts the counts of allocations made and freed and of refusals, as PyTorch's does.
+A device vramkit has not opened reads 0 everywhere, and reading it opens nothing.
 """
 
 from __future__ import annotations
@@ -60,13 +63,29 @@ def _open(device: int) -> bool:
     return rc == 1
 
 
+def flat_stats(device: int) -> Dict[str, int]:
+    """:func:`nested_stats` flattened as ``torch.cuda.memory_stats`` flattens it
+    (``"allocated_bytes.all.current"``, ...), keys sorted."""
+    flat: Dict[str, int] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, inner)
+        else:
+            flat[prefix] = value
+
+    walk("", nested_stats(device))
+    return dict(sorted(flat.items()))
+
+
 def nested_stats(device: int) -> Dict[str, Any]:
     """``device``'s figures as ``torch._C._cuda_memoryStats`` gives them (see the module);
     all 0 for a device vramkit has not opened."""
     if not _open(device):
         return _shape(defaultdict(int), defaultdict(int))
-    s = stats(device)
-    with _base_lock:
+    with _base_lock:  # the figures and their base read together, never across a reset
+        s = stats(device)
         base = _base.get(device, {})
     return _shape(s, {name: s[name] - base.get(name, 0) for name in ACCUMULATED})
 
@@ -87,10 +106,10 @@ def _shape(s: Mapping[str, int], acc: Mapping[str, int]) -> Dict[str, Any]:
         "active_bytes": _pools(dict(in_use)),
         "requested_bytes": _pools(_stat(s["requested"], s["peak_requested"])),
         "reserved_bytes": _pools(_stat(s["reserved"], s["peak_reserved"])),
-        "inactive_split_bytes": _pools(_stat(s["free_in_holes"])),
+        "inactive_split_bytes": _pools(_stat(s["free_in_holes"], s["free_in_holes"])),
         "allocation": _pools(count),
         "active": _pools(dict(count)),
-        "segment": _pools(_stat(s["segments"])),
+        "segment": _pools(_stat(s["segments"], s["segments"])),
         "inactive_split": _pools(_stat()),
         "oversize_allocations": _stat(),
         "oversize_segments": _stat(),
@@ -101,8 +120,8 @@ def reset_accumulated(device: int) -> None:
     """Restarts ``device``'s counts of allocations made and freed and of refusals."""
     if not _open(device):
         return
-    s = stats(device)
     with _base_lock:
+        s = stats(device)
         _base[device] = {name: s[name] for name in ACCUMULATED}
 
 

@@ -218,7 +218,7 @@ def _patch(torch: Any) -> None:
     ):
         fn.__wrapped__ = original
     _torch_stats.install(torch._C)
-    _torch_graphs.install(torch.cuda.graphs.CUDAGraph)
+    _torch_graphs.install(torch)
     torch.Tensor.record_stream = vramkit_record_stream
     torch.cuda.empty_cache = torch.cuda.memory.empty_cache = vramkit_empty_cache
     torch.cuda.set_per_process_memory_fraction = vramkit_set_per_process_memory_fraction
@@ -236,26 +236,14 @@ def _device(device: Any) -> int:
 
 
 def memory_stats(device: Any = 0) -> Dict[str, int]:
-    """vramkit's figures of ``device`` under the keys of ``torch.cuda.memory_stats``.
-
-    ``allocated_bytes.all.*`` are the bytes of live allocations (``in_use``),
-    ``reserved_bytes.all.*`` the bytes held from the device, ``requested_bytes.all.*``
-    the bytes asked for; ``allocation.all.*`` count allocations; ``num_ooms`` counts
-    refused requests. Keys PyTorch has and vramkit has no figure for are absent.
+    """vramkit's figures of ``device`` under the keys of ``torch.cuda.memory_stats``, as
+    the patched ``torch.cuda.memory_stats`` gives them (``vramkit._torch_stats`` says which
+    figure each key holds): ``allocated_bytes.all.*`` the bytes of live allocations
+    (``in_use``), ``reserved_bytes.all.*`` the bytes held from the device,
+    ``requested_bytes.all.*`` the bytes asked for, ``allocation.all.*`` the allocations,
+    ``num_ooms`` the refused requests; all 0 for a device vramkit has not opened.
     """
-    s = _stats(_device(device))
-    return {
-        "allocated_bytes.all.current": s["in_use"],
-        "allocated_bytes.all.peak": s["peak_in_use"],
-        "reserved_bytes.all.current": s["reserved"],
-        "reserved_bytes.all.peak": s["peak_reserved"],
-        "requested_bytes.all.current": s["requested"],
-        "requested_bytes.all.peak": s["peak_requested"],
-        "allocation.all.current": s["live"],
-        "allocation.all.allocated": s["allocations"],
-        "allocation.all.freed": s["releases"],
-        "num_ooms": s["refusals"],
-    }
+    return _torch_stats.flat_stats(_device(device))
 
 
 def memory_allocated(device: Any = 0) -> int:

@@ -58,7 +58,8 @@ if hasattr(torch, "accelerator") and hasattr(torch.accelerator, "memory_allocate
 big = torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
 del big
 torch.cuda.reset_peak_memory_stats()
-assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated() == vramkit.stats()["in_use"]
+in_use = vramkit.stats()["in_use"]
+assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated() == in_use
 small = torch.empty(MiB, dtype=torch.uint8, device="cuda")
 assert torch.cuda.max_memory_allocated() == torch.cuda.memory_allocated()
 del small
@@ -88,7 +89,8 @@ t = torch.ones(MiB, device="cuda")
 t.record_stream(a)  # goes through vramkit's record_stream, then PyTorch's
 del t
 
-# Last: a refused capture leaves torch.cuda.graph's side stream current.
+# CUDA graphs are refused on entry, before the capture's side stream is made current.
+stream = torch.cuda.current_stream()
 try:
     with torch.cuda.graph(torch.cuda.CUDAGraph()):
         y = torch.ones(16, device="cuda") * 2
@@ -96,4 +98,22 @@ except vramkit.torch.CudaGraphsUnsupportedError as e:
     assert "max-autotune-no-cudagraphs" in str(e), str(e)
 else:
     raise SystemExit("a CUDA graph was captured under vramkit")
+assert torch.cuda.current_stream() == stream, "the capture's stream stayed current"
+
+
+def chain(e):
+    while e is not None:
+        yield e
+        e = e.__cause__ or e.__context__
+
+
+# torch.compile's CUDA graphs reach a pool call first: refused there, with vramkit's reason.
+f = torch.compile(lambda x: x * 2 + 1, mode="reduce-overhead")
+try:
+    for _ in range(4):
+        f(torch.ones(8, device="cuda"))
+except Exception as e:  # dynamo may wrap it
+    assert any("max-autotune-no-cudagraphs" in str(c) for c in chain(e)), repr(e)
+else:
+    raise SystemExit("torch.compile(mode='reduce-overhead') captured a CUDA graph under vramkit")
 print("OK")

@@ -150,12 +150,12 @@ pub fn inputs(paths: &[PathBuf], recursive: bool, out: &Path) -> Result<Found, S
             } else {
                 "; give image files or a directory of them".into()
             };
-            let others = match found.skipped.get(OTHER_FORMAT).map_or(0, |s| s.0) {
+            let here = found.skipped.get(OTHER_FORMAT).map_or(0, |s| s.0) - others_before;
+            let others = match here {
                 0 => String::new(),
                 n => format!(
-                    " (but {} image file(s) in formats the tool does not read, such as HEIC, \
-                     WebP, TIFF or raw: convert them to PNG or JPEG)",
-                    n - others_before
+                    " (but {n} image file(s) in formats the tool does not read, such as HEIC, \
+                     WebP, TIFF or raw: convert them to PNG or JPEG)"
                 ),
             };
             let what = if recursive { " or its folders" } else { "" };
