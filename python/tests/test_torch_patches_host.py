@@ -170,7 +170,7 @@ def test_graph_capture_is_refused_with_the_reason():
         CUDAGraph().capture_begin(capture_error_mode="thread_local")
     with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError):
         fake._C._cuda_checkPoolLiveAllocations(0, (0, 1), [])
-    assert not hasattr(fake._C, "_cuda_beginAllocateToPool"), "only what this torch has"
+    assert not hasattr(fake._C, "_cuda_beginAllocateCurrentThreadToPool"), "only what it has"
     assert CUDAGraph.capture_begin.__wrapped__ is original
     refused = CUDAGraph.capture_begin
     _torch_graphs.install(fake)

@@ -11,9 +11,9 @@ is switched or anything is captured:
 * ``torch.cuda.graph`` (``make_graphed_callables`` uses it) on entry, and
   ``CUDAGraph.capture_begin``;
 * ``torch.accelerator.Graph.capture_begin`` (and its entry), where this PyTorch has it;
-* the pool calls of ``torch.compile``'s CUDA graphs (``torch._C._cuda_beginAllocateToPool``,
-  ``_cuda_beginAllocateCurrentThreadToPool``, ``_cuda_checkPoolLiveAllocations``), which
-  its ``reduce-overhead`` and ``max-autotune`` modes reach before they capture.
+* the pool calls of ``torch.compile``'s CUDA graphs
+  (``torch._C._cuda_beginAllocateCurrentThreadToPool``, ``_cuda_checkPoolLiveAllocations``),
+  which its ``reduce-overhead`` and ``max-autotune`` modes reach before they capture.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ MESSAGE = (
     "without vramkit.torch.enable() in this process"
 )
 
-#: The functions of ``torch._C`` through which ``torch.compile``'s CUDA graphs use a pool.
+#: The functions of ``torch._C`` through which ``torch.compile``'s CUDA graphs use their pool
+#: (``torch.cuda.use_mem_pool`` holds its own reference to the first, and is left alone).
 POOL_FUNCTIONS = (
-    "_cuda_beginAllocateToPool",
     "_cuda_beginAllocateCurrentThreadToPool",
     "_cuda_checkPoolLiveAllocations",
 )
