@@ -19,6 +19,7 @@ Sizes are rounded to 512 bytes as PyTorch's are. Usage:
 
 import gzip
 import json
+import os
 import random
 import sys
 
@@ -228,6 +229,7 @@ KINDS = {"moe": moe, "varlen": varlen, "kv": kv, "scatter": scatter, "phases": p
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: synthetic.py OUTDIR")
+    os.makedirs(sys.argv[1], exist_ok=True)
     for name, fn in KINDS.items():
         for seed in (1, 2, 3):
             t = fn(seed)

@@ -38,9 +38,10 @@ fn stats(device: i32) -> VramkitStats {
 }
 
 /// More live bytes than the host has (24 GiB on CI), in allocations of two devices that
-/// never overlap, within a device or across the two (one address space serves every device), checked against a model of the live ranges; each pointer is
-/// freed through the other device's index too (the C ABI finds its device by address), and
-/// statistics agree with the model.
+/// never overlap, within a device or across the two (one address space serves every
+/// device), checked against a model of the live ranges; each pointer is freed through the
+/// other device's index too (the C ABI finds its device by address), and statistics agree
+/// with the model.
 #[test]
 fn null_pointers_never_overlap_and_hold_no_memory() {
     null();

@@ -154,8 +154,14 @@ def test_graph_capture_is_refused_with_the_reason():
     def check_pool(device, pool, storages):
         return True
 
+    def make_graphed_callables(callables, sample_args):
+        entered.append("warm-up on a side stream")
+
+    graphs = types.SimpleNamespace(
+        CUDAGraph=CUDAGraph, graph=graph, make_graphed_callables=make_graphed_callables
+    )
     fake = types.SimpleNamespace(
-        cuda=types.SimpleNamespace(graphs=types.SimpleNamespace(CUDAGraph=CUDAGraph, graph=graph)),
+        cuda=types.SimpleNamespace(graphs=graphs, make_graphed_callables=make_graphed_callables),
         _C=types.SimpleNamespace(_cuda_checkPoolLiveAllocations=check_pool),
     )
     original = CUDAGraph.capture_begin
@@ -170,6 +176,9 @@ def test_graph_capture_is_refused_with_the_reason():
         CUDAGraph().capture_begin(capture_error_mode="thread_local")
     with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError):
         fake._C._cuda_checkPoolLiveAllocations(0, (0, 1), [])
+    for f in (fake.cuda.make_graphed_callables, fake.cuda.graphs.make_graphed_callables):
+        with pytest.raises(_torch_graphs.CudaGraphsUnsupportedError):
+            f((lambda x: x,), ((1,),))
     assert not hasattr(fake._C, "_cuda_beginAllocateCurrentThreadToPool"), "only what it has"
     assert CUDAGraph.capture_begin.__wrapped__ is original
     refused = CUDAGraph.capture_begin

@@ -5,15 +5,15 @@ PyTorch's own allocator keeps that memory in the graph's private pool until the 
 destroyed. A pluggable allocator is told of the pool only through hooks vramkit does not
 implement (PyTorch calls nothing without them), so memory a capture freed (its
 intermediates) would go back to vramkit and be handed to other tensors, which every replay
-then overwrites. :func:`install` makes the ways into a capture raise first, before any stream
-is switched or anything is captured:
+then overwrites. :func:`install` makes the ways into a capture raise when they are entered,
+before they switch streams or run anything:
 
-* ``torch.cuda.graph`` (``make_graphed_callables`` uses it) on entry, and
-  ``CUDAGraph.capture_begin``;
+* ``torch.cuda.graph`` on entry (``torch.compile``'s ``reduce-overhead`` and ``max-autotune``
+  modes enter it first), ``CUDAGraph.capture_begin``, and ``make_graphed_callables`` (which
+  would warm up on a side stream first);
 * ``torch.accelerator.Graph.capture_begin`` (and its entry), where this PyTorch has it;
-* the pool calls of ``torch.compile``'s CUDA graphs
-  (``torch._C._cuda_beginAllocateCurrentThreadToPool``, ``_cuda_checkPoolLiveAllocations``),
-  which its ``reduce-overhead`` and ``max-autotune`` modes reach before they capture.
+* as a second guard, the pool calls of ``torch.compile``'s CUDA graphs
+  (``torch._C._cuda_beginAllocateCurrentThreadToPool``, ``_cuda_checkPoolLiveAllocations``).
 """
 
 from __future__ import annotations
@@ -41,19 +41,24 @@ class CudaGraphsUnsupportedError(RuntimeError):
     """CUDA graph capture was asked for while vramkit is PyTorch's allocator."""
 
 
+#: Set on what vramkit installed in PyTorch, so that it is installed once.
+MARK = "__vramkit__"
+
+
 def _refusal(original: Any) -> Any:
     def refused(*_args: Any, **_kwargs: Any) -> Any:
         raise CudaGraphsUnsupportedError(MESSAGE)
 
     refused.__wrapped__ = original
     refused.__doc__ = "Refused under vramkit (see vramkit._torch_graphs)."
+    setattr(refused, MARK, True)
     return refused
 
 
 def _refuse(owner: Any, name: str) -> None:
     """Replaces ``owner.name``, where it exists and is not refused already."""
     original = getattr(owner, name, None)
-    if original is None or getattr(original, "__wrapped__", None) is not None:
+    if original is None or getattr(original, MARK, False):
         return
     setattr(owner, name, _refusal(original))
 
@@ -64,6 +69,8 @@ def install(torch: Any) -> None:
     graphs = torch.cuda.graphs
     _refuse(graphs.graph, "__enter__")
     _refuse(graphs.CUDAGraph, "capture_begin")
+    _refuse(graphs, "make_graphed_callables")
+    _refuse(torch.cuda, "make_graphed_callables")
     try:
         accelerator = importlib.import_module("torch.accelerator.graphs")
     except ImportError:

@@ -33,6 +33,7 @@ from collections import defaultdict
 from typing import Any, Dict, Mapping
 
 from . import _args, _lib
+from ._torch_graphs import MARK
 from .errors import error_from_last
 from .observe import reset_peaks, stats
 
@@ -148,7 +149,7 @@ def install(torch_c: Any) -> None:
     ``__wrapped__``)."""
     for name, serve in SERVED.items():
         original = getattr(torch_c, name, None)
-        if original is None or getattr(original, "__wrapped__", None) is not None:
+        if original is None or getattr(original, MARK, False):
             continue
 
         def served(device: Any = None, *_rest: Any, _serve=serve) -> Any:
@@ -157,6 +158,7 @@ def install(torch_c: Any) -> None:
         served.__name__ = name
         served.__wrapped__ = original
         served.__doc__ = f"vramkit's answer to torch._C.{name} (see vramkit._torch_stats)."
+        setattr(served, MARK, True)
         setattr(torch_c, name, served)
 
 

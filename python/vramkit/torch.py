@@ -248,19 +248,19 @@ def memory_stats(device: Any = 0) -> Dict[str, int]:
 
 def memory_allocated(device: Any = 0) -> int:
     """Bytes of live allocations on ``device`` (``torch.cuda.memory_allocated``)."""
-    return _stats(_device(device))["in_use"]
+    return memory_stats(device)["allocated_bytes.all.current"]
 
 
 def max_memory_allocated(device: Any = 0) -> int:
     """The peak of :func:`memory_allocated` (``torch.cuda.max_memory_allocated``)."""
-    return _stats(_device(device))["peak_in_use"]
+    return memory_stats(device)["allocated_bytes.all.peak"]
 
 
 def memory_reserved(device: Any = 0) -> int:
     """Bytes held from ``device`` (``torch.cuda.memory_reserved``)."""
-    return _stats(_device(device))["reserved"]
+    return memory_stats(device)["reserved_bytes.all.current"]
 
 
 def max_memory_reserved(device: Any = 0) -> int:
     """The peak of :func:`memory_reserved` (``torch.cuda.max_memory_reserved``)."""
-    return _stats(_device(device))["peak_reserved"]
+    return memory_stats(device)["reserved_bytes.all.peak"]

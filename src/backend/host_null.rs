@@ -74,7 +74,7 @@ impl NullSpan {
                 detail: format!(
                     "the null device's {} bytes of addresses are taken by blocks alive now \
                      ({bytes} reserved for this one, HostConfig::reserve): free or trim \
-                     blocks, or reserve less",
+                     blocks, or use fewer devices or smaller reservations at once",
                     END - BASE
                 ),
             }),

@@ -309,4 +309,24 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Each folder's message counts its own files: a folder after one with HEIC files, and
+    /// with none of its own, says nothing of them.
+    #[test]
+    fn each_folder_counts_its_own_other_formats() {
+        let (first, second) = (
+            tempfile::tempdir().expect("dir"),
+            tempfile::tempdir().expect("dir"),
+        );
+        for name in ["a.png", "b.heic", "c.HEIC"] {
+            std::fs::write(first.path().join(name), b"").expect("write");
+        }
+        std::fs::write(second.path().join("notes.txt"), b"").expect("write");
+        let dirs = [first.path().to_path_buf(), second.path().to_path_buf()];
+        let e = match inputs(&dirs, false, &first.path().join("out")) {
+            Ok(_) => panic!("the second folder holds no PNG or JPEG"),
+            Err(e) => e,
+        };
+        assert!(e.contains("holds no .png") && !e.contains("(but"), "{e}");
+    }
 }
