@@ -175,6 +175,75 @@ fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
     }
 }
 
+/// A twin whose source defines several kernels guards each with `#ifdef VRAMKIT_ENTRY_<name>`
+/// (the CUDA backend defines the one it builds), so NVRTC and the driver translate the kernel
+/// asked for, not all of them.
+#[test]
+fn a_twin_with_several_kernels_compiles_only_the_one_asked_for() {
+    let entries: std::collections::BTreeSet<&str> = vramkit_kernels::shaders::ALL
+        .iter()
+        .map(|k| k.entry())
+        .collect();
+    let mut guarded = 0;
+    for k in vramkit_kernels::shaders::ALL {
+        let src = k.cuda();
+        let sites: Vec<(&str, usize)> = entries
+            .iter()
+            .filter_map(|&e| kernel_site(src, e).map(|at| (e, at)))
+            .collect();
+        assert!(
+            sites.iter().any(|&(e, _)| e == k.entry()),
+            "{}: no definition of `{}`",
+            k.label(),
+            k.entry()
+        );
+        if sites.len() < 2 {
+            continue;
+        }
+        for (e, at) in sites {
+            let before = src[..at].trim_end().lines().last().unwrap_or_default();
+            assert_eq!(
+                before.trim(),
+                format!("#ifdef VRAMKIT_ENTRY_{e}"),
+                "{}: `{e}` shares its source with other kernels and must be guarded",
+                k.label()
+            );
+        }
+        guarded += 1;
+    }
+    // The blur, resize and colour families share sources.
+    assert!(
+        guarded >= 20,
+        "only {guarded} kernels share a guarded source"
+    );
+}
+
+/// Where the line defining kernel `name` starts: `extern "C" __global__ void name(` (or
+/// `__launch_bounds__(...)` before `name(` on the next line), or the invocation `MACRO(name, ...)` of a macro that defines it.
+fn kernel_site(src: &str, name: &str) -> Option<usize> {
+    let line_start = |at: usize| src[..at].rfind('\n').map_or(0, |i| i + 1);
+    if let Some(at) = src.find(&format!("__global__ void {name}(")) {
+        return Some(line_start(at));
+    }
+    // `extern "C" __global__ void __launch_bounds__(...)` on the line before `name(`.
+    if let Some(at) = src.find(&format!("\n{name}(")) {
+        let head = line_start(at);
+        if src[head..at].contains("__global__") {
+            return Some(head);
+        }
+    }
+    let mut from = 0;
+    while let Some(i) = src[from..].find(&format!("({name},")) {
+        let at = line_start(from + i);
+        let line = &src[at..from + i];
+        if !line.starts_with("#define") && !line.is_empty() && !line.contains(char::is_whitespace) {
+            return Some(at);
+        }
+        from += i + 1;
+    }
+    None
+}
+
 #[test]
 fn a_broken_shader_is_reported_with_its_span() {
     let src = "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }";

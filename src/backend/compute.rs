@@ -107,6 +107,11 @@ impl KernelSource {
     /// then the params struct by value. `const`; a twin made at run time goes in with
     /// [`with_cuda_owned`](Self::with_cuda_owned).
     ///
+    /// The CUDA backend compiles the twin with `VRAMKIT_ENTRY_<entry>` defined (the entry
+    /// point's name), so a source holding several kernels can compile only the one asked for
+    /// by wrapping each in `#ifdef VRAMKIT_ENTRY_<name>`: NVRTC and the driver then translate
+    /// one function instead of all of them.
+    ///
     /// # Safety
     /// 1. The source starts with [`CUDA_PRELUDE`] (or the same `BUF` definition).
     /// 2. The function declares every storage binding as `BUF(T)` and reaches device memory

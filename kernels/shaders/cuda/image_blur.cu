@@ -2,7 +2,8 @@
 // `horizontal` premultiplies alpha (io/alpha.cuh), `vertical` writes straight colour. Each thread
 // computes K = 8 outputs along the pass's axis from one sliding run of raw source reads, 4 at a
 // time, the weights (scaled by the reads' unit) in shared memory as float4s padded with K - 1
-// zeros in front and zeros after (see image_blur.wgsl).
+// zeros in front and zeros after (see image_blur.wgsl). Each kernel compiles only when it is the
+// one asked for (`VRAMKIT_ENTRY_<name>`, defined by the CUDA backend).
 
 #define BLUR_K 8u
 #define BLUR_MAX_TAPS 2049u
@@ -83,6 +84,7 @@ __device__ __forceinline__ void blur_mac4(float4 (&a)[BLUR_K], const float4* pad
     blur_mac(a, p3, make_float4(w0.w, w1.x, w1.y, w1.z), make_float4(w1.w, w2.x, w2.y, w2.z));
 }
 
+#ifdef VRAMKIT_ENTRY_horizontal
 extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     __shared__ float4 padded[BLUR_PADDED4];
     unsigned taps = blur_taps(r.radius, weights);
@@ -108,6 +110,8 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
         if (x0 + o < r.dst_w) store_dst(dst, out + o, a[o]);
     }
 }
+#endif
+
 
 // The horizontal pass with coalesced global reads and writes (see image_blur.wgsl's
 // horizontal_staged): blocks of 32 × 4 threads cover 256 outputs of 4 rows; the rows' source
@@ -131,6 +135,7 @@ __device__ __forceinline__ unsigned blur_swizzle(unsigned c) {
     return c ^ ((c >> 3) & 7u);
 }
 
+#ifdef VRAMKIT_ENTRY_horizontal_staged
 extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     __shared__ float4 staged[BLUR_STAGED_WEIGHTS + BLUR_STAGED_PADDED4];
     unsigned taps = min(blur_taps(r.radius, weights), BLUR_STAGED_MAX_TAPS);
@@ -184,7 +189,10 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
         }
     }
 }
+#endif
 
+
+#ifdef VRAMKIT_ENTRY_vertical
 extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     __shared__ float4 padded[BLUR_PADDED4];
     unsigned taps = blur_taps(r.radius, weights);
@@ -209,6 +217,8 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
         if (y0 + o < r.dst_h) store_straight(dst, (y0 + o) * r.dst_stride + x, a[o]);
     }
 }
+#endif
+
 
 // The vertical pass fused with an exact 2× area downscale (see image_blur.wgsl's
 // vertical_area2): a[0..4] blur column 2X's 4 rows, a[4..8] column 2X + 1's.
@@ -244,6 +254,7 @@ __device__ __forceinline__ float4 blur_area4(float4 p00, float4 p01, float4 p10,
     return acc / 4.0f;
 }
 
+#ifdef VRAMKIT_ENTRY_vertical_area2
 extern "C" __global__ void vertical_area2(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     __shared__ float4 padded[BLUR_PADDED4];
     unsigned taps = blur_taps(r.radius, weights);
@@ -270,3 +281,5 @@ extern "C" __global__ void vertical_area2(BUF(src_t) src, BUF(dst_t) dst, BUF(fl
     store_straight(dst, y0 * r.dst_stride + x, blur_area4(a[0], a[4], a[1], a[5]));
     if (y0 + 1u < r.dst_h) store_straight(dst, (y0 + 1u) * r.dst_stride + x, blur_area4(a[2], a[6], a[3], a[7]));
 }
+#endif
+

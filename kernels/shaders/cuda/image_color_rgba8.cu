@@ -1,5 +1,6 @@
 // CUDA twin of image_color_rgba8.wgsl: the per-channel colour operations on RGBA8 → RGBA8 by a
-// table of the 256 byte values, filled by each block, then applied to PX pixels per thread.
+// table of the 256 byte values, filled by each block, then applied to PX pixels per thread. Each kernel compiles only when it is the one asked for
+// (`VRAMKIT_ENTRY_<name>`).
 
 #define COLOR_PX 4u
 
@@ -29,6 +30,12 @@ __device__ __forceinline__ void color_apply(BUF(src_t) src, BUF(dst_t) dst, cons
         color_apply(src, dst, r, table);                                                     \
     }
 
+#ifdef VRAMKIT_ENTRY_srgb_to_linear
 COLOR_TABLE_KERNEL(srgb_to_linear, to_linear(c))
+#endif
+#ifdef VRAMKIT_ENTRY_linear_to_srgb
 COLOR_TABLE_KERNEL(linear_to_srgb, to_srgb(c))
+#endif
+#ifdef VRAMKIT_ENTRY_adjust
 COLOR_TABLE_KERNEL(adjust, adjust1(c, r))
+#endif

@@ -1,7 +1,8 @@
 // CUDA twin of image_resize.wgsl: bilinear (pixel centres aligned) and area-average resizing of
 // a region of the full image, coordinates clamped to the full source; premultiplied alpha in,
 // straight colour out (io/alpha.cuh); raw reads scaled back once per output (see
-// image_resize.wgsl).
+// image_resize.wgsl). Each kernel compiles only when it is the one asked for
+// (`VRAMKIT_ENTRY_<name>`, defined by the CUDA backend).
 
 // Full-source coordinates to the buffer, clamped to the pixels it holds.
 __device__ __forceinline__ float4 at(BUF(src_t) src, const ImageParams& r, unsigned x, unsigned y) {
@@ -19,6 +20,7 @@ __device__ __forceinline__ void resize_prepare() {
     __syncthreads();
 }
 
+#ifdef VRAMKIT_ENTRY_bilinear
 extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {
     resize_prepare();
     unsigned x = gid_x(), y = gid_y();
@@ -32,7 +34,10 @@ extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const ImageP
     float4 bottom = mix4(at(src, r, x0, y1), at(src, r, x1, y1), tx);
     store_straight(dst, y * r.dst_stride + x, RAW_SCALE * mix4(top, bottom, ty));
 }
+#endif
 
+
+#ifdef VRAMKIT_ENTRY_area
 extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {
     resize_prepare();
     unsigned x = gid_x(), y = gid_y();
@@ -61,3 +66,5 @@ extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const ImageParam
     }
     store_straight(dst, y * r.dst_stride + x, RAW_SCALE * (acc / total));
 }
+#endif
+

@@ -125,6 +125,8 @@ pub(super) fn compile(
     if checked {
         options.push("-DVRAMKIT_CHECKED".into());
     }
+    // A source with several kernels compiles only this one where it guards them (`with_cuda`).
+    options.push(format!("-DVRAMKIT_ENTRY_{}", source.entry()));
     options.push(format!(
         "--gpu-architecture=compute_{}",
         backend.compute_capability
