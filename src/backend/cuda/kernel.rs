@@ -6,7 +6,7 @@ use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 use cudarc::nvrtc;
 
-use super::{CudaBackend, CudaBlock};
+use super::{kernel_cache, CudaBackend, CudaBlock};
 use crate::backend::{BlockRange, Constants, KernelSource};
 use crate::types::error::{Error, Result};
 
@@ -108,21 +108,9 @@ pub(super) fn compile(
         });
     }
     let (block, defaulted) = workgroup_size(source, constants)?;
-    // SAFETY: only tries to dlopen NVRTC by its known names.
-    if !unsafe { nvrtc::sys::is_culib_present() } {
-        return Err(Error::Unsupported {
-            what: format!("compiling `{}` for CUDA", source.label()),
-            reason: "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit's NVRTC or add \
-                     its directory to LD_LIBRARY_PATH"
-                .into(),
-        });
-    }
-    log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
-    let started = std::time::Instant::now();
     let mut options = defines(constants.iter().copied());
     options.extend(defines(defaulted.iter().map(|(n, v)| (n.as_str(), *v))));
-    let checked = !source.is_unchecked();
-    if checked {
+    if !source.is_unchecked() {
         options.push("-DVRAMKIT_CHECKED".into());
     }
     // A source with several kernels compiles only this one where it guards them (`with_cuda`).
@@ -132,6 +120,70 @@ pub(super) fn compile(
         backend.compute_capability
     ));
     options.push("--std=c++17".into());
+    let started = std::time::Instant::now();
+    let cache = kernel_cache::dir_from_env().map(|dir| {
+        let key = kernel_cache::key(source.cuda(), &options, backend.device.driver_version);
+        (dir, key)
+    });
+    if let Some((dir, key)) = &cache {
+        if let Some(ptx) = kernel_cache::load(dir, key) {
+            match load_function(backend, source, &ptx) {
+                Ok(function) => {
+                    log::debug!(
+                        "vramkit: `{}` built in {:.1} ms from the kernel cache (no NVRTC)",
+                        source.label(),
+                        started.elapsed().as_secs_f64() * 1e3
+                    );
+                    return Ok(CudaKernel {
+                        label: source.label().into(),
+                        function,
+                        block,
+                    });
+                }
+                Err(e) => {
+                    log::debug!(
+                        "vramkit: kept PTX of `{}` refused ({e}): compiling",
+                        source.label()
+                    );
+                    kernel_cache::forget(dir, key);
+                }
+            }
+        }
+    }
+    log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
+    let ptx = nvrtc_ptx(source, options)?;
+    let compiled = started.elapsed();
+    let function = load_function(backend, source, &ptx)?;
+    if let Some((dir, key)) = &cache {
+        kernel_cache::store(dir, key, &ptx);
+    }
+    let total = started.elapsed();
+    log::debug!(
+        "vramkit: `{}` built in {:.1} ms: NVRTC {:.1} ms, module load (the driver's compile \
+         of the PTX, or its cache) {:.1} ms",
+        source.label(),
+        total.as_secs_f64() * 1e3,
+        compiled.as_secs_f64() * 1e3,
+        total.saturating_sub(compiled).as_secs_f64() * 1e3
+    );
+    Ok(CudaKernel {
+        label: source.label().into(),
+        function,
+        block,
+    })
+}
+
+/// NVRTC's PTX for `source` with `options`.
+fn nvrtc_ptx(source: &KernelSource, options: Vec<String>) -> Result<String> {
+    // SAFETY: only tries to dlopen NVRTC by its known names.
+    if !unsafe { nvrtc::sys::is_culib_present() } {
+        return Err(Error::Unsupported {
+            what: format!("compiling `{}` for CUDA", source.label()),
+            reason: "NVRTC (libnvrtc.so) was not found: install the CUDA toolkit's NVRTC or add \
+                     its directory to LD_LIBRARY_PATH"
+                .into(),
+        });
+    }
     let opts = nvrtc::CompileOptions {
         options,
         name: Some(format!(
@@ -151,9 +203,17 @@ pub(super) fn compile(
             }
             other => shader_error(source, format!("NVRTC failed: {other:?}")),
         })?;
-    let compiled = started.elapsed();
-    let image = CString::new(ptx.to_src())
-        .map_err(|_| shader_error(source, "NVRTC returned PTX with a NUL byte".into()))?;
+    Ok(ptx.to_src())
+}
+
+/// Loads `ptx` into the backend's context and finds the entry point.
+fn load_function(
+    backend: &CudaBackend,
+    source: &KernelSource,
+    ptx: &str,
+) -> Result<sys::CUfunction> {
+    let image =
+        CString::new(ptx).map_err(|_| shader_error(source, "the PTX has a NUL byte".into()))?;
     let entry = CString::new(source.entry())
         .map_err(|_| shader_error(source, "the entry point name has a NUL byte".into()))?;
     backend.device.bind()?;
@@ -161,7 +221,7 @@ pub(super) fn compile(
     let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }
         .map_err(|e| backend.fail("cuModuleLoadData", e))?;
     // SAFETY: `module` was just loaded; `entry` is NUL-terminated.
-    let function = unsafe { cu::module::get_function(module, entry) }.map_err(|e| {
+    unsafe { cu::module::get_function(module, entry) }.map_err(|e| {
         shader_error(
             source,
             format!(
@@ -170,20 +230,6 @@ pub(super) fn compile(
                 super::driver::describe(e)
             ),
         )
-    })?;
-    let total = started.elapsed();
-    log::debug!(
-        "vramkit: `{}` built in {:.1} ms: NVRTC {:.1} ms, module load (the driver's compile \
-         of the PTX, or its cache) {:.1} ms",
-        source.label(),
-        total.as_secs_f64() * 1e3,
-        compiled.as_secs_f64() * 1e3,
-        total.saturating_sub(compiled).as_secs_f64() * 1e3
-    );
-    Ok(CudaKernel {
-        label: source.label().into(),
-        function,
-        block,
     })
 }
 

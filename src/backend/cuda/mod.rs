@@ -5,6 +5,10 @@
 //! `cuMemHostAlloc`, NVRTC-compiled kernels and cuBLAS matmul, all on one stream whose events
 //! mark submissions.
 //!
+//! Kernels are compiled by NVRTC once per machine: the PTX is kept on disk
+//! (`$XDG_CACHE_HOME/vramkit/kernels`, else `~/.cache/vramkit/kernels`; `VRAMKIT_KERNEL_CACHE`
+//! names another folder, or `off`), and later processes load it without NVRTC.
+//!
 //! The driver, NVRTC and cuBLAS are loaded at run time (cudarc's `dynamic-loading`): a binary
 //! built with the feature runs on machines without them and reports [`Error::NoAdapter`] or
 //! [`Error::Unsupported`] with the reason.
@@ -18,6 +22,7 @@ mod config;
 mod driver;
 mod host_copy;
 mod kernel;
+mod kernel_cache;
 mod marks;
 mod open;
 mod page_map;
