@@ -326,8 +326,17 @@ fn on<B: Backend>(
     batch::process(args, &mut job, set.devices(), &early)?;
     let code = report::finish(args, &job, set.devices());
     log::debug!("report written after {} ms", start.elapsed().as_millis());
-    drop(set);
-    log::debug!("devices closed after {} ms", start.elapsed().as_millis());
+    for ctx in set.devices() {
+        let live = ctx.stats().live;
+        if live > 0 {
+            log::warn!("{}: {live} allocation(s) still live at the end", ctx.adapter_info());
+        }
+    }
+    // Every output is written and closed, and the report with them: the process ends now, and
+    // the driver takes the devices back as it exits. A teardown first (each segment freed, the
+    // context released) added 70-90 ms to a 32-frame folder on CUDA, which the exit does not
+    // pay again.
+    std::mem::forget(set);
     code
 }
 
