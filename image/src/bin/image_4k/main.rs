@@ -329,7 +329,10 @@ fn on<B: Backend>(
     for ctx in set.devices() {
         let live = ctx.stats().live;
         if live > 0 {
-            log::warn!("{}: {live} allocation(s) still live at the end", ctx.adapter_info());
+            log::warn!(
+                "{}: {live} allocation(s) still live at the end",
+                ctx.adapter_info()
+            );
         }
     }
     // Every output is written and closed, and the report with them: the process ends now, and
