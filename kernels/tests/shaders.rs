@@ -177,49 +177,90 @@ fn every_kernel_has_a_cuda_twin_with_the_same_signature() {
 
 /// A twin whose source defines several kernels guards each with `#ifdef VRAMKIT_ENTRY_<name>`
 /// (the CUDA backend defines the one it builds), so NVRTC and the driver translate the kernel
-/// asked for, not all of them.
+/// asked for, not all of them: with only its entry's macro defined, every kernel's source keeps
+/// that kernel and no other, and its conditionals balance.
 #[test]
 fn a_twin_with_several_kernels_compiles_only_the_one_asked_for() {
     let entries: std::collections::BTreeSet<&str> = vramkit_kernels::shaders::ALL
         .iter()
         .map(|k| k.entry())
         .collect();
-    let mut guarded = 0;
+    let mut shared = 0;
     for k in vramkit_kernels::shaders::ALL {
         let src = k.cuda();
+        let kept = kept_lines(src, &format!("VRAMKIT_ENTRY_{}", k.entry()))
+            .unwrap_or_else(|e| panic!("{}: {e}", k.label()));
+        let line_of = |at: usize| src[..at].matches('\n').count();
         let sites: Vec<(&str, usize)> = entries
             .iter()
-            .filter_map(|&e| kernel_site(src, e).map(|at| (e, at)))
+            .filter_map(|&e| kernel_site(src, e).map(|at| (e, line_of(at))))
             .collect();
+        for &(e, line) in &sites {
+            assert_eq!(
+                kept[line],
+                e == k.entry(),
+                "{}: with VRAMKIT_ENTRY_{} defined, `{e}` is {}",
+                k.label(),
+                k.entry(),
+                if kept[line] {
+                    "compiled too"
+                } else {
+                    "left out"
+                }
+            );
+        }
         assert!(
             sites.iter().any(|&(e, _)| e == k.entry()),
             "{}: no definition of `{}`",
             k.label(),
             k.entry()
         );
-        if sites.len() < 2 {
-            continue;
-        }
-        for (e, at) in sites {
-            let before = src[..at].trim_end().lines().last().unwrap_or_default();
-            assert_eq!(
-                before.trim(),
-                format!("#ifdef VRAMKIT_ENTRY_{e}"),
-                "{}: `{e}` shares its source with other kernels and must be guarded",
-                k.label()
-            );
-        }
-        guarded += 1;
+        shared += usize::from(sites.len() > 1);
     }
     // The blur, resize and colour families share sources.
-    assert!(
-        guarded >= 20,
-        "only {guarded} kernels share a guarded source"
-    );
+    assert!(shared >= 20, "only {shared} kernels share a source");
+}
+
+/// Which lines of `src` the preprocessor keeps with `defined` the only `VRAMKIT_ENTRY_` macro:
+/// `#ifdef`/`#ifndef` of such a macro (and their `#else`) decide; other conditionals keep both
+/// branches. An error for an `#endif` or `#else` without its `#if`, or an `#if` not closed.
+fn kept_lines(src: &str, defined: &str) -> Result<Vec<bool>, String> {
+    // Per open conditional: whether its lines are kept, and whether it tests an entry macro.
+    let mut open: Vec<(bool, bool)> = Vec::new();
+    let mut kept = Vec::new();
+    for (i, line) in src.lines().enumerate() {
+        let outer = open.last().is_none_or(|&(k, _)| k);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["#ifdef" | "#ifndef", name, ..] if name.starts_with("VRAMKIT_ENTRY_") => {
+                let on = (*name == defined) == (words[0] == "#ifdef");
+                open.push((outer && on, true));
+            }
+            [w, ..] if w.starts_with("#if") => open.push((outer, false)),
+            ["#else", ..] | ["#elif", ..] => {
+                let (was, entry) = open
+                    .pop()
+                    .ok_or(format!("line {}: #else without #if", i + 1))?;
+                let outer = open.last().is_none_or(|&(k, _)| k);
+                open.push((if entry { outer && !was } else { outer }, entry));
+            }
+            ["#endif", ..] => {
+                open.pop()
+                    .ok_or(format!("line {}: #endif without #if", i + 1))?;
+            }
+            _ => {}
+        }
+        kept.push(open.last().is_none_or(|&(k, _)| k));
+    }
+    if !open.is_empty() {
+        return Err(format!("{} #if without #endif", open.len()));
+    }
+    Ok(kept)
 }
 
 /// Where the line defining kernel `name` starts: `extern "C" __global__ void name(` (or
-/// `__launch_bounds__(...)` before `name(` on the next line), or the invocation `MACRO(name, ...)` of a macro that defines it.
+/// `__launch_bounds__(...)` before `name(` on the next line), or the invocation
+/// `MACRO(name, ...)` of a macro that defines it.
 fn kernel_site(src: &str, name: &str) -> Option<usize> {
     let line_start = |at: usize| src[..at].rfind('\n').map_or(0, |i| i + 1);
     if let Some(at) = src.find(&format!("__global__ void {name}(")) {

@@ -112,7 +112,6 @@ extern "C" __global__ void horizontal(BUF(src_t) src, BUF(dst_t) dst, BUF(float)
 }
 #endif
 
-
 // The horizontal pass with coalesced global reads and writes (see image_blur.wgsl's
 // horizontal_staged): blocks of 32 × 4 threads cover 256 outputs of 4 rows; the rows' source
 // segments go through shared memory (read once per pixel, consecutive threads reading
@@ -191,7 +190,6 @@ extern "C" __global__ void horizontal_staged(BUF(src_t) src, BUF(dst_t) dst, BUF
 }
 #endif
 
-
 #ifdef VRAMKIT_ENTRY_vertical
 extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) weights, const ImageParams r) {
     __shared__ float4 padded[BLUR_PADDED4];
@@ -218,7 +216,6 @@ extern "C" __global__ void vertical(BUF(src_t) src, BUF(dst_t) dst, BUF(float) w
     }
 }
 #endif
-
 
 // The vertical pass fused with an exact 2× area downscale (see image_blur.wgsl's
 // vertical_area2): a[0..4] blur column 2X's 4 rows, a[4..8] column 2X + 1's.
@@ -282,4 +279,3 @@ extern "C" __global__ void vertical_area2(BUF(src_t) src, BUF(dst_t) dst, BUF(fl
     if (y0 + 1u < r.dst_h) store_straight(dst, (y0 + 1u) * r.dst_stride + x, blur_area4(a[2], a[6], a[3], a[7]));
 }
 #endif
-

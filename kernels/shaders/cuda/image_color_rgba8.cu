@@ -1,6 +1,6 @@
 // CUDA twin of image_color_rgba8.wgsl: the per-channel colour operations on RGBA8 → RGBA8 by a
-// table of the 256 byte values, filled by each block, then applied to PX pixels per thread. Each kernel compiles only when it is the one asked for
-// (`VRAMKIT_ENTRY_<name>`).
+// table of the 256 byte values, filled by each block, then applied to PX pixels per thread.
+// Each kernel compiles only when it is the one asked for (`VRAMKIT_ENTRY_<name>`).
 
 #define COLOR_PX 4u
 

@@ -36,7 +36,6 @@ extern "C" __global__ void bilinear(BUF(src_t) src, BUF(dst_t) dst, const ImageP
 }
 #endif
 
-
 #ifdef VRAMKIT_ENTRY_area
 extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const ImageParams r) {
     resize_prepare();
@@ -67,4 +66,3 @@ extern "C" __global__ void area(BUF(src_t) src, BUF(dst_t) dst, const ImageParam
     store_straight(dst, y * r.dst_stride + x, RAW_SCALE * (acc / total));
 }
 #endif
-

@@ -140,6 +140,10 @@ pub(super) fn compile(
                         block,
                     });
                 }
+                // A device that failed refuses any kernel: the entry is not to blame.
+                Err(e) if backend.lost.get().is_some() || matches!(e, Error::DeviceLost { .. }) => {
+                    return Err(e)
+                }
                 Err(e) => {
                     log::debug!(
                         "vramkit: kept PTX of `{}` refused ({e}): compiling",
@@ -222,6 +226,8 @@ fn load_function(
         .map_err(|e| backend.fail("cuModuleLoadData", e))?;
     // SAFETY: `module` was just loaded; `entry` is NUL-terminated.
     unsafe { cu::module::get_function(module, entry) }.map_err(|e| {
+        // SAFETY: the module was loaded above, and nothing of it is used: it is unloaded once.
+        let _ = unsafe { cu::module::unload(module) };
         shader_error(
             source,
             format!(

@@ -4,11 +4,14 @@
 //!
 //! The directory is `$VRAMKIT_KERNEL_CACHE` when set to a path, else
 //! `$XDG_CACHE_HOME/vramkit/kernels`, else `$HOME/.cache/vramkit/kernels`;
-//! `VRAMKIT_KERNEL_CACHE=off` (or `0`) turns the cache off. An entry is named by a hash of
-//! everything that makes its PTX: the CUDA source, NVRTC's options (defines, architecture), the
-//! driver's version and vramkit's. A file that cannot be read, or that lacks its header and
-//! end line (a write cut short), is a miss; a write that fails is logged at debug level and
-//! the kernel is used all the same.
+//! `VRAMKIT_KERNEL_CACHE=off` (or `0`, `false`, `no`, `none`) turns the cache off. An entry is
+//! named by a hash of the CUDA source, NVRTC's options (defines, architecture), the driver's
+//! version and vramkit's; not of NVRTC's version, which would need NVRTC loaded for every hit:
+//! after upgrading NVRTC alone, empty the folder to have kernels compiled by the new one. A
+//! file that cannot be read, or that lacks its header and end line (a write cut short), is a
+//! miss; a write that fails is logged at debug level and the kernel is used all the same.
+//! Nothing is evicted: an entry is a few KiB to a few hundred KiB, one per kernel, variant and
+//! driver.
 
 use std::path::{Path, PathBuf};
 
@@ -34,9 +37,12 @@ fn dir_from(
     home: Option<std::ffi::OsString>,
 ) -> Option<PathBuf> {
     if let Some(s) = setting {
-        let off = s
-            .to_str()
-            .is_some_and(|s| matches!(s.trim().to_ascii_lowercase().as_str(), "off" | "0"));
+        let off = s.to_str().is_some_and(|s| {
+            matches!(
+                s.trim().to_ascii_lowercase().as_str(),
+                "off" | "0" | "false" | "no" | "none"
+            )
+        });
         return (!off).then(|| PathBuf::from(s));
     }
     if let Some(x) = xdg_cache {
@@ -104,15 +110,19 @@ pub(super) fn load(dir: &Path, key: &str) -> Option<String> {
 pub(super) fn store(dir: &Path, key: &str, ptx: &str) {
     let write = || -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(
-            ".{key}.{}.{:?}.tmp",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::write(&tmp, format!("{HEADER}{key}\n{ptx}{END}"))?;
-        std::fs::rename(&tmp, entry(dir, key)).inspect_err(|_| {
+        let tmp = dir.join(format!(".{key}.{:016x}.tmp", unique()));
+        // A new file of its own (never one that is there, nor a link's target).
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let text = format!("{HEADER}{key}\n{ptx}{END}");
+        let written = std::io::Write::write_all(&mut file, text.as_bytes())
+            .and_then(|()| std::fs::rename(&tmp, entry(dir, key)));
+        if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
-        })
+        }
+        written
     };
     if let Err(e) = write() {
         log::debug!(
@@ -121,6 +131,23 @@ pub(super) fn store(dir: &Path, key: &str, ptx: &str) {
             dir.display()
         );
     }
+}
+
+/// A number no other write of this machine uses at the same time: the process, the thread, the
+/// time and a count, mixed.
+fn unique() -> u64 {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let thread = format!("{:?}", std::thread::current().id());
+    let mut h = mix(u64::from(std::process::id()) ^ n.rotate_left(32));
+    h = mix(h ^ nanos);
+    for b in thread.bytes() {
+        h = mix(h ^ u64::from(b));
+    }
+    h
 }
 
 /// Drops an entry the driver refused, so the next build compiles afresh.
@@ -146,7 +173,7 @@ mod tests {
             dir_from(s("/k"), s("/x"), s("/h")),
             Some(PathBuf::from("/k"))
         );
-        for off in ["off", "0", " OFF "] {
+        for off in ["off", "0", " OFF ", "false", "no", "none"] {
             assert_eq!(dir_from(s(off), s("/x"), s("/h")), None, "{off:?}");
         }
         assert_eq!(
@@ -239,6 +266,23 @@ mod tests {
             .flatten()
             .collect();
         assert!(left.is_empty(), "{left:?}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_no_file() {
+        let d = scratch("full");
+        let k = key("s", &[], 1);
+        // The entry's name taken by a folder: the rename fails after the write.
+        std::fs::create_dir_all(entry(&d, &k).join("x")).expect("scratch folder");
+        store(&d, &k, "ptx");
+        let names: Vec<String> = std::fs::read_dir(&d)
+            .expect("scratch folder")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec![format!("{k}.ptx")], "a temporary file was left");
+        assert_eq!(load(&d, &k), None);
         let _ = std::fs::remove_dir_all(&d);
     }
 
