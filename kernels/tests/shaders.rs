@@ -1,5 +1,5 @@
-//! Every kernel vramkit registers (`vramkit_kernels::shaders::ALL`: WGSL files from `shaders/`, image
-//! kernels composed of an io prelude and a body; and the WGSL-only `TEXTURE_KERNELS`) parses
+//! Every kernel vramkit registers (`vramkit_kernels::shaders::ALL`: WGSL files from `shaders/`,
+//! image kernels composed of an io prelude and a body; and the WGSL-only `TEXTURE_KERNELS`) parses
 //! and validates with naga (all validation flags), binds storage buffers read-write
 //! (sub-allocations share a buffer; see shaders/scale.wgsl), every kernel of `ALL` has a CUDA
 //! twin with its entry point and one parameter per binding, and every file in `shaders/` and
@@ -193,21 +193,23 @@ fn a_twin_with_several_kernels_compiles_only_the_one_asked_for() {
         let line_of = |at: usize| src[..at].matches('\n').count();
         let sites: Vec<(&str, usize)> = entries
             .iter()
-            .filter_map(|&e| kernel_site(src, e).map(|at| (e, line_of(at))))
+            .filter_map(|&e| kernel_site(src, e).map(|at| (e, at)))
             .collect();
-        for &(e, line) in &sites {
-            assert_eq!(
-                kept[line],
-                e == k.entry(),
-                "{}: with VRAMKIT_ENTRY_{} defined, `{e}` is {}",
-                k.label(),
-                k.entry(),
-                if kept[line] {
-                    "compiled too"
-                } else {
-                    "left out"
-                }
-            );
+        for &(e, at) in &sites {
+            // Every line of the kernel, from its first to its closing brace (or the macro
+            // call's closing parenthesis).
+            let (first, last) = (line_of(at), line_of(kernel_end(src, at)));
+            for (line, &on) in kept.iter().enumerate().take(last + 1).skip(first) {
+                let how = if on { "compiled too" } else { "left out" };
+                assert_eq!(
+                    on,
+                    e == k.entry(),
+                    "{}: with VRAMKIT_ENTRY_{} defined, line {} of `{e}` is {how}",
+                    k.label(),
+                    k.entry(),
+                    line + 1
+                );
+            }
         }
         assert!(
             sites.iter().any(|&(e, _)| e == k.entry()),
@@ -222,29 +224,49 @@ fn a_twin_with_several_kernels_compiles_only_the_one_asked_for() {
 }
 
 /// Which lines of `src` the preprocessor keeps with `defined` the only `VRAMKIT_ENTRY_` macro:
-/// `#ifdef`/`#ifndef` of such a macro (and their `#else`) decide; other conditionals keep both
-/// branches. An error for an `#endif` or `#else` without its `#if`, or an `#if` not closed.
+/// `#ifdef`/`#ifndef` of such a macro (and its `#else`) decide; other conditionals keep every
+/// branch. An error for an `#endif` or `#else` without its `#if`, an `#if` not closed, or an
+/// entry macro tested any other way (`#if defined(...)`, `#elif`), which this does not follow.
 fn kept_lines(src: &str, defined: &str) -> Result<Vec<bool>, String> {
     // Per open conditional: whether its lines are kept, and whether it tests an entry macro.
     let mut open: Vec<(bool, bool)> = Vec::new();
     let mut kept = Vec::new();
     for (i, line) in src.lines().enumerate() {
         let outer = open.last().is_none_or(|&(k, _)| k);
-        let words: Vec<&str> = line.split_whitespace().collect();
+        // `# ifdef` is `#ifdef`.
+        let directive = line.trim_start().strip_prefix('#').map(str::trim_start);
+        let words: Vec<&str> = directive.map_or(Vec::new(), |d| d.split_whitespace().collect());
+        let entry_test = words
+            .first()
+            .is_some_and(|w| w.starts_with("if") || *w == "elif")
+            && line.contains("VRAMKIT_ENTRY_");
         match words.as_slice() {
-            ["#ifdef" | "#ifndef", name, ..] if name.starts_with("VRAMKIT_ENTRY_") => {
-                let on = (*name == defined) == (words[0] == "#ifdef");
+            ["ifdef" | "ifndef", name] if name.starts_with("VRAMKIT_ENTRY_") => {
+                let on = (*name == defined) == (words[0] == "ifdef");
                 open.push((outer && on, true));
             }
-            [w, ..] if w.starts_with("#if") => open.push((outer, false)),
-            ["#else", ..] | ["#elif", ..] => {
+            _ if entry_test => {
+                return Err(format!(
+                    "line {}: test an entry macro with `#ifdef NAME` alone",
+                    i + 1
+                ))
+            }
+            [w, ..] if w.starts_with("if") => open.push((outer, false)),
+            ["elif", ..] if open.last().is_none_or(|&(_, entry)| entry) => {
+                return Err(format!(
+                    "line {}: #elif of an entry guard or of none",
+                    i + 1
+                ));
+            }
+            ["elif", ..] => {}
+            ["else", ..] => {
                 let (was, entry) = open
                     .pop()
                     .ok_or(format!("line {}: #else without #if", i + 1))?;
                 let outer = open.last().is_none_or(|&(k, _)| k);
                 open.push((if entry { outer && !was } else { outer }, entry));
             }
-            ["#endif", ..] => {
+            ["endif", ..] => {
                 open.pop()
                     .ok_or(format!("line {}: #endif without #if", i + 1))?;
             }
@@ -256,6 +278,43 @@ fn kept_lines(src: &str, defined: &str) -> Result<Vec<bool>, String> {
         return Err(format!("{} #if without #endif", open.len()));
     }
     Ok(kept)
+}
+
+/// Where the kernel whose definition starts at `at` ends: past its parenthesised groups (the
+/// `__launch_bounds__`, the parameters; or a macro call's arguments), at the closing brace of
+/// its body where one follows.
+fn kernel_end(src: &str, at: usize) -> usize {
+    let bytes = src.as_bytes();
+    let matching = |from: usize, open: u8, close: u8| {
+        let mut depth = 0usize;
+        for (i, &b) in bytes.iter().enumerate().skip(from) {
+            if b == open {
+                depth += 1;
+            } else if b == close {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i;
+                }
+            }
+        }
+        src.len() - 1
+    };
+    let mut end = at;
+    loop {
+        let Some(open) = src[end..].find('(').map(|i| end + i) else {
+            return end;
+        };
+        end = matching(open, b'(', b')');
+        let rest = src[end + 1..].trim_start();
+        let next = src.len() - rest.len();
+        if rest.starts_with('{') {
+            return matching(next, b'{', b'}');
+        }
+        // The name and parameters after `__launch_bounds__(...)` go on; anything else ends it.
+        if !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            return end;
+        }
+    }
 }
 
 /// Where the line defining kernel `name` starts: `extern "C" __global__ void name(` (or

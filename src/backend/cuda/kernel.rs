@@ -2,7 +2,7 @@
 
 use std::ffi::{c_void, CString};
 
-use cudarc::driver::result as cu;
+use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys;
 use cudarc::nvrtc;
 
@@ -140,11 +140,10 @@ pub(super) fn compile(
                         block,
                     });
                 }
-                // A device that failed refuses any kernel: the entry is not to blame.
-                Err(e) if backend.lost.get().is_some() || matches!(e, Error::DeviceLost { .. }) => {
-                    return Err(e)
-                }
-                Err(e) => {
+                // The device failed, or could not take the module now: the entry is not to
+                // blame.
+                Err(LoadFailure::Device(e)) => return Err(e),
+                Err(LoadFailure::Refused(e)) => {
                     log::debug!(
                         "vramkit: kept PTX of `{}` refused ({e}): compiling",
                         source.label()
@@ -157,7 +156,7 @@ pub(super) fn compile(
     log::debug!("vramkit: NVRTC `{}` {constants:?}", source.label());
     let ptx = nvrtc_ptx(source, options)?;
     let compiled = started.elapsed();
-    let function = load_function(backend, source, &ptx)?;
+    let function = load_function(backend, source, &ptx).map_err(Error::from)?;
     if let Some((dir, key)) = &cache {
         kernel_cache::store(dir, key, &ptx);
     }
@@ -210,32 +209,74 @@ fn nvrtc_ptx(source: &KernelSource, options: Vec<String>) -> Result<String> {
     Ok(ptx.to_src())
 }
 
+/// Why a PTX image gave no function.
+enum LoadFailure {
+    /// The driver refused the PTX, or found no entry point in it: another PTX may do.
+    Refused(Error),
+    /// The context failed, or the driver could not take the module now: any PTX would fail.
+    Device(Error),
+}
+
+impl From<LoadFailure> for Error {
+    fn from(f: LoadFailure) -> Self {
+        match f {
+            LoadFailure::Refused(e) | LoadFailure::Device(e) => e,
+        }
+    }
+}
+
+/// Whether the driver's refusal is about the image itself.
+fn image_refused(e: DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_INVALID_PTX
+            | CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | CUDA_ERROR_INVALID_IMAGE
+            | CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUDA_ERROR_NOT_FOUND
+    )
+}
+
 /// Loads `ptx` into the backend's context and finds the entry point.
 fn load_function(
     backend: &CudaBackend,
     source: &KernelSource,
     ptx: &str,
-) -> Result<sys::CUfunction> {
-    let image =
-        CString::new(ptx).map_err(|_| shader_error(source, "the PTX has a NUL byte".into()))?;
-    let entry = CString::new(source.entry())
-        .map_err(|_| shader_error(source, "the entry point name has a NUL byte".into()))?;
-    backend.device.bind()?;
+) -> std::result::Result<sys::CUfunction, LoadFailure> {
+    let image = CString::new(ptx)
+        .map_err(|_| LoadFailure::Refused(shader_error(source, "the PTX has a NUL byte".into())))?;
+    let entry = CString::new(source.entry()).map_err(|_| {
+        LoadFailure::Refused(shader_error(
+            source,
+            "the entry point name has a NUL byte".into(),
+        ))
+    })?;
+    backend.device.bind().map_err(LoadFailure::Device)?;
     // SAFETY: `image` is NUL-terminated PTX and outlives the call.
-    let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }
-        .map_err(|e| backend.fail("cuModuleLoadData", e))?;
+    let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(|e| {
+        let error = backend.fail("cuModuleLoadData", e);
+        if image_refused(e) {
+            LoadFailure::Refused(error)
+        } else {
+            LoadFailure::Device(error)
+        }
+    })?;
     // SAFETY: `module` was just loaded; `entry` is NUL-terminated.
     unsafe { cu::module::get_function(module, entry) }.map_err(|e| {
         // SAFETY: the module was loaded above, and nothing of it is used: it is unloaded once.
         let _ = unsafe { cu::module::unload(module) };
-        shader_error(
+        if !image_refused(e) {
+            return LoadFailure::Device(backend.fail("cuModuleGetFunction", e));
+        }
+        LoadFailure::Refused(shader_error(
             source,
             format!(
                 "no `extern \"C\"` function `{}` in the CUDA twin ({})",
                 source.entry(),
                 super::driver::describe(e)
             ),
-        )
+        ))
     })
 }
 

@@ -338,7 +338,7 @@ fn on<B: Backend>(
         }
         // The device's memory given back in the background is unmapped now, so no thread of
         // the backend calls the driver while the process exits.
-        let _ = ctx.backend().memory_info();
+        ctx.backend().finish_unmaps();
     }
     // Every output is written and closed, and the report with them: the process ends now, and
     // the driver takes the devices back as it exits. On CUDA, a teardown first (each segment
