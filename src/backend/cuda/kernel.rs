@@ -120,6 +120,11 @@ pub(super) fn compile(
         backend.compute_capability
     ));
     options.push("--std=c++17".into());
+    let made = |function| CudaKernel {
+        label: source.label().into(),
+        function,
+        block,
+    };
     let started = std::time::Instant::now();
     let cache = kernel_cache::dir_from_env().map(|dir| {
         let key = kernel_cache::key(source.cuda(), &options, backend.device.driver_version);
@@ -134,11 +139,7 @@ pub(super) fn compile(
                         source.label(),
                         started.elapsed().as_secs_f64() * 1e3
                     );
-                    return Ok(CudaKernel {
-                        label: source.label().into(),
-                        function,
-                        block,
-                    });
+                    return Ok(made(function));
                 }
                 // The device failed, or could not take the module now: the entry is not to
                 // blame.
@@ -169,11 +170,7 @@ pub(super) fn compile(
         compiled.as_secs_f64() * 1e3,
         total.saturating_sub(compiled).as_secs_f64() * 1e3
     );
-    Ok(CudaKernel {
-        label: source.label().into(),
-        function,
-        block,
-    })
+    Ok(made(function))
 }
 
 /// NVRTC's PTX for `source` with `options`.

@@ -189,52 +189,21 @@ mod tests {
 
     #[test]
     fn the_key_changes_with_everything_that_makes_the_ptx() {
-        let opts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let base = key(
-            "src",
-            &opts(&["-DA=1", "--gpu-architecture=compute_90"]),
-            13000,
-        );
+        let with = |src: &str, opts: &[&str], driver: i32| {
+            let opts: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
+            key(src, &opts, driver)
+        };
+        const ARCH: &str = "--gpu-architecture=compute_90";
+        let base = with("src", &["-DA=1", ARCH], 13000);
         assert_eq!(base.len(), 32);
-        assert_eq!(
-            base,
-            key(
-                "src",
-                &opts(&["-DA=1", "--gpu-architecture=compute_90"]),
-                13000
-            )
-        );
+        assert_eq!(base, with("src", &["-DA=1", ARCH], 13000));
         let others = [
-            key(
-                "src ",
-                &opts(&["-DA=1", "--gpu-architecture=compute_90"]),
-                13000,
-            ),
-            key(
-                "src",
-                &opts(&["-DA=2", "--gpu-architecture=compute_90"]),
-                13000,
-            ),
-            key(
-                "src",
-                &opts(&["-DA=1", "--gpu-architecture=compute_80"]),
-                13000,
-            ),
-            key(
-                "src",
-                &opts(&["-DA=1", "--gpu-architecture=compute_90"]),
-                12080,
-            ),
-            key("src", &opts(&["-DA=1--gpu-architecture=compute_90"]), 13000),
-            key(
-                "src",
-                &opts(&[
-                    "-DA=1",
-                    "--gpu-architecture=compute_90",
-                    "-DVRAMKIT_CHECKED",
-                ]),
-                13000,
-            ),
+            with("src ", &["-DA=1", ARCH], 13000),
+            with("src", &["-DA=2", ARCH], 13000),
+            with("src", &["-DA=1", "--gpu-architecture=compute_80"], 13000),
+            with("src", &["-DA=1", ARCH], 12080),
+            with("src", &["-DA=1--gpu-architecture=compute_90"], 13000),
+            with("src", &["-DA=1", ARCH, "-DVRAMKIT_CHECKED"], 13000),
         ];
         for (i, k) in others.iter().enumerate() {
             assert_ne!(&base, k, "variant {i}");
